@@ -1,0 +1,1 @@
+"""The skill-eval eval runner: arms, reps, grading and calibration zones."""

@@ -1,0 +1,42 @@
+"""The skill-eval engine: fixture model, ``extract_skill_section`` and the rules.
+
+This package never imports ``pygls`` or ``lsprotocol``; the language server is a
+thin adapter over it. Heavy dependencies (markdown-it-py, jsonschema) are
+imported only when a file needs them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__all__ = ["extract_skill_section", "lint_paths", "Diagnostic", "Severity", "Config", "load_config"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import Config, load_config
+    from .diagnostics import Diagnostic, Severity
+    from .engine import lint_paths
+    from .markdown import extract_skill_section
+
+
+def __getattr__(name: str):
+    """Import the public names lazily (the CLI's start-up time matters)."""
+    if name == "extract_skill_section":
+        from .markdown import extract_skill_section
+
+        return extract_skill_section
+    if name in ("Diagnostic", "Severity"):
+        from . import diagnostics
+
+        return getattr(diagnostics, name)
+    if name in ("Config", "load_config"):
+        from . import config
+
+        return getattr(config, name)
+    if name == "lint_paths":
+        from .engine import lint_paths
+
+        return lint_paths
+    raise AttributeError(name)
+
+DOCS_BASE_URL = "https://github.com/skill-eval/skill-eval/blob/main/docs/rules"
+"""Where each rule's generated page lives (``docs/rules/CODE.md``)."""

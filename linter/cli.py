@@ -1,0 +1,172 @@
+"""``skill-eval-lint``: the headless linter (CLI, pre-commit hook, CI).
+
+Exit status: 0 when no diagnostic remains, 1 when any does (SE000 included),
+2 on a usage, config or internal error (one line on stderr, no traceback).
+
+This module must stay cheap to import: it never imports pygls or lsprotocol,
+and the engine imports markdown-it-py and jsonschema only when a file needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .output import FORMATS
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse's default is also 2)
+        self.exit(EXIT_ERROR, f"skill-eval-lint: {message} (see --help)\n")
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="skill-eval-lint",
+        description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md.",
+        epilog="Other commands: `skill-eval-lint rules` lists the rules; `skill-eval-lint rule SE101` shows one.",
+    )
+    parser.add_argument("paths", nargs="*", type=Path, help="files or folders to lint (default: .)")
+    parser.add_argument("--output-format", choices=FORMATS, default="text", help="how to print diagnostics")
+    parser.add_argument("--output-file", "-o", type=Path, help="write the report to this file instead of stdout")
+    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201)")
+    parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
+    parser.add_argument("--extend-ignore", type=_codes, default=(), help="codes to disable on top of the config's ignore")
+    parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
+    parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics")
+    parser.add_argument("--quiet", "-q", action="store_true", help="text format: print diagnostics only, no summary")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser
+
+
+def _print_rule(code: str) -> int:
+    from .rules import get_rule
+
+    rule = get_rule(code)
+    if rule is None:
+        print(f"skill-eval-lint: unknown rule {code!r}; `skill-eval-lint rules` lists them", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}. Tags: {', '.join(rule.tags)}.\n")
+    print(rule.documentation())
+    return EXIT_CLEAN
+
+
+def _print_rules(output_format: str) -> int:
+    from .rules import REGISTRY
+
+    if output_format == "json":
+        import json
+
+        print(json.dumps([
+            {"code": r.code, "name": r.name, "severity": r.severity.value, "tags": list(r.tags), "summary": r.summary()}
+            for r in REGISTRY
+        ], indent=2))
+    else:
+        for rule in REGISTRY:
+            print(f"{rule.code}  {rule.name:<26} {rule.severity.value:<8} {rule.summary()}")
+    return EXIT_CLEAN
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "rule":
+        if len(argv) != 2:
+            print("skill-eval-lint: usage: skill-eval-lint rule CODE", file=sys.stderr)
+            return EXIT_ERROR
+        return _print_rule(argv[1])
+    if argv and argv[0] == "rules":
+        return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
+    args = build_parser().parse_args(argv)
+    if args.version:
+        from skill_eval import __version__
+
+        print(f"skill-eval-lint {__version__}")
+        return EXIT_CLEAN
+    try:
+        return _lint(args)
+    except KeyboardInterrupt:
+        print("skill-eval-lint: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - a one-line message, never a traceback
+        from .config import ConfigError
+
+        if isinstance(error, (ConfigError, FileNotFoundError)):
+            print(f"skill-eval-lint: {error}", file=sys.stderr)
+        else:
+            print(
+                f"skill-eval-lint: internal error: {type(error).__name__}: {error} "
+                "(please report it with the command you ran)",
+                file=sys.stderr,
+            )
+        return EXIT_ERROR
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from .engine import lint_paths
+
+    if args.config is not None and not args.config.is_file():
+        raise FileNotFoundError(f"--config {args.config}: no such file")
+    overrides = {}
+    if args.select is not None:
+        overrides["select"] = args.select
+    if args.ignore is not None:
+        overrides["ignore"] = args.ignore
+    result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None)
+    diagnostics = result.diagnostics
+    if args.extend_ignore:
+        diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    fixed = 0
+    if args.fix:
+        from .fixes import apply_safe_fixes
+
+        fixed, _remaining = apply_safe_fixes(diagnostics)
+        if fixed:
+            result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None)
+            diagnostics = result.diagnostics
+            if args.extend_ignore:
+                diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    report = _render(args, diagnostics, len(result.checked), fixed)
+    if args.output_file:
+        args.output_file.write_text(report + ("\n" if report else ""), encoding="utf-8")
+    elif report:
+        sys.stdout.write(report + "\n")
+    if args.exit_zero or not diagnostics:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS
+
+
+def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:
+    if args.statistics:
+        from .output.text import render_statistics
+
+        return render_statistics(diagnostics)
+    if args.output_format == "json":
+        from .output.jsonout import render
+
+        return render(diagnostics)
+    if args.output_format == "sarif":
+        from .output.sarif import render
+
+        return render(diagnostics)
+    if args.output_format == "github":
+        from .output.github import render
+
+        return render(diagnostics)
+    from .output.text import render
+
+    if args.quiet:
+        return "\n".join(render(diagnostics, checked, fixed).splitlines()[:-1]) if diagnostics else ""
+    return render(diagnostics, checked, fixed)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

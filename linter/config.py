@@ -1,0 +1,278 @@
+"""Typed configuration, resolved in one stated order.
+
+Resolution order (later wins):
+
+1. built-in defaults (the fields of :class:`Config`);
+2. the workspace's config file: ``skill-eval.toml`` at the workspace root, else
+   ``[tool.skill-eval]`` in its ``pyproject.toml`` — or, instead of either, the
+   file named by ``--config``;
+3. overrides from the caller: command-line flags (``--select``, ``--ignore``,
+   ...) or the editor's settings in the language server.
+
+Keys use rules.md's spelling (``per-file-ignores``, ``max-artifact-lines``...).
+An unknown key or a value of the wrong type is a :class:`ConfigError` naming
+the file and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .textfile import DEFAULT_MAX_FILE_SIZE
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A config file or override that cannot be used; the message names the fix."""
+
+
+@dataclass(frozen=True)
+class PhraseConfig:
+    """Extra phrases to flag and phrases to allow, for one phrase rule."""
+
+    extra: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """An agent for the eval runner: a command (argv, never a shell)."""
+
+    name: str
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 600.0
+    model: str = ""
+    treatment: str = "prepend"
+    """How the treatment arm gets the skill: ``prepend`` (SKILL.md's text before
+    the prompt) or ``args`` (``treatment-args`` are appended to the command)."""
+    treatment_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything that changes what skill-eval reports or runs."""
+
+    select: tuple[str, ...] = ()
+    """Codes or code prefixes to enable (empty: all rules)."""
+    ignore: tuple[str, ...] = ()
+    """Codes or code prefixes to disable; wins over ``select``."""
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Glob (relative to the workspace root) -> codes ignored in matching files."""
+    signposting: PhraseConfig = PhraseConfig()
+    quiz_framing: PhraseConfig = PhraseConfig()
+    max_artifact_lines: int = 40
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    near_duplicate_threshold: float = 0.8
+    """SE501: Jaccard similarity of word 5-grams at or above which two artifacts are near-duplicates."""
+    frontmatter_allowed_keys: tuple[str, ...] = ()
+    """SKILL.md front-matter keys accepted besides the Agent Skills spec's."""
+    calibration_max_starts: int | None = None
+    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
+    source: Path | None = None
+    """The config file this came from, if any."""
+
+    def is_enabled(self, code: str, path: Path | None = None, root: Path | None = None) -> bool:
+        """Whether ``code`` is reported (in ``path``, for per-file ignores)."""
+        if self.select and not any(code.startswith(prefix) for prefix in self.select):
+            return False
+        if any(code.startswith(prefix) for prefix in self.ignore):
+            return False
+        if path is not None and self.per_file_ignores:
+            try:
+                relative = Path(path).relative_to(root).as_posix() if root else Path(path).as_posix()
+            except ValueError:
+                relative = Path(path).as_posix()
+            for pattern, codes in self.per_file_ignores.items():
+                if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(Path(path).name, pattern):
+                    if any(code.startswith(prefix) for prefix in codes):
+                        return False
+        return True
+
+    def with_overrides(self, **overrides: Any) -> "Config":
+        """A copy with caller overrides applied (step 3 of the order)."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+_KNOWN_KEYS = {
+    "select", "ignore", "per-file-ignores", "signposting", "quiz-framing", "max-artifact-lines",
+    "max-file-size", "near-duplicate-threshold", "frontmatter", "calibration", "agents",
+}
+
+
+def _fail(source: str, key: str, problem: str, known: set[str] | None = None) -> ConfigError:
+    hint = ""
+    if known:
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (known keys: {', '.join(sorted(known))})"
+    return ConfigError(f"{source}: {problem}{hint}")
+
+
+def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(source, key, f"`{key}` must be a list of rule codes such as [\"SE303\"]")
+    return tuple(v.strip().upper() for v in value)
+
+
+def _strings(value: Any, source: str, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(source, key, f"`{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _int(value: Any, source: str, key: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(source, key, f"`{key}` must be an integer >= {minimum}")
+    return value
+
+
+def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
+    if not isinstance(value, dict):
+        raise _fail(source, key, f"`[{key}]` must be a table with `extra` and `allow`")
+    unknown = set(value) - {"extra", "allow"}
+    if unknown:
+        name = sorted(unknown)[0]
+        raise _fail(source, f"{key}.{name}", f"unknown key `{key}.{name}`", {"extra", "allow"})
+    return PhraseConfig(
+        extra=_strings(value.get("extra", []), source, f"{key}.extra"),
+        allow=_strings(value.get("allow", []), source, f"{key}.allow"),
+    )
+
+
+def _agents(value: Any, source: str) -> dict[str, AgentConfig]:
+    if not isinstance(value, dict):
+        raise _fail(source, "agents", "`[agents.NAME]` tables are expected")
+    agents = {}
+    known = {"command", "env", "timeout", "model", "treatment", "treatment-args"}
+    for name, table in value.items():
+        where = f"agents.{name}"
+        if not isinstance(table, dict):
+            raise _fail(source, where, f"`[{where}]` must be a table")
+        unknown = set(table) - known
+        if unknown:
+            key = sorted(unknown)[0]
+            raise _fail(source, f"{where}.{key}", f"unknown key `{where}.{key}`", known)
+        command = table.get("command")
+        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+            raise _fail(source, f"{where}.command", f"`{where}.command` must be a non-empty list of strings (argv, no shell)")
+        env = table.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise _fail(source, f"{where}.env", f"`{where}.env` must be a table of strings")
+        timeout = table.get("timeout", 600)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise _fail(source, f"{where}.timeout", f"`{where}.timeout` must be a positive number of seconds")
+        treatment = table.get("treatment", "prepend")
+        if treatment not in ("prepend", "args"):
+            raise _fail(source, f"{where}.treatment", f"`{where}.treatment` must be \"prepend\" or \"args\"")
+        agents[name] = AgentConfig(
+            name=name,
+            command=tuple(command),
+            env=dict(env),
+            timeout=float(timeout),
+            model=str(table.get("model", "")),
+            treatment=treatment,
+            treatment_args=_strings(table.get("treatment-args", []), source, f"{where}.treatment-args"),
+        )
+    return agents
+
+
+def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
+    """Build a :class:`Config` from config-file keys (as parsed TOML or editor settings)."""
+    unknown = set(data) - _KNOWN_KEYS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise _fail(source, key, f"unknown key `{key}`", _KNOWN_KEYS)
+    values: dict[str, Any] = {"source": path}
+    if "select" in data:
+        values["select"] = _codes(data["select"], source, "select")
+    if "ignore" in data:
+        values["ignore"] = _codes(data["ignore"], source, "ignore")
+    if "per-file-ignores" in data:
+        table = data["per-file-ignores"]
+        if not isinstance(table, dict):
+            raise _fail(source, "per-file-ignores", "`[per-file-ignores]` maps globs to lists of codes")
+        values["per_file_ignores"] = {glob: _codes(codes, source, f"per-file-ignores.{glob}") for glob, codes in table.items()}
+    if "signposting" in data:
+        values["signposting"] = _phrases(data["signposting"], source, "signposting")
+    if "quiz-framing" in data:
+        values["quiz_framing"] = _phrases(data["quiz-framing"], source, "quiz-framing")
+    if "max-artifact-lines" in data:
+        values["max_artifact_lines"] = _int(data["max-artifact-lines"], source, "max-artifact-lines", 1)
+    if "max-file-size" in data:
+        values["max_file_size"] = _int(data["max-file-size"], source, "max-file-size", 1)
+    if "near-duplicate-threshold" in data:
+        value = data["near-duplicate-threshold"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise _fail(source, "near-duplicate-threshold", "`near-duplicate-threshold` must be a number in (0, 1]")
+        values["near_duplicate_threshold"] = float(value)
+    if "frontmatter" in data:
+        table = data["frontmatter"]
+        if not isinstance(table, dict) or set(table) - {"allowed-keys"}:
+            raise _fail(source, "frontmatter", "`[frontmatter]` takes only `allowed-keys`")
+        values["frontmatter_allowed_keys"] = _strings(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
+    if "calibration" in data:
+        table = data["calibration"]
+        if not isinstance(table, dict) or set(table) - {"max-starts"}:
+            raise _fail(source, "calibration", "`[calibration]` takes only `max-starts`")
+        if "max-starts" in table:
+            values["calibration_max_starts"] = _int(table["max-starts"], source, "calibration.max-starts", 0)
+    if "agents" in data:
+        values["agents"] = _agents(data["agents"], source)
+    return Config(**values)
+
+
+def read_config_file(path: Path) -> Config:
+    """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml`` (``[tool.skill-eval]``)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: the config file is not UTF-8 text; re-save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("skill-eval", {})
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: `[tool.skill-eval]` must be a table")
+    return config_from_mapping(data, str(path), path)
+
+
+def has_pyproject_section(path: Path) -> bool:
+    """Whether ``path`` (a pyproject.toml) has a ``[tool.skill-eval]`` table.
+
+    A cheap textual check first, so that unrelated pyproject files are not parsed.
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return "skill-eval" in text and "tool" in text
+
+
+def find_config_file(root: Path) -> Path | None:
+    """The workspace's config file (step 2 of the order), if there is one."""
+    candidate = root / "skill-eval.toml"
+    if candidate.is_file():
+        return candidate
+    candidate = root / "pyproject.toml"
+    if candidate.is_file() and has_pyproject_section(candidate):
+        return candidate
+    return None
+
+
+def load_config(root: Path, explicit: Path | None = None) -> Config:
+    """Defaults overlaid by ``explicit`` or else the workspace's config file."""
+    path = explicit or find_config_file(root)
+    return read_config_file(path) if path else Config()

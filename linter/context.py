@@ -1,0 +1,407 @@
+"""What rules read: one lint session per workspace root, and a context per
+probe, skill, output spec and workspace.
+
+Everything is computed lazily and at most once per session: a rule that
+needs the window of a probe asks ``context.window``; the SKILL.md behind it is
+read through the session's reader and parsed once however many probes use it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+from .config import Config
+from .markdown import Heading, MarkdownDocument, Window, parse_markdown
+from .outputspec import OutputSpec, parse_output_spec
+from .probejson import ProbeJson, pointer
+from .quotes import QuoteMatch, find_quote
+from .reader import Reader
+from .textfile import Span, TextDocument, UnreadableFile
+from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """A file that cannot be used, and why.
+
+    ``kind`` is ``missing``, ``unreadable`` (SE005), ``outside`` the workspace
+    (SE004) or ``loop`` (a symbolic-link loop, reported as unreadable).
+    """
+
+    path: Path
+    kind: str
+    message: str
+    fix: str
+    line: int = 1
+    column: int = 1
+
+    @property
+    def span(self) -> Span:
+        return Span.at(self.path, self.line, self.column, self.line, self.column)
+
+
+class LintSession:
+    """Shared state of one lint run over one workspace root."""
+
+    def __init__(self, root: Path, config: Config, reader: Reader) -> None:
+        self.root = root
+        self.config = config
+        self.reader = reader
+        self._documents: dict[Path, TextDocument | FileProblem] = {}
+        self._probes: dict[Path, ProbeContext] = {}
+        self._skills: dict[Path, SkillContext] = {}
+        self._output_specs: dict[Path, OutputSpecContext] = {}
+
+    @cached_property
+    def resolved_root(self) -> Path:
+        return Path(os.path.realpath(self.root))
+
+    def load(self, path: Path) -> TextDocument | FileProblem:
+        """Read and decode ``path`` once per session."""
+        cached = self._documents.get(path)
+        if cached is None:
+            cached = self._documents[path] = self._load(path)
+        return cached
+
+    def _load(self, path: Path) -> TextDocument | FileProblem:
+        try:
+            raw = self.reader.read_bytes(path)
+        except FileNotFoundError:
+            return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
+        except IsADirectoryError:
+            return FileProblem(path, "unreadable", f"{path.name} is a folder, not a file", "point at a file")
+        except OSError as error:
+            if error.errno == 40:  # ELOOP
+                return FileProblem(path, "loop", f"{path.name} is a symbolic-link loop", "replace the link with a file")
+            return FileProblem(path, "unreadable", f"cannot read {path.name}: {error.strerror or error}", "check the file's permissions")
+        try:
+            return TextDocument.from_bytes(path, raw, self.config.max_file_size)
+        except UnreadableFile as error:
+            return FileProblem(path, "unreadable", error.reason, error.fix, error.line, error.column)
+
+    def resolve(self, base: Path, relative: str) -> Path | FileProblem:
+        """``relative`` (from probe.json) joined to ``base``; a problem if it leaves
+        the workspace (symlinks resolved first) or loops."""
+        joined = Path(os.path.normpath(base / relative))
+        try:
+            real = Path(os.path.realpath(joined))
+        except (OSError, RuntimeError, ValueError):
+            return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
+        if real != self.resolved_root and self.resolved_root not in real.parents:
+            return FileProblem(joined, "outside", f"{relative} resolves outside the workspace root {self.root}",
+                               "keep skills, specs and artifacts inside the workspace")
+        return joined
+
+    def takes_directives(self, path: Path) -> bool:
+        """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: SKILL.md
+        and output-spec files do; an artifact never does (it travels to the agent
+        byte for byte, so a directive there would leak the defect)."""
+        if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
+            return True
+        return any(path in (p.skill_ref, p.output_spec_ref) for p in self._probes.values())
+
+    def nearest(self, start: Path, name: str) -> Path | None:
+        """The nearest ``name`` walking up from ``start`` to the workspace root."""
+        folder = start
+        while True:
+            candidate = folder / name
+            if self.reader.is_file(candidate):
+                return candidate
+            if folder == self.root or folder.parent == folder or self.root not in folder.parents:
+                return None
+            folder = folder.parent
+
+    def probe(self, json_path: Path) -> "ProbeContext":
+        context = self._probes.get(json_path)
+        if context is None:
+            context = self._probes[json_path] = ProbeContext(self, json_path)
+        return context
+
+    def skill(self, path: Path) -> "SkillContext":
+        context = self._skills.get(path)
+        if context is None:
+            context = self._skills[path] = SkillContext(self, path)
+        return context
+
+    def output_spec(self, path: Path) -> "OutputSpecContext":
+        context = self._output_specs.get(path)
+        if context is None:
+            context = self._output_specs[path] = OutputSpecContext(self, path)
+        return context
+
+    @cached_property
+    def all_probe_paths(self) -> list[Path]:
+        """Every probe.json of the workspace (for workspace-wide checks)."""
+        return list(self.reader.walk_files(self.root, frozenset({PROBE_FILE})))
+
+
+class ProbeContext:
+    """One probe: its probe.json and, lazily, everything it references."""
+
+    def __init__(self, session: LintSession, json_path: Path) -> None:
+        self.session = session
+        self.json_path = json_path
+        self.folder = json_path.parent
+
+    @property
+    def config(self) -> Config:
+        return self.session.config
+
+    @cached_property
+    def document(self) -> TextDocument | FileProblem:
+        """probe.json's text, or why it cannot be read."""
+        return self.session.load(self.json_path)
+
+    @cached_property
+    def probe(self) -> ProbeJson | None:
+        """The parsed probe.json (``None`` if it cannot be read)."""
+        document = self.document
+        return ProbeJson.parse(document) if isinstance(document, TextDocument) else None
+
+    @cached_property
+    def data(self) -> dict[str, Any] | None:
+        """probe.json's object, when it parses to one."""
+        probe = self.probe
+        return probe.data if probe is not None and isinstance(probe.data, dict) else None
+
+    def get(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        """``data[key]`` when present and of ``kind`` (bools are not ints), else ``None``."""
+        data = self.data
+        if data is None:
+            return None
+        value = data.get(key)
+        if isinstance(value, bool) and kind in (int, (int,)):
+            return None
+        return value if isinstance(value, kind) else None
+
+    @property
+    def probe_id(self) -> str | None:
+        return self.get("id", str)
+
+    @property
+    def version(self) -> int:
+        value = self.get("version", int)
+        return value if value is not None else 1
+
+    @cached_property
+    def disabled_codes(self) -> frozenset[str]:
+        """Codes in probe.json's ``x-skill-eval-disable``."""
+        value = self.get("x-skill-eval-disable", list)
+        return frozenset(v.strip().upper() for v in value or () if isinstance(v, str))
+
+    # -- positions in probe.json ------------------------------------------------
+
+    def value_span(self, *parts: str | int) -> Span:
+        """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
+        if self.probe is None:
+            return Span.file_start(self.json_path)
+        return self.probe.value_span(pointer(*parts))
+
+    def key_span(self, *parts: str | int) -> Span:
+        if self.probe is None:
+            return Span.file_start(self.json_path)
+        return self.probe.key_span(pointer(*parts))
+
+    # -- referenced files -------------------------------------------------------
+
+    def _reference(self, key: str, default_name: str | None, walk_name: str | None) -> Path | FileProblem | None:
+        if self.data is None:
+            return None
+        value = self.data.get(key)
+        if isinstance(value, str) and value.strip():
+            return self.session.resolve(self.folder, value)
+        if value is not None:
+            return None  # a schema violation, reported by SE002
+        if default_name is not None:
+            return self.folder / default_name
+        found = self.session.nearest(self.folder, walk_name) if walk_name else None
+        if found is None:
+            return FileProblem(self.folder / walk_name, "missing",
+                               f"no {walk_name} found in this probe's folder or above it (up to the workspace root)",
+                               f"add a {walk_name} or set `{key}` in probe.json")
+        return self.session.resolve(found.parent, found.name)
+
+    @cached_property
+    def artifact_ref(self) -> Path | FileProblem | None:
+        """The artifact's path (``question``, default ``question.md``)."""
+        return self._reference("question", "question.md", None)
+
+    @cached_property
+    def skill_ref(self) -> Path | FileProblem | None:
+        return self._reference("skill", None, SKILL_FILE)
+
+    @cached_property
+    def output_spec_ref(self) -> Path | FileProblem | None:
+        return self._reference("output_spec", None, OUTPUT_SPEC_FILE)
+
+    def _loaded(self, ref: Path | FileProblem | None) -> TextDocument | FileProblem | None:
+        if ref is None or isinstance(ref, FileProblem):
+            return ref
+        return self.session.load(ref)
+
+    @cached_property
+    def artifact_document(self) -> TextDocument | FileProblem | None:
+        return self._loaded(self.artifact_ref)
+
+    @property
+    def artifact(self) -> TextDocument | None:
+        """The artifact's text, when it can be read."""
+        document = self.artifact_document
+        return document if isinstance(document, TextDocument) else None
+
+    @cached_property
+    def skill_document(self) -> TextDocument | FileProblem | None:
+        return self._loaded(self.skill_ref)
+
+    @property
+    def skill(self) -> MarkdownDocument | None:
+        """The parsed SKILL.md, when it can be read."""
+        document = self.skill_document
+        return parse_markdown(document.text) if isinstance(document, TextDocument) else None
+
+    @cached_property
+    def output_spec_document(self) -> TextDocument | FileProblem | None:
+        return self._loaded(self.output_spec_ref)
+
+    @property
+    def output_spec(self) -> OutputSpec | None:
+        document = self.output_spec_document
+        return parse_output_spec(document.text) if isinstance(document, TextDocument) else None
+
+    # -- anchoring ----------------------------------------------------------------
+
+    @property
+    def step_heading(self) -> str | None:
+        return self.get("step_heading", str)
+
+    @cached_property
+    def heading_matches(self) -> list[Heading] | None:
+        """Headings ``step_heading`` names (``None`` when there is no skill or heading)."""
+        skill, step_heading = self.skill, self.step_heading
+        if skill is None or step_heading is None or not step_heading.strip():
+            return None
+        return skill.find_headings(step_heading)
+
+    @cached_property
+    def window(self) -> Window | None:
+        """The SKILL.md section the probe exercises, when it resolves to one."""
+        matches = self.heading_matches
+        if not matches or len(matches) != 1:
+            return None
+        return self.skill.window(matches[0])
+
+    def heading_span(self, heading: Heading) -> Span:
+        """The span of ``heading`` in SKILL.md."""
+        return Span.at(self.skill_document.path, heading.line, heading.column, heading.line, heading.end_column)
+
+    # -- defects --------------------------------------------------------------------
+
+    @cached_property
+    def defects(self) -> list[tuple[int, dict[str, Any]]]:
+        """``(index, defect)`` for every defect entry that is an object."""
+        value = self.get("defects", list)
+        return [(i, d) for i, d in enumerate(value or ()) if isinstance(d, dict)]
+
+    @cached_property
+    def quote_matches(self) -> dict[int, QuoteMatch]:
+        """Defect index -> where its quote occurs in the artifact (string quotes only)."""
+        artifact = self.artifact
+        if artifact is None:
+            return {}
+        return {i: find_quote(artifact.text, d["quote"]) for i, d in self.defects if isinstance(d.get("quote"), str)}
+
+    @property
+    def present_count(self) -> int:
+        """How many defects are present (their quote found exactly once)."""
+        return sum(1 for match in self.quote_matches.values() if match.found)
+
+    @cached_property
+    def graded_fields(self) -> list[tuple[int, str]]:
+        """``(defect index, field name)`` for every field a ``caught_when`` names."""
+        fields = []
+        for index, defect in self.defects:
+            caught_when = defect.get("caught_when")
+            if isinstance(caught_when, dict):
+                fields.extend((index, name) for name in caught_when)
+        return fields
+
+
+class SkillContext:
+    """One SKILL.md."""
+
+    def __init__(self, session: LintSession, path: Path) -> None:
+        self.session = session
+        self.path = path
+
+    @property
+    def config(self) -> Config:
+        return self.session.config
+
+    @cached_property
+    def document(self) -> TextDocument | FileProblem:
+        return self.session.load(self.path)
+
+    @property
+    def markdown(self) -> MarkdownDocument | None:
+        document = self.document
+        return parse_markdown(document.text) if isinstance(document, TextDocument) else None
+
+
+class OutputSpecContext:
+    """One output-spec.md and the skills that teach its fields."""
+
+    def __init__(self, session: LintSession, path: Path) -> None:
+        self.session = session
+        self.path = path
+
+    @property
+    def config(self) -> Config:
+        return self.session.config
+
+    @cached_property
+    def document(self) -> TextDocument | FileProblem:
+        return self.session.load(self.path)
+
+    @property
+    def spec(self) -> OutputSpec | None:
+        document = self.document
+        return parse_output_spec(document.text) if isinstance(document, TextDocument) else None
+
+    @cached_property
+    def skills(self) -> list[MarkdownDocument]:
+        """The SKILL.md nearest above this spec, plus any a probe below names."""
+        paths: list[Path] = []
+        nearest = self.session.nearest(self.path.parent, SKILL_FILE)
+        if nearest is not None:
+            paths.append(nearest)
+        for probe_path in self.session.reader.walk_files(self.path.parent, frozenset({PROBE_FILE})):
+            probe = self.session.probe(probe_path)
+            if probe.output_spec_ref == self.path and isinstance(probe.skill_ref, Path) and probe.skill_ref not in paths:
+                paths.append(probe.skill_ref)
+        documents = []
+        for path in paths:
+            loaded = self.session.load(path)
+            if isinstance(loaded, TextDocument):
+                documents.append(parse_markdown(loaded.text))
+        return documents
+
+
+class WorkspaceContext:
+    """All probes being linted, and every probe of the workspace."""
+
+    def __init__(self, session: LintSession, probes: list[ProbeContext]) -> None:
+        self.session = session
+        self.probes = probes
+
+    @property
+    def config(self) -> Config:
+        return self.session.config
+
+    def all_probes(self) -> Iterator[ProbeContext]:
+        """Every probe of the workspace, linted or not."""
+        for path in self.session.all_probe_paths:
+            yield self.session.probe(path)

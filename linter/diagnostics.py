@@ -1,0 +1,76 @@
+"""What a rule reports: diagnostics, related locations and fixes."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .textfile import Position, Span
+
+
+class Severity(str, enum.Enum):
+    """A diagnostic's severity; rules.md's ``sev`` column."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``span`` (1-based, end exclusive) with ``new_text``."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change that resolves a diagnostic.
+
+    ``safe`` fixes are applied by ``skill-eval-lint --fix`` and the editor's
+    "fix all"; unsafe ones are offered as quick fixes only.
+    """
+
+    title: str
+    edits: tuple[TextEdit, ...]
+    safe: bool = False
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another location that helps explain a diagnostic."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding of one rule in one file."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    span: Span
+    related: tuple[Related, ...] = field(default=())
+    fixes: tuple[Fix, ...] = field(default=())
+    probe: Path | None = None
+    """The probe folder the finding belongs to, if any (for per-probe suppression)."""
+
+    @property
+    def path(self) -> Path:
+        return self.span.path
+
+    @property
+    def start(self) -> Position:
+        return self.span.start
+
+    @property
+    def end(self) -> Position:
+        return self.span.end
+
+    def sort_key(self) -> tuple:
+        return (str(self.path), self.start.line, self.start.column, self.code, self.message)

@@ -1,0 +1,151 @@
+"""Running the rules: discovery, dispatch by scope, SE000, suppression, filtering.
+
+``lint_paths`` is what the CLI calls; ``lint_targets`` is what the language
+server calls with its own session (an overlay reader of unsaved buffers).
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .config import Config, load_config
+from .context import LintSession, OutputSpecContext, ProbeContext, SkillContext, WorkspaceContext
+from .diagnostics import Diagnostic
+from .markdown import parse_markdown
+from .reader import FileSystemReader, Reader
+from .rules import REGISTRY, Rule
+from .rules.base import Scope
+from .rules.files.se000_internal_error import InternalError
+from .textfile import Span, TextDocument
+from .workspace import Targets, absolute, discover, find_workspace_root
+
+
+@dataclass
+class LintResult:
+    """Diagnostics of one run, sorted, and the files it checked."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    checked: set[Path] = field(default_factory=set)
+    sessions: list[LintSession] = field(default_factory=list)
+
+
+def enabled_rules(config: Config) -> list[Rule]:
+    """Instances of the registered rules that ``config`` selects."""
+    return [rule() for rule in REGISTRY if config.is_enabled(rule.code)]
+
+
+def lint_paths(
+    paths: Sequence[Path | str],
+    *,
+    config: Config | None = None,
+    config_path: Path | None = None,
+    reader: Reader | None = None,
+    overrides: dict | None = None,
+) -> LintResult:
+    """Lint ``paths`` (files or folders), each under its own workspace root.
+
+    ``config`` replaces config discovery; otherwise the root's config file (or
+    ``config_path``) is read and ``overrides`` applied on top of it.
+    Raises :class:`~skill_eval.linter.config.ConfigError` and
+    :class:`FileNotFoundError` for unusable input; rule crashes never escape.
+    """
+    reader = reader or FileSystemReader()
+    by_root: dict[Path, Targets] = {}
+    for raw in paths:
+        path = absolute(raw)
+        if not reader.is_file(path) and not reader.is_dir(path):
+            raise FileNotFoundError(f"{raw}: no such file or folder")
+        root = find_workspace_root(path)
+        by_root.setdefault(root, Targets()).update(discover(path, reader))
+    result = LintResult()
+    for root, targets in sorted(by_root.items()):
+        root_config = config or load_config(root, config_path)
+        if overrides:
+            root_config = root_config.with_overrides(**overrides)
+        session = LintSession(root, root_config, reader)
+        result.sessions.append(session)
+        diagnostics, checked = lint_targets(session, targets)
+        result.diagnostics.extend(diagnostics)
+        result.checked |= checked
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def lint_targets(session: LintSession, targets: Targets, rules: Sequence[Rule] | None = None) -> tuple[list[Diagnostic], set[Path]]:
+    """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``."""
+    rules = enabled_rules(session.config) if rules is None else rules
+    probes = [session.probe(path) for path in sorted(targets.probes)]
+    skills = [session.skill(path) for path in sorted(targets.skills)]
+    specs = [session.output_spec(path) for path in sorted(targets.output_specs)]
+    diagnostics: list[Diagnostic] = []
+    for rule in rules:
+        if rule.scope is Scope.PROBE:
+            for probe in probes:
+                diagnostics.extend(_run(rule, probe, probe.json_path, probe.folder))
+        elif rule.scope is Scope.SKILL:
+            for skill in skills:
+                diagnostics.extend(_run(rule, skill, skill.path, None))
+        elif rule.scope is Scope.OUTPUT_SPEC:
+            for spec in specs:
+                diagnostics.extend(_run(rule, spec, spec.path, None))
+        elif rule.scope is Scope.WORKSPACE and probes:
+            diagnostics.extend(_run(rule, WorkspaceContext(session, probes), session.root, None))
+    checked = {p.json_path for p in probes} | {s.path for s in skills} | {s.path for s in specs}
+    for probe in probes:
+        for ref in (probe.artifact_ref,):
+            if isinstance(ref, Path):
+                checked.add(ref)
+    kept = [d for d in diagnostics if _is_reported(d, session)]
+    kept.sort(key=Diagnostic.sort_key)
+    return _dedupe(kept), checked
+
+
+def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Diagnostic]:
+    """``rule.check(context)``, with any crash turned into SE000 for ``path``."""
+    try:
+        found = list(rule.check(context))
+    except Exception as error:  # noqa: BLE001 - a crashing rule must not stop the run
+        return [InternalError.from_exception(rule, error, path, traceback.format_exc())]
+    if probe_folder is not None:
+        found = [d if d.probe is not None else _with_probe(d, probe_folder) for d in found]
+    return found
+
+
+def _with_probe(diagnostic: Diagnostic, folder: Path) -> Diagnostic:
+    from dataclasses import replace
+
+    return replace(diagnostic, probe=folder)
+
+
+def _is_reported(diagnostic: Diagnostic, session: LintSession) -> bool:
+    """Apply config (select/ignore/per-file-ignores) and suppressions."""
+    config = session.config
+    if not config.is_enabled(diagnostic.code, diagnostic.path, session.root):
+        return False
+    if diagnostic.probe is not None:
+        probe = session.probe(diagnostic.probe / "probe.json")
+        if diagnostic.code in probe.disabled_codes:
+            return False
+    if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path):
+        loaded = session.load(diagnostic.path)
+        if isinstance(loaded, TextDocument) and "skill-eval" in loaded.text:
+            if parse_markdown(loaded.text).is_suppressed(diagnostic.code, diagnostic.start.line):
+                return False
+    return True
+
+
+def _dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    seen = set()
+    unique = []
+    for diagnostic in diagnostics:
+        key = (diagnostic.code, diagnostic.span, diagnostic.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(diagnostic)
+    return unique
+
+
+__all__ = ["LintResult", "lint_paths", "lint_targets", "enabled_rules", "Span"]

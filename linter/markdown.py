@@ -1,0 +1,413 @@
+"""CommonMark structure of SKILL.md and output-spec.md, from markdown-it-py tokens.
+
+Headings come from the token stream and its ``.map`` line ranges, never from a
+regex over lines: a ``#`` line inside fenced or indented code, an HTML block or
+the YAML front matter is not a heading, and setext headings exist.
+
+The front matter is split off before markdown-it sees the text (its lines are
+blanked so that every line number stays true). It closes only at a line that
+is exactly ``---`` or ``...`` at column 0: an indented ``---`` inside a YAML
+block scalar, or a ``---`` inside a value, never ends it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+__all__ = [
+    "AmbiguousHeading",
+    "FrontMatter",
+    "Heading",
+    "HeadingNotFound",
+    "MarkdownDocument",
+    "ProseBlock",
+    "Window",
+    "extract_skill_section",
+    "normalize_heading_text",
+    "parse_markdown",
+]
+
+_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+_FRONT_MATTER_OPEN = re.compile(r"^---[ \t]*$")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_DIRECTIVE = re.compile(r"<!--\s*skill-eval:\s*(disable|disable-file)\b([^>]*?)-->", re.IGNORECASE)
+_CODE = re.compile(r"\bSE\d{3}\b")
+_MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> "MarkdownIt":
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """One CommonMark heading.
+
+    ``text`` is the plain text (markup dropped, code spans kept, entities
+    decoded, whitespace collapsed). ``line`` is its first line; ``end_line`` its
+    last (a setext heading's underline). ``column``/``end_column`` delimit the
+    text on ``line`` (end exclusive). ``parent`` is the index of the nearest
+    enclosing heading of a lower level.
+    """
+
+    level: int
+    text: str
+    line: int
+    end_line: int
+    column: int
+    end_column: int
+    index: int
+    parent: int | None
+    code_spans: tuple[str, ...] = ()
+    """The contents of the heading's code spans, in order."""
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """The YAML front matter block: ``text`` lies between the two markers.
+
+    ``end_line`` is the closing marker's line, or ``None`` when it never closes.
+    """
+
+    text: str
+    start_line: int
+    end_line: int | None
+
+
+@dataclass(frozen=True)
+class ProseBlock:
+    """A block's lines and text. ``kind`` is ``prose`` (paragraphs, list items,
+    headings, table cells, block quotes; HTML comments removed), ``code``
+    (fenced or indented) or ``html`` (an HTML block)."""
+
+    kind: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A ``<!-- skill-eval: disable[-file] CODES -->`` comment."""
+
+    line: int
+    whole_file: bool
+    codes: frozenset[str]
+
+
+class HeadingNotFound(LookupError):
+    """``step_heading`` matches no heading; ``suggestions`` are close headings."""
+
+    def __init__(self, step_heading: str, suggestions: Sequence[str]) -> None:
+        hint = f" (did you mean {', '.join(repr(s) for s in suggestions)}?)" if suggestions else ""
+        super().__init__(f"no heading {step_heading!r}{hint}")
+        self.step_heading = step_heading
+        self.suggestions = tuple(suggestions)
+
+
+class AmbiguousHeading(LookupError):
+    """``step_heading`` matches several headings; ``paths`` tell them apart."""
+
+    def __init__(self, step_heading: str, headings: Sequence[Heading], paths: Sequence[str]) -> None:
+        super().__init__(f"{step_heading!r} matches {len(headings)} headings: use one of {', '.join(map(repr, paths))}")
+        self.step_heading = step_heading
+        self.headings = tuple(headings)
+        self.paths = tuple(paths)
+
+
+def normalize_whitespace(text: str) -> str:
+    """Collapse whitespace runs to one space and trim."""
+    return " ".join(text.split())
+
+
+def _plain_text(children: Iterable["Token"]) -> str:
+    parts: list[str] = []
+    for token in children:
+        if token.type in ("text", "code_inline"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif token.type == "image":
+            parts.append(_plain_text(token.children or ()))
+    return normalize_whitespace("".join(parts))
+
+
+def inline_code_spans(text: str) -> list[str]:
+    """The contents of the code spans of one line of inline markdown."""
+    if "`" not in text:
+        return []
+    tokens = _parser().parseInline(text)
+    return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
+
+
+def normalize_heading_text(text: str) -> str:
+    """Normalize a heading written by a person (e.g. a ``step_heading`` value).
+
+    Leading ``#`` marks are ignored; inline markup is rendered to plain text
+    exactly as a SKILL.md heading's is.
+    """
+    text = text.strip().lstrip("#").strip()
+    if not _MARKUP_CHARS.search(text):
+        return normalize_whitespace(text)
+    tokens = _parser().parseInline(text)
+    return _plain_text(tokens[0].children or ()) if tokens else ""
+
+
+def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
+    """Split YAML front matter off ``text``; return it and the markdown with the
+    front matter's lines blanked (so that line numbers are unchanged)."""
+    if not text.startswith("---"):
+        return None, text
+    lines = text.split("\n")
+    if not _FRONT_MATTER_OPEN.match(lines[0]):
+        return None, text
+    for index in range(1, len(lines)):
+        if _FRONT_MATTER_CLOSE.match(lines[index]):
+            front = FrontMatter("\n".join(lines[1:index]), 1, index + 1)
+            body = "\n" * (index + 1) + "\n".join(lines[index + 1 :])
+            return front, body
+    return FrontMatter("\n".join(lines[1:]), 1, None), text
+
+
+@dataclass(frozen=True, eq=False)
+class MarkdownDocument:
+    """The parsed structure of one markdown text (cached by content)."""
+
+    text: str
+    front_matter: FrontMatter | None
+    headings: tuple[Heading, ...]
+    blocks: tuple[ProseBlock, ...]
+    directives: tuple[Directive, ...] = field(default=())
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    @property
+    def line_count(self) -> int:
+        return len(self.lines)
+
+    def ancestors(self, heading: Heading) -> list[Heading]:
+        """The enclosing headings of ``heading``, nearest first."""
+        chain = []
+        parent = heading.parent
+        while parent is not None:
+            chain.append(self.headings[parent])
+            parent = self.headings[parent].parent
+        return chain
+
+    def window(self, heading: Heading) -> "Window":
+        """The section of ``heading``: its line through the line before the next
+        heading of the same or a higher level, or the end of the file."""
+        end_line = self.line_count
+        for later in self.headings[heading.index + 1 :]:
+            if later.level <= heading.level:
+                end_line = later.line - 1
+                break
+        while end_line > heading.end_line and not self.lines[end_line - 1].strip():
+            end_line -= 1
+        return Window(self, heading, heading.line, end_line)
+
+    def find_headings(self, step_heading: str) -> list[Heading]:
+        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child`` path)."""
+        wanted = normalize_heading_text(step_heading)
+        matches = [h for h in self.headings if h.text == wanted]
+        if matches or " > " not in step_heading:
+            return matches
+        parts = [normalize_heading_text(part) for part in step_heading.split(" > ")]
+        found = []
+        for heading in self.headings:
+            if heading.text != parts[-1]:
+                continue
+            remaining = list(reversed(parts[:-1]))
+            for ancestor in self.ancestors(heading):
+                if remaining and ancestor.text == remaining[0]:
+                    remaining.pop(0)
+            if not remaining:
+                found.append(heading)
+        return found
+
+    def path_of(self, heading: Heading) -> str:
+        """The shortest ``Parent > Child`` form that names only ``heading``
+        (its plain text when that is already unique)."""
+        if len(self.find_headings(heading.text)) <= 1:
+            return heading.text
+        names = [heading.text]
+        for ancestor in self.ancestors(heading):
+            names.insert(0, ancestor.text)
+            candidate = " > ".join([names[0], names[-1]])
+            if len(self.find_headings(candidate)) == 1:
+                return candidate
+            candidate = " > ".join(names)
+            if len(self.find_headings(candidate)) == 1:
+                return candidate
+        return " > ".join(names)
+
+    def suggest_headings(self, step_heading: str, limit: int = 3) -> list[str]:
+        """Close headings for a ``step_heading`` that matches none, best first.
+
+        A case-insensitive equal text comes first; then rapidfuzz's ratio over
+        all heading paths (score >= 60)."""
+        from rapidfuzz import fuzz, process
+
+        wanted = normalize_heading_text(step_heading)
+        choices = list(dict.fromkeys(self.path_of(h) for h in self.headings))
+        exact = [c for c in choices if c.casefold() == wanted.casefold()]
+        scored = process.extract(wanted, choices, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
+        ranked = exact + [choice for choice, _score, _index in scored if choice not in exact]
+        return ranked[:limit]
+
+    def blocks_between(self, start_line: int, end_line: int) -> list[ProseBlock]:
+        """Blocks that start within the 1-based inclusive line range."""
+        return [b for b in self.blocks if start_line <= b.start_line <= end_line]
+
+    def is_suppressed(self, code: str, line: int) -> bool:
+        """Whether a directive disables ``code`` on ``line`` (or in the whole file)."""
+        for directive in self.directives:
+            if code in directive.codes or "ALL" in directive.codes:
+                if directive.whole_file or directive.line == line - 1:
+                    return True
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class Window:
+    """The section of SKILL.md a probe exercises, with its 1-based inclusive
+    line range (the heading's line through the section's last line)."""
+
+    document: MarkdownDocument
+    heading: Heading
+    start_line: int
+    end_line: int
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.document.lines[self.start_line - 1 : self.end_line])
+
+    @property
+    def blocks(self) -> list[ProseBlock]:
+        return self.document.blocks_between(self.start_line, self.end_line)
+
+    @cached_property
+    def prose(self) -> str:
+        """All prose of the window (headings included; code and HTML excluded)."""
+        return "\n".join(b.text for b in self.blocks if b.kind == "prose")
+
+    def has_prose_besides_heading(self) -> bool:
+        return any(b.kind == "prose" and b.start_line > self.heading.end_line and b.text.strip() for b in self.blocks)
+
+    def mentions(self, word: str) -> bool:
+        """Whether ``word`` occurs as a whole word in the window's prose."""
+        return has_whole_word(self.prose, word)
+
+
+def has_whole_word(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` not flanked by word characters."""
+    if not word:
+        return False
+    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None
+
+
+def _directives_in(text: str, line: int) -> list[Directive]:
+    found = []
+    for match in _DIRECTIVE.finditer(text):
+        codes = frozenset(_CODE.findall(match.group(2))) or frozenset({"ALL"})
+        at = line + text.count("\n", 0, match.start())
+        found.append(Directive(at, match.group(1).lower() == "disable-file", codes))
+    return found
+
+
+@lru_cache(maxsize=256)
+def parse_markdown(text: str) -> MarkdownDocument:
+    """Parse ``text`` (normalized: no BOM, ``\\n`` line breaks). Cached by content."""
+    front_matter, body = split_front_matter(text)
+    tokens = _parser().parse(body)
+    lines = text.split("\n")
+    headings: list[Heading] = []
+    blocks: list[ProseBlock] = []
+    directives: list[Directive] = []
+    stack: list[Heading] = []
+    pending_level = pending_end = 0
+    for token in tokens:
+        kind = token.type
+        if kind == "heading_open":
+            pending_level = int(token.tag[1])
+            pending_end = token.map[1] if token.map else 0
+        elif kind == "inline" and token.map:
+            start, end = token.map[0] + 1, token.map[1]
+            content = token.content
+            if pending_level:
+                while stack and stack[-1].level >= pending_level:
+                    stack.pop()
+                first_line = lines[start - 1]
+                first_content = content.split("\n", 1)[0].strip()
+                column = first_line.find(first_content) + 1 if first_content else len(first_line) + 1
+                if column <= 0:
+                    column = len(first_line) - len(first_line.lstrip()) + 1
+                heading = Heading(
+                    level=pending_level,
+                    text=_plain_text(token.children or ()),
+                    line=start,
+                    end_line=max(pending_end, start),
+                    column=column,
+                    end_column=column + len(first_content),
+                    index=len(headings),
+                    parent=stack[-1].index if stack else None,
+                    code_spans=tuple(c.content for c in token.children or () if c.type == "code_inline"),
+                )
+                headings.append(heading)
+                stack.append(heading)
+                pending_level = 0
+            if "<!--" in content:
+                directives.extend(_directives_in(content, start))
+                content = _HTML_COMMENT.sub(" ", content)
+            blocks.append(ProseBlock("prose", start, max(end, start), content))
+        elif kind in ("fence", "code_block") and token.map:
+            blocks.append(ProseBlock("code", token.map[0] + 1, token.map[1], token.content))
+        elif kind == "html_block" and token.map:
+            directives.extend(_directives_in(token.content, token.map[0] + 1))
+            blocks.append(ProseBlock("html", token.map[0] + 1, token.map[1], token.content))
+    return MarkdownDocument(text, front_matter, tuple(headings), tuple(blocks), tuple(directives))
+
+
+def extract_skill_section(skill: "MarkdownDocument | Path | str", step_heading: str) -> Window:
+    """Return the window of SKILL.md that ``step_heading`` names.
+
+    ``skill`` is a parsed :class:`MarkdownDocument`, a :class:`~pathlib.Path` to
+    a SKILL.md file, or the markdown text itself. ``step_heading`` is a heading's
+    text (leading ``#`` marks ignored, inline markup normalized) or a
+    ``"Parent > Child"`` path naming a heading and one of its ancestors.
+
+    The window runs from the heading's line through the line before the next
+    heading of the same or a higher level (or the end of the file), includes
+    sub-headings, and carries its 1-based line range (``start_line``,
+    ``end_line``). Matching is case-sensitive.
+
+    Raises :class:`HeadingNotFound` (with close headings as ``suggestions``) or
+    :class:`AmbiguousHeading` (with ``Parent > Child`` ``paths``).
+    """
+    if isinstance(skill, MarkdownDocument):
+        document = skill
+    else:
+        if isinstance(skill, Path):
+            from .textfile import decode_text
+
+            skill = decode_text(skill.read_bytes())
+        document = parse_markdown(skill)
+    matches = document.find_headings(step_heading)
+    if not matches:
+        raise HeadingNotFound(step_heading, document.suggest_headings(step_heading))
+    if len(matches) > 1:
+        raise AmbiguousHeading(step_heading, matches, [document.path_of(h) for h in matches])
+    return document.window(matches[0])

@@ -1,0 +1,89 @@
+"""``--output-format sarif``: SARIF 2.1.0 for GitHub code scanning and other viewers.
+
+Built with Microsoft's ``sarif-om`` object model and serialized with
+``jschema-to-python`` (the pair cfn-lint uses), rather than hand-written
+dictionaries; both are imported only when this format is chosen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..diagnostics import Diagnostic, Severity
+from . import display_path
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
+    try:
+        import sarif_om as om
+        from jschema_to_python.to_json import to_json
+    except ImportError:
+        raise SystemExit(
+            "skill-eval-lint: --output-format sarif needs the `sarif` extra: pip install 'skill-eval[sarif]'"
+        ) from None
+    from skill_eval import __version__
+
+    from ..rules import REGISTRY
+
+    rules = [
+        om.ReportingDescriptor(
+            id=rule.code,
+            name=rule.name,
+            short_description=om.MultiformatMessageString(text=rule.summary() or rule.name),
+            full_description=om.MultiformatMessageString(text=rule.doc_sections().get("What it does", rule.name)),
+            help=om.MultiformatMessageString(text=rule.documentation(), markdown=rule.documentation()),
+            help_uri=rule.doc_url(),
+            default_configuration=om.ReportingConfiguration(level=_LEVEL[rule.severity]),
+            properties={"tags": list(rule.tags)},
+        )
+        for rule in REGISTRY
+    ]
+    index = {rule.code: i for i, rule in enumerate(REGISTRY)}
+
+    def location(span, message=None):
+        return om.Location(
+            physical_location=om.PhysicalLocation(
+                artifact_location=om.ArtifactLocation(uri=Path(display_path(span.path, base)).as_posix()),
+                region=om.Region(
+                    start_line=span.start.line,
+                    start_column=span.start.column,
+                    end_line=span.end.line,
+                    end_column=span.end.column,
+                ),
+            ),
+            message=om.Message(text=message) if message else None,
+        )
+
+    results = [
+        om.Result(
+            rule_id=d.code,
+            rule_index=index.get(d.code, -1),
+            level=_LEVEL[d.severity],
+            message=om.Message(text=d.message),
+            locations=[location(d.span)],
+            related_locations=[location(r.span, r.message) for r in d.related] or None,
+        )
+        for d in diagnostics
+    ]
+    log = om.SarifLog(
+        version="2.1.0",
+        schema_uri=SARIF_SCHEMA,
+        runs=[
+            om.Run(
+                tool=om.Tool(
+                    driver=om.ToolComponent(
+                        name="skill-eval",
+                        version=__version__,
+                        information_uri="https://github.com/skill-eval/skill-eval",
+                        rules=rules,
+                    )
+                ),
+                results=results,
+            )
+        ],
+    )
+    return to_json(log)

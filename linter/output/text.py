@@ -1,0 +1,35 @@
+"""The default, human format: ``path:line:col: CODE [severity] message``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+from ..diagnostics import Diagnostic
+from . import display_path
+
+
+def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0) -> str:
+    lines = []
+    for d in diagnostics:
+        lines.append(f"{display_path(d.path)}:{d.start.line}:{d.start.column}: {d.code} [{d.severity.value}] {d.message}")
+        for related in d.related:
+            lines.append(
+                f"    {display_path(related.span.path)}:{related.span.start.line}:{related.span.start.column}: {related.message}"
+            )
+    counts = Counter(d.severity.value for d in diagnostics)
+    if diagnostics:
+        parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in ("error", "warning", "info") if counts[s]]
+        lines.append(f"Found {len(diagnostics)} problem{'s' if len(diagnostics) != 1 else ''} ({', '.join(parts)}) in {checked} file{'s' if checked != 1 else ''}.")
+    else:
+        lines.append(f"All checks passed ({checked} file{'s' if checked != 1 else ''}).")
+    if fixed:
+        lines.append(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.")
+    return "\n".join(lines)
+
+
+def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
+    """One line per code: count, code, name (ruff's ``--statistics``)."""
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
+    return "\n".join(f"{count:>5}\t{code}\t{name}" for (code, name), count in rows)

@@ -1,0 +1,97 @@
+"""output-spec.md: the fields an agent's answer carries.
+
+fixture-format.md, "output-spec.md": every level-2 heading defines one field,
+named by the heading's first code span or else its whole text. In the field's
+section a line beginning ``Values:`` lists the allowed values as code spans and
+a line beginning ``Aliases:`` lists other names. Everything else is prose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdown
+
+
+@dataclass(frozen=True)
+class OutputField:
+    """One field of the output spec, with the lines that define it."""
+
+    name: str
+    heading: Heading
+    values: tuple[str, ...]
+    aliases: tuple[str, ...]
+    start_line: int
+    end_line: int
+    values_line: int | None = None
+    aliases_line: int | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name and its aliases."""
+        return (self.name, *self.aliases)
+
+
+@dataclass(frozen=True, eq=False)
+class OutputSpec:
+    """The parsed output spec. ``duplicates`` are later fields reusing a name."""
+
+    document: MarkdownDocument
+    fields: dict[str, OutputField]
+    duplicates: tuple[OutputField, ...]
+
+    def lookup(self, name: str) -> OutputField | None:
+        """The field called ``name`` or having it as an alias (case-sensitive)."""
+        found = self.fields.get(name)
+        if found is not None:
+            return found
+        for candidate in self.fields.values():
+            if name in candidate.aliases:
+                return candidate
+        return None
+
+    def lookup_answer_key(self, key: str) -> OutputField | None:
+        """The field an answer's ``key`` names (case-insensitive, aliases too)."""
+        wanted = key.strip().casefold()
+        for candidate in self.fields.values():
+            if any(n.casefold() == wanted for n in candidate.names):
+                return candidate
+        return None
+
+
+def _listed(line: str, label: str) -> tuple[str, ...]:
+    return tuple(span.strip() for span in inline_code_spans(line[len(label):]) if span.strip())
+
+
+@lru_cache(maxsize=128)
+def parse_output_spec(text: str) -> OutputSpec:
+    """Parse an output spec's text (cached by content)."""
+    document = parse_markdown(text)
+    level_two = [h for h in document.headings if h.level == 2]
+    code_lines: set[int] = set()
+    for block in document.blocks:
+        if block.kind != "prose":
+            code_lines.update(range(block.start_line, block.end_line + 1))
+    fields: dict[str, OutputField] = {}
+    duplicates: list[OutputField] = []
+    for position, heading in enumerate(level_two):
+        next_line = level_two[position + 1].line if position + 1 < len(level_two) else document.line_count + 1
+        name = heading.code_spans[0].strip() if heading.code_spans else heading.text
+        values: tuple[str, ...] = ()
+        aliases: tuple[str, ...] = ()
+        values_line = aliases_line = None
+        for line_number in range(heading.end_line + 1, next_line):
+            if line_number in code_lines:
+                continue
+            line = document.lines[line_number - 1].strip()
+            if line.startswith("Values:"):
+                values, values_line = values + _listed(line, "Values:"), line_number
+            elif line.startswith("Aliases:"):
+                aliases, aliases_line = aliases + _listed(line, "Aliases:"), line_number
+        field = OutputField(name, heading, values, aliases, heading.line, next_line - 1, values_line, aliases_line)
+        if name in fields:
+            duplicates.append(field)
+        else:
+            fields[name] = field
+    return OutputSpec(document, fields, tuple(duplicates))

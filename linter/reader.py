@@ -1,0 +1,96 @@
+"""The one interface through which the engine reads files.
+
+The linter uses :class:`FileSystemReader`; the language server wraps it in an
+:class:`OverlayReader` that serves unsaved editor buffers first. Nothing in the
+engine opens a file any other way.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator, Mapping, Protocol
+
+
+class Reader(Protocol):
+    """Where the engine gets file contents and directory listings."""
+
+    def read_bytes(self, path: Path) -> bytes:
+        """The file's bytes; raises :class:`OSError` when it cannot be read."""
+
+    def is_file(self, path: Path) -> bool:
+        """Whether ``path`` is a regular file (or an unsaved buffer)."""
+
+    def is_dir(self, path: Path) -> bool:
+        """Whether ``path`` is a directory."""
+
+    def walk_files(self, root: Path, names: frozenset[str]) -> Iterator[Path]:
+        """Every file below ``root`` whose name is in ``names``, in sorted order.
+
+        Hidden folders, ``node_modules``, virtual environments and the runner's
+        ``evals/runs`` folders are skipped; symbolic links to folders are not
+        followed (a link loop cannot hang the walk).
+        """
+
+
+SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "runs"})
+"""Folder names never descended into while discovering fixtures."""
+
+
+class FileSystemReader:
+    """Reads straight from disk."""
+
+    def read_bytes(self, path: Path) -> bytes:
+        return Path(path).read_bytes()
+
+    def is_file(self, path: Path) -> bool:
+        try:
+            return Path(path).is_file()
+        except OSError:
+            return False
+
+    def is_dir(self, path: Path) -> bool:
+        try:
+            return Path(path).is_dir()
+        except OSError:
+            return False
+
+    def walk_files(self, root: Path, names: frozenset[str]) -> Iterator[Path]:
+        for folder, subfolders, files in os.walk(root):
+            subfolders[:] = sorted(
+                name for name in subfolders if not name.startswith(".") and name not in SKIPPED_FOLDERS
+                and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
+            )
+            for name in sorted(files):
+                if name in names:
+                    yield Path(folder, name)
+
+
+class OverlayReader(FileSystemReader):
+    """A reader that serves in-memory buffers (unsaved editor text) before disk.
+
+    ``buffers`` maps absolute paths to their current text; it is read live, so
+    the owner may mutate it between lint runs.
+    """
+
+    def __init__(self, buffers: Mapping[Path, str]) -> None:
+        self.buffers = buffers
+
+    def read_bytes(self, path: Path) -> bytes:
+        text = self.buffers.get(Path(path))
+        if text is not None:
+            return text.encode("utf-8", errors="surrogatepass")
+        return super().read_bytes(path)
+
+    def is_file(self, path: Path) -> bool:
+        return Path(path) in self.buffers or super().is_file(path)
+
+    def walk_files(self, root: Path, names: frozenset[str]) -> Iterator[Path]:
+        seen = set()
+        for path in super().walk_files(root, names):
+            seen.add(path)
+            yield path
+        root = Path(root)
+        for path in sorted(self.buffers):
+            if path.name in names and path not in seen and root in path.parents:
+                yield path

@@ -1,0 +1,3 @@
+"""Rules of the accounting family."""
+
+RULES: tuple = ()

@@ -1,0 +1,64 @@
+"""SE101 misanchored-step."""
+
+from __future__ import annotations
+
+from ...diagnostics import Fix, Related, Severity, TextEdit
+from ..base import Rule, Scope
+import json
+
+
+class MisanchoredStep(Rule):
+    """## What it does
+    Reports a `step_heading` that matches no heading of the probe's SKILL.md,
+    and offers the closest headings as quick fixes.
+
+    ## Why is this bad?
+    The probe claims to exercise a step of the discipline that no longer
+    exists (a heading renamed or removed after the probe was written). The
+    seed's calibration check — "can the defect be derived from the discipline
+    alone?" — cannot even be asked: nobody can say which part of the
+    discipline the probe measures, and rules that read the step's window
+    (SE103, SE104) are silent.
+
+    ## Example
+    SKILL.md has `## Step 3: Check the evidence lines`, and probe.json says:
+    ```json
+    {"step_heading": "Step 3: Check evidence"}
+    ```
+
+    ## Fix
+    Use the heading's exact text (case-sensitive; markup and leading `#` marks
+    are ignored), or a `Parent > Child` path. The quick fix offers the closest
+    headings.
+    """
+
+    code = "SE101"
+    name = "misanchored-step"
+    severity = Severity.ERROR
+    scope = Scope.PROBE
+    tags = ("anchoring",)
+
+    def check(self, context):
+        matches = context.heading_matches
+        if matches is None or matches:
+            return
+        skill = context.skill
+        step_heading = context.step_heading
+        suggestions = skill.suggest_headings(step_heading)
+        span = context.value_span("step_heading")
+        fixes = [
+            Fix(f"Change step_heading to {suggestion!r}", (TextEdit(span, json.dumps(suggestion, ensure_ascii=False)),))
+            for suggestion in suggestions
+        ]
+        hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        related = [
+            Related(context.heading_span(h), f"close heading: {skill.path_of(h)}")
+            for h in skill.headings
+            if skill.path_of(h) in suggestions
+        ]
+        yield self.diagnostic(
+            span,
+            f"step_heading {step_heading!r} matches no heading of {context.skill_document.path.name}{hint}",
+            related=related,
+            fixes=fixes,
+        )

@@ -1,0 +1,3 @@
+"""Rules of the artifact family."""
+
+RULES: tuple = ()

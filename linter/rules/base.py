@@ -1,0 +1,104 @@
+"""The base class of every rule and the contexts rules read.
+
+A rule is a class in a module of its own, named after the rule (ruff's
+layout). Its metadata is data (``code``, ``name``, ``severity``, ``tags``,
+``scope``) and its docstring, with the sections *What it does*, *Why is this
+bad?*, *Example* and *Fix*, is the single source of its documentation: the
+``skill-eval-lint rule CODE`` text, the editor's hover and ``docs/rules/``.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from ..diagnostics import Diagnostic, Fix, Related, Severity
+from ..textfile import Span
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..context import ProbeContext, SkillContext, OutputSpecContext, WorkspaceContext
+
+
+class Scope(str, enum.Enum):
+    """What a rule's ``check`` receives."""
+
+    PROBE = "probe"
+    """one :class:`~skill_eval.linter.context.ProbeContext` per probe"""
+    SKILL = "skill"
+    """one :class:`~skill_eval.linter.context.SkillContext` per SKILL.md"""
+    OUTPUT_SPEC = "output_spec"
+    """one :class:`~skill_eval.linter.context.OutputSpecContext` per output-spec.md"""
+    WORKSPACE = "workspace"
+    """one :class:`~skill_eval.linter.context.WorkspaceContext` for all probes at once"""
+
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
+
+
+class Rule:
+    """Base class; subclasses set the metadata and implement :meth:`check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    scope: ClassVar[Scope]
+    tags: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, context) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diagnostic(
+        self,
+        span: Span,
+        message: str,
+        *,
+        related: Iterable[Related] = (),
+        fixes: Iterable[Fix] = (),
+        probe=None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        """Build a diagnostic of this rule."""
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            span=span,
+            related=tuple(related),
+            fixes=tuple(fixes),
+            probe=probe,
+        )
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's docstring, dedented: its one documentation source."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first sentence of *What it does*."""
+        section = cls.doc_sections().get("What it does", "")
+        first = re.split(r"(?<=\.)\s", " ".join(section.split()), maxsplit=1)[0]
+        return first
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """The docstring split at its ``## Section`` headings."""
+        sections: dict[str, str] = {}
+        current = None
+        for line in cls.documentation().splitlines():
+            match = re.match(r"^##\s+(.*?)\s*$", line)
+            if match:
+                current = match.group(1)
+                sections[current] = ""
+            elif current is not None:
+                sections[current] += line + "\n"
+        return {key: value.strip() for key, value in sections.items()}
+
+    @classmethod
+    def doc_url(cls) -> str:
+        from .. import DOCS_BASE_URL
+
+        return f"{DOCS_BASE_URL}/{cls.code}.md"

@@ -1,0 +1,3 @@
+"""Rules of the calibration family."""
+
+RULES: tuple = ()

@@ -1,0 +1,3 @@
+"""Rules of the frontmatter family."""
+
+RULES: tuple = ()

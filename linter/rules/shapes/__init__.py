@@ -1,0 +1,3 @@
+"""Rules of the shapes family."""
+
+RULES: tuple = ()

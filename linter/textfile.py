@@ -1,0 +1,150 @@
+"""Decoding of the fixture format's text files and positions inside them.
+
+fixture-format.md, "Text files": every file is UTF-8; a leading byte-order mark
+is accepted and ignored; CRLF and CR line endings count as one line break;
+anything that does not decode, contains NUL bytes (binary) or exceeds the size
+limit is unreadable (SE005). Lines and columns are 1-based and columns count
+Unicode characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+"""The default size limit of a text file, in bytes (1 MiB)."""
+
+
+class UnreadableFile(Exception):
+    """A file that is not UTF-8 text within the size limit.
+
+    ``reason`` is a short human sentence; ``line`` and ``column`` locate the
+    first offending byte where one exists.
+    """
+
+    def __init__(self, reason: str, fix: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fix = fix
+        self.line = line
+        self.column = column
+
+
+def normalize_newlines(text: str) -> str:
+    """Return ``text`` with CRLF and lone CR turned into LF."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
+    """Decode ``raw`` per the spec, or raise :class:`UnreadableFile`.
+
+    The result has no byte-order mark and only ``\\n`` line breaks.
+    """
+    if len(raw) > max_size:
+        raise UnreadableFile(
+            f"file is {len(raw):,} bytes, over the {max_size:,}-byte size limit",
+            "shorten the file, or raise `max-file-size` in skill-eval.toml",
+        )
+    if b"\x00" in raw:
+        offset = raw.index(b"\x00")
+        line = raw.count(b"\n", 0, offset) + 1
+        raise UnreadableFile(
+            "file is binary (it contains NUL bytes), not UTF-8 text",
+            "replace it with a UTF-8 text file",
+            line=line,
+        )
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        before = raw[: error.start]
+        line = before.count(b"\n") + 1
+        line_start = before.rfind(b"\n") + 1
+        column = len(before[line_start:].decode("utf-8-sig", errors="replace")) + 1
+        raise UnreadableFile(
+            f"file is not valid UTF-8 (byte 0x{raw[error.start]:02x} at line {line})",
+            "re-save the file as UTF-8",
+            line=line,
+            column=column,
+        ) from None
+    return normalize_newlines(text)
+
+
+@dataclass(frozen=True)
+class Position:
+    """A 1-based line and a 1-based column counted in Unicode characters."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Span:
+    """A range in one file; ``end`` is exclusive (one past the last character)."""
+
+    path: Path
+    start: Position
+    end: Position
+
+    @classmethod
+    def at(cls, path: Path, line: int, column: int, end_line: int, end_column: int) -> "Span":
+        return cls(path, Position(line, column), Position(end_line, end_column))
+
+    @classmethod
+    def file_start(cls, path: Path) -> "Span":
+        """An empty span at the very start of ``path``."""
+        return cls(path, Position(1, 1), Position(1, 1))
+
+
+@dataclass(frozen=True, eq=False)
+class TextDocument:
+    """A decoded text file: normalized text plus a line index."""
+
+    path: Path
+    text: str
+    digest: str = field(default="")
+
+    @classmethod
+    def from_bytes(cls, path: Path, raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> "TextDocument":
+        return cls(path, decode_text(raw, max_size), hashlib.sha256(raw).hexdigest())
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The lines without their line breaks (an empty file has one empty line)."""
+        return self.text.split("\n")
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        find = self.text.find
+        index = find("\n")
+        while index != -1:
+            starts.append(index + 1)
+            index = find("\n", index + 1)
+        return starts
+
+    def position(self, offset: int) -> Position:
+        """The 1-based position of the character at ``offset`` in :attr:`text`."""
+        line_index = bisect.bisect_right(self._line_starts, offset) - 1
+        return Position(line_index + 1, offset - self._line_starts[line_index] + 1)
+
+    def offset(self, position: Position) -> int:
+        """The offset in :attr:`text` of a 1-based ``position`` (clamped)."""
+        line_index = min(max(position.line, 1), len(self._line_starts)) - 1
+        start = self._line_starts[line_index]
+        line_end = self._line_starts[line_index + 1] - 1 if line_index + 1 < len(self._line_starts) else len(self.text)
+        return min(start + max(position.column, 1) - 1, line_end)
+
+    def span(self, start: int, end: int) -> Span:
+        """The span of ``text[start:end]``."""
+        return Span(self.path, self.position(start), self.position(end))
+
+    def line_span(self, line: int) -> Span:
+        """The span of the whole of 1-based ``line`` without its break."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return Span.at(self.path, line, 1, line, len(text) + 1)

@@ -1,0 +1,90 @@
+"""Where things are: the workspace root and the fixtures below a path.
+
+fixture-format.md, "Layout": the workspace root is the folder holding
+``skill-eval.toml``, a ``pyproject.toml`` with ``[tool.skill-eval]``, or
+``.git``, nearest above the linted path; else the linted path itself.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import has_pyproject_section
+from .reader import Reader
+
+PROBE_FILE = "probe.json"
+SKILL_FILE = "SKILL.md"
+OUTPUT_SPEC_FILE = "output-spec.md"
+FIXTURE_NAMES = frozenset({PROBE_FILE, SKILL_FILE, OUTPUT_SPEC_FILE})
+
+
+def absolute(path: Path | str) -> Path:
+    """``path`` made absolute and normalized, without resolving symlinks."""
+    return Path(os.path.normpath(os.path.abspath(path)))
+
+
+def find_workspace_root(path: Path) -> Path:
+    """The workspace root for ``path`` (a file or a folder)."""
+    path = absolute(path)
+    start = path if path.is_dir() else path.parent
+    for folder in (start, *start.parents):
+        if (folder / "skill-eval.toml").is_file():
+            return folder
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and has_pyproject_section(pyproject):
+            return folder
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+@dataclass
+class Targets:
+    """What to lint below some paths: probe files, skills and output specs."""
+
+    probes: set[Path] = field(default_factory=set)
+    skills: set[Path] = field(default_factory=set)
+    output_specs: set[Path] = field(default_factory=set)
+
+    def update(self, other: "Targets") -> None:
+        self.probes |= other.probes
+        self.skills |= other.skills
+        self.output_specs |= other.output_specs
+
+
+def discover(path: Path, reader: Reader) -> Targets:
+    """The fixtures ``path`` stands for.
+
+    A folder: every probe.json, SKILL.md and output-spec.md below it. A
+    probe.json: its probe. A SKILL.md or output-spec.md: that file and every
+    probe below its folder (they depend on it). Any other file: the probe of
+    its folder, if it has one (a changed question.md re-checks its probe).
+    """
+    path = absolute(path)
+    targets = Targets()
+    if reader.is_dir(path):
+        for found in reader.walk_files(path, FIXTURE_NAMES):
+            _add(targets, found)
+        return targets
+    name = path.name
+    if name == PROBE_FILE:
+        targets.probes.add(path)
+    elif name in (SKILL_FILE, OUTPUT_SPEC_FILE):
+        _add(targets, path)
+        targets.probes.update(reader.walk_files(path.parent, frozenset({PROBE_FILE})))
+    else:
+        sibling = path.parent / PROBE_FILE
+        if reader.is_file(sibling):
+            targets.probes.add(sibling)
+    return targets
+
+
+def _add(targets: Targets, path: Path) -> None:
+    if path.name == PROBE_FILE:
+        targets.probes.add(path)
+    elif path.name == SKILL_FILE:
+        targets.skills.add(path)
+    else:
+        targets.output_specs.add(path)

@@ -1,0 +1,5 @@
+"""``python -m skill_eval`` runs the umbrella command."""
+
+from skill_eval.cli import main
+
+raise SystemExit(main())

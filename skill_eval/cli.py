@@ -1,0 +1,40 @@
+"""The umbrella command ``skill-eval``: ``lint``, ``serve``, ``run``, ...
+
+Each subcommand's module is imported only when it is chosen, so ``skill-eval
+lint`` costs no more than ``skill-eval-lint``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+SUBCOMMANDS = {
+    "lint": ("skill_eval.linter.cli", "main", "lint probes, skills and output specs"),
+    "serve": ("skill_eval.server.__main__", "main", "start the language server"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: skill-eval COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<10} {help_}" for name, (_m, _f, help_) in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        from skill_eval import __version__
+
+        print(f"skill-eval {__version__}")
+        return 0
+    command = SUBCOMMANDS.get(argv[0])
+    if command is None:
+        print(f"skill-eval: unknown command {argv[0]!r}\n{usage()}", file=sys.stderr)
+        return 2
+    import importlib
+
+    module = importlib.import_module(command[0])
+    return getattr(module, command[1])(argv[1:])
