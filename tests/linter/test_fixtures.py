@@ -1,0 +1,42 @@
+"""Functional tests (pylint-style): one workspace per folder of tests/fixtures/lint/,
+each with an ``expected.txt`` listing the diagnostics the linter must report.
+
+Run ``pytest tests/linter/test_fixtures.py --update-fixtures`` to rewrite the
+expected files after an intended change, then review the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skill_eval.linter.engine import lint_paths
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lint"
+CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+
+
+def render(case: Path) -> str:
+    """One line per diagnostic: ``path:line:col-endline:endcol: CODE [severity] message``."""
+    result = lint_paths([case])
+    lines = []
+    for d in result.diagnostics:
+        rel = d.path.relative_to(case).as_posix() if case in d.path.parents else d.path.as_posix()
+        lines.append(f"{rel}:{d.start.line}:{d.start.column}-{d.end.line}:{d.end.column}: {d.code} [{d.severity.value}] {d.message}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fixture(case: Path, request: pytest.FixtureRequest) -> None:
+    expected_file = case / "expected.txt"
+    actual = render(case)
+    if request.config.getoption("--update-fixtures"):
+        expected_file.write_text(actual, encoding="utf-8")
+        return
+    assert expected_file.is_file(), f"{expected_file} is missing: run with --update-fixtures and review it"
+    assert actual == expected_file.read_text(encoding="utf-8")
+
+
+def test_there_are_fixtures() -> None:
+    assert len(CASES) >= 1
