@@ -81,18 +81,20 @@ def lint_targets(session: LintSession, targets: Targets, rules: Sequence[Rule] |
     skills = [session.skill(path) for path in sorted(targets.skills)]
     specs = [session.output_spec(path) for path in sorted(targets.output_specs)]
     diagnostics: list[Diagnostic] = []
+    workspace = WorkspaceContext(session, probes)
     for rule in rules:
-        if rule.scope is Scope.PROBE:
-            for probe in probes:
-                diagnostics.extend(_run(rule, probe, probe.json_path, probe.folder))
-        elif rule.scope is Scope.SKILL:
-            for skill in skills:
-                diagnostics.extend(_run(rule, skill, skill.path, None))
-        elif rule.scope is Scope.OUTPUT_SPEC:
-            for spec in specs:
-                diagnostics.extend(_run(rule, spec, spec.path, None))
-        elif rule.scope is Scope.WORKSPACE and probes:
-            diagnostics.extend(_run(rule, WorkspaceContext(session, probes), session.root, None))
+        for scope in rule.scopes():
+            if scope is Scope.PROBE:
+                for probe in probes:
+                    diagnostics.extend(_run(rule, probe, probe.json_path, probe.folder))
+            elif scope is Scope.SKILL:
+                for skill in skills:
+                    diagnostics.extend(_run(rule, skill, skill.path, None))
+            elif scope is Scope.OUTPUT_SPEC:
+                for spec in specs:
+                    diagnostics.extend(_run(rule, spec, spec.path, None))
+            elif scope is Scope.WORKSPACE and probes:
+                diagnostics.extend(_run(rule, workspace, session.root, None))
     checked = {p.json_path for p in probes} | {s.path for s in skills} | {s.path for s in specs}
     for probe in probes:
         for ref in (probe.artifact_ref,):

@@ -189,3 +189,14 @@ def _schema_problems(data: Any) -> Iterator[SchemaProblem]:
 def _key_name(path) -> str:
     parts = [str(p) for p in path]
     return ".".join(parts) if parts else "probe"
+
+
+def schema_main(argv: list[str] | None = None) -> int:
+    """``skill-eval schema``: print the shipped JSON Schema of probe.json."""
+    if argv:
+        import sys
+
+        print("skill-eval schema: takes no arguments (it prints the probe.json schema)", file=sys.stderr)
+        return 2
+    print(json.dumps(probe_schema(), indent=2))
+    return 0

@@ -11,6 +11,11 @@ import sys
 SUBCOMMANDS = {
     "lint": ("skill_eval.linter.cli", "main", "lint probes, skills and output specs"),
     "serve": ("skill_eval.server.__main__", "main", "start the language server"),
+    "run": ("skill_eval.evals.cli", "run_main", "run probes: control vs treatment arms, reps, grading"),
+    "report": ("skill_eval.evals.cli", "report_main", "calibration zones per probe version (text, JSON, HTML)"),
+    "check": ("skill_eval.evals.cli", "check_main", "grade known transcripts: calibrate the discriminator offline"),
+    "freeze": ("skill_eval.evals.cli", "freeze_main", "record content hashes of chosen probes in evals/frozen.json"),
+    "schema": ("skill_eval.linter.probejson", "schema_main", "print the JSON Schema of probe.json"),
 }
 
 

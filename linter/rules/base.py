@@ -43,8 +43,14 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity]
-    scope: ClassVar[Scope]
+    scope: ClassVar[Scope | tuple[Scope, ...]]
+    """One scope, or several: ``check`` is then called with each kind of
+    context (dispatch on ``isinstance``)."""
     tags: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def scopes(cls) -> tuple[Scope, ...]:
+        return cls.scope if isinstance(cls.scope, tuple) else (cls.scope,)
 
     def check(self, context) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
         raise NotImplementedError
