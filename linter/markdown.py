@@ -37,7 +37,6 @@ __all__ = [
 
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _FRONT_MATTER_OPEN = re.compile(r"^---[ \t]*$")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _DIRECTIVE = re.compile(r"<!--\s*skill-eval:\s*(disable|disable-file)\b([^>]*?)-->", re.IGNORECASE)
 _CODE = re.compile(r"\bSE\d{3}\b")
 _MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
@@ -88,8 +87,9 @@ class FrontMatter:
 @dataclass(frozen=True)
 class ProseBlock:
     """A block's lines and text. ``kind`` is ``prose`` (paragraphs, list items,
-    headings, table cells, block quotes; HTML comments removed), ``code``
-    (fenced or indented) or ``html`` (an HTML block)."""
+    headings, table cells, block quotes), ``code`` (fenced or indented) or
+    ``html`` (an HTML block). A prose block's ``text`` is its plain text:
+    inline markup and HTML (comments included) dropped, code spans kept."""
 
     kind: str
     start_line: int
@@ -141,6 +141,26 @@ def _plain_text(children: Iterable["Token"]) -> str:
         elif token.type == "image":
             parts.append(_plain_text(token.children or ()))
     return normalize_whitespace("".join(parts))
+
+
+def _prose_text(children: Iterable["Token"]) -> str:
+    """The words of an inline block as a reader sees them: emphasis and link
+    markup dropped (link text kept, URLs not), entities decoded, inline HTML
+    (comments included) dropped, code spans kept as their content set off by
+    spaces (so that `` `verdict`s `` still mentions ``verdict``)."""
+    parts: list[str] = []
+    for token in children:
+        if token.type == "text":
+            parts.append(token.content)
+        elif token.type == "code_inline":
+            parts.append(f" {token.content} ")
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif token.type == "html_inline":
+            parts.append(" ")
+        elif token.type == "image":
+            parts.append(_prose_text(token.children or ()))
+    return "".join(parts)
 
 
 def inline_code_spans(text: str) -> list[str]:
@@ -371,8 +391,7 @@ def parse_markdown(text: str) -> MarkdownDocument:
                 pending_level = 0
             if "<!--" in content:
                 directives.extend(_directives_in(content, start))
-                content = _HTML_COMMENT.sub(" ", content)
-            blocks.append(ProseBlock("prose", start, max(end, start), content))
+            blocks.append(ProseBlock("prose", start, max(end, start), _prose_text(token.children or ())))
         elif kind in ("fence", "code_block") and token.map:
             blocks.append(ProseBlock("code", token.map[0] + 1, token.map[1], token.content))
         elif kind == "html_block" and token.map:
