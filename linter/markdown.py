@@ -277,15 +277,17 @@ class MarkdownDocument:
     def suggest_headings(self, step_heading: str, limit: int = 3) -> list[str]:
         """Close headings for a ``step_heading`` that matches none, best first.
 
-        A case-insensitive equal text comes first; then rapidfuzz's ratio over
-        all heading paths (score >= 60)."""
+        A case-insensitive equal text comes first; then the headings whose
+        rapidfuzz WRatio is at least 60 and within 8 points of the best one."""
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
         choices = list(dict.fromkeys(self.path_of(h) for h in self.headings))
         exact = [c for c in choices if c.casefold() == wanted.casefold()]
         scored = process.extract(wanted, choices, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
-        ranked = exact + [choice for choice, _score, _index in scored if choice not in exact]
+        best = scored[0][1] if scored else 0
+        close = [choice for choice, score, _index in scored if score >= best - 8 and choice not in exact]
+        ranked = exact + close
         return ranked[:limit]
 
     def blocks_between(self, start_line: int, end_line: int) -> list[ProseBlock]:
