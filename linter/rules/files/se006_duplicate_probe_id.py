@@ -1,0 +1,68 @@
+"""SE006 duplicate-probe-id."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from ...diagnostics import Related, Severity
+from ..base import Rule, Scope
+
+
+class DuplicateProbeId(Rule):
+    """## What it does
+    Reports two or more probes of the workspace that share an `id`, at each
+    linted probe's `id` with the other probes as related locations. Probes that
+    are not being linted (a pre-commit run on a few files) are still compared.
+
+    ## Why is this bad?
+    The eval runner records every run under the probe's `id` and `version`, and
+    `frozen.json` freezes cases by id. Two probes with one id mix their runs:
+    the seed's "Report the observed results whether positive, null or adverse"
+    and "Count all calibration starts, including failures" become impossible
+    when one probe's results are counted as another's. A reseeded variant is a
+    new `version` of the same probe, never a second folder with the same id.
+
+    ## Example
+    `probes/coverage/probe.json` and `probes/coverage-v2/probe.json` both say
+    ```json
+    {"id": "euphemized-coverage"}
+    ```
+
+    ## Fix
+    Give one of them a new id, or, if it is a reseeded variant of the same
+    probe, keep one folder and bump its `version`.
+    """
+
+    code = "SE006"
+    name = "duplicate-probe-id"
+    severity = Severity.ERROR
+    scope = Scope.WORKSPACE
+    tags = ("files",)
+
+    def check(self, context):
+        by_id: dict[str, list] = defaultdict(list)
+        for probe in context.all_probes():
+            probe_id = probe.probe_id
+            if probe_id is not None:
+                by_id[probe_id].append(probe)
+        for probe in context.probes:
+            probe_id = probe.probe_id
+            others = [other for other in by_id.get(probe_id, ()) if other.json_path != probe.json_path] if probe_id else []
+            if not others:
+                continue
+            names = ", ".join(_relative(context.session.root, other.json_path) for other in others)
+            yield self.diagnostic(
+                probe.value_span("id"),
+                f"probe id {probe_id!r} is also used by {names}; ids must be unique in the workspace",
+                related=[Related(other.value_span("id"), f"also uses id {probe_id!r}") for other in others],
+                probe=probe.folder,
+            )
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, root)).as_posix()
+    except ValueError:
+        return path.as_posix()
