@@ -1,0 +1,54 @@
+"""SE709 invalid-compatibility."""
+
+from __future__ import annotations
+
+from ...diagnostics import Severity
+from ..base import Rule, Scope
+from ._parse import front_matter_of, usable
+
+MAX_COMPATIBILITY = 500
+
+
+class InvalidCompatibility(Rule):
+    """## What it does
+    Reports a front-matter `compatibility` that is not a string of at most
+    500 characters (counted after trimming surrounding whitespace), the
+    Agent Skills specification's limit. The key is optional.
+
+    ## Why is this bad?
+    `compatibility` tells an agent which products, packages or network access
+    the skill needs. A value the specification rejects can stop the skill
+    from loading, and then the treatment arm of every probe runs without the
+    discipline: the seed's window — "control misses, treatment catches" —
+    cannot open.
+
+    ## Example
+    ```yaml
+    compatibility: [python3, git]
+    ```
+
+    ## Fix
+    Write one short sentence: `compatibility: Requires Python 3.11 and git.`
+    """
+
+    code = "SE709"
+    name = "invalid-compatibility"
+    severity = Severity.ERROR
+    scope = Scope.SKILL
+    tags = ("frontmatter",)
+
+    def check(self, context):
+        parsed = front_matter_of(context)
+        if not usable(parsed):
+            return
+        entry = parsed.get("compatibility")
+        if entry is None:
+            return
+        span = parsed.value_span(context.path, entry)
+        value = entry.string
+        if value is None:
+            yield self.diagnostic(span, f"`compatibility` is {entry.kind}; it must be a string of at most {MAX_COMPATIBILITY} characters")
+            return
+        length = len(value.strip())
+        if length > MAX_COMPATIBILITY:
+            yield self.diagnostic(span, f"`compatibility` is {length} characters long, over the limit of {MAX_COMPATIBILITY}")
