@@ -59,5 +59,8 @@ class MissingFile(Rule):
                     f"add it or set `{reference.key}` in probe.json"
                 )
             else:
-                message = f"{problem.message}; {problem.fix}"
+                message = (
+                    f"no {problem.path.name} found in this probe's folder or above it (up to the workspace root); "
+                    f"add one or set `{reference.key}` in probe.json"
+                )
             yield self.diagnostic(reference_span(context, reference), message)
