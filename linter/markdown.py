@@ -37,7 +37,7 @@ __all__ = [
 
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _FRONT_MATTER_OPEN = re.compile(r"^---[ \t]*$")
-_DIRECTIVE = re.compile(r"<!--\s*skill-eval:\s*(disable|disable-file)\b([^>]*?)-->", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"<!--\s*skill-eval:\s*(disable-file|disable)\b([^>]*?)-->", re.IGNORECASE)
 _CODE = re.compile(r"\bSE\d{3}\b")
 _MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
 
