@@ -21,12 +21,13 @@ def window_lines(window: Window) -> str:
     return f"lines {window.start_line}-{window.end_line}"
 
 
-def closest(word: str, choices: list[str], limit: int = 3) -> list[str]:
+def closest(word: str, choices: list[str], limit: int = 3, cutoff: float = 0.75) -> list[str]:
     """Close matches of ``word`` among ``choices``, best first: a case-insensitive
-    equal first, then :func:`difflib.get_close_matches` (ratio >= 0.6)."""
+    equal first, then :func:`difflib.get_close_matches` (ratio >= ``cutoff``;
+    0.75 keeps ``verdit`` -> ``verdict`` and drops ``severity`` -> ``verdict``)."""
     unique = list(dict.fromkeys(choices))
     exact = [c for c in unique if c.casefold() == word.casefold() and c != word]
-    close = difflib.get_close_matches(word, unique, n=limit + len(exact), cutoff=0.6)
+    close = difflib.get_close_matches(word, unique, n=limit + len(exact), cutoff=cutoff)
     ranked = exact + [c for c in close if c not in exact and c != word]
     return ranked[:limit]
 
