@@ -55,6 +55,8 @@ class LintSession:
         self._probes: dict[Path, ProbeContext] = {}
         self._skills: dict[Path, SkillContext] = {}
         self._output_specs: dict[Path, OutputSpecContext] = {}
+        self._nearest: dict[tuple[Path, str], Path | None] = {}
+        self._real_folders: dict[str, str] = {}
 
     @cached_property
     def resolved_root(self) -> Path:
@@ -86,34 +88,65 @@ class LintSession:
     def resolve(self, base: Path, relative: str) -> Path | FileProblem:
         """``relative`` (from probe.json) joined to ``base``; a problem if it leaves
         the workspace (symlinks resolved first) or loops."""
-        joined = Path(os.path.normpath(base / relative))
+        joined = Path(os.path.normpath(os.path.join(base, relative)))
         try:
-            real = Path(os.path.realpath(joined))
+            real = self._realpath(str(joined))
         except (OSError, RuntimeError, ValueError):
             return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
-        if real != self.resolved_root and self.resolved_root not in real.parents:
+        root = str(self.resolved_root)
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             return FileProblem(joined, "outside", f"{relative} resolves outside the workspace root {self.root}",
                                "keep skills, specs and artifacts inside the workspace")
         return joined
 
-    def takes_directives(self, path: Path) -> bool:
+    def _realpath(self, path: str) -> str:
+        """``os.path.realpath`` with the real paths of folders memoized: probes
+        share their parents, so only the last component costs a system call."""
+        parent, name = os.path.split(path)
+        real_parent = self._real_folders.get(parent)
+        if real_parent is None:
+            real_parent = self._real_folders[parent] = os.path.realpath(parent)
+        candidate = os.path.join(real_parent, name)
+        return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+
+    def takes_directives(self, path: Path, fixture_paths: set[Path] | None = None) -> bool:
         """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: SKILL.md
         and output-spec files do; an artifact never does (it travels to the agent
-        byte for byte, so a directive there would leak the defect)."""
+        byte for byte, so a directive there would leak the defect).
+
+        ``fixture_paths`` is :attr:`markdown_fixture_paths`, when the caller has it."""
         if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
             return True
-        return any(path in (p.skill_ref, p.output_spec_ref) for p in self._probes.values())
+        if path.suffix.lower() != ".md":
+            return False
+        return path in (self.markdown_fixture_paths if fixture_paths is None else fixture_paths)
+
+    @property
+    def markdown_fixture_paths(self) -> set[Path]:
+        """Skill and output-spec paths that probes of this session reference."""
+        paths = set()
+        for probe in self._probes.values():
+            for key in ("skill_ref", "output_spec_ref"):
+                ref = probe.__dict__.get(key)
+                if isinstance(ref, Path):
+                    paths.add(ref)
+        return paths
 
     def nearest(self, start: Path, name: str) -> Path | None:
-        """The nearest ``name`` walking up from ``start`` to the workspace root."""
-        folder = start
-        while True:
-            candidate = folder / name
-            if self.reader.is_file(candidate):
-                return candidate
-            if folder == self.root or folder.parent == folder or self.root not in folder.parents:
-                return None
-            folder = folder.parent
+        """The nearest ``name`` walking up from ``start`` to the workspace root
+        (memoized per folder: sibling probes share the walk)."""
+        key = (start, name)
+        if key in self._nearest:
+            return self._nearest[key]
+        candidate = start / name
+        if self.reader.is_file(candidate):
+            found: Path | None = candidate
+        elif start == self.root or start.parent == start or self.root not in start.parents:
+            found = None
+        else:
+            found = self.nearest(start.parent, name)
+        self._nearest[key] = found
+        return found
 
     def probe(self, json_path: Path) -> "ProbeContext":
         context = self._probes.get(json_path)
@@ -137,6 +170,32 @@ class LintSession:
     def all_probe_paths(self) -> list[Path]:
         """Every probe.json of the workspace (for workspace-wide checks)."""
         return list(self.reader.walk_files(self.root, frozenset({PROBE_FILE})))
+
+    def forget(self, path: Path) -> None:
+        """Drop what this session cached about ``path`` after its content changed
+        (an editor buffer, or the file on disk), or it was created or deleted.
+
+        Its text is read again on next use, and every context that read it (a
+        probe whose probe.json, artifact, skill or output spec it is; the skill or
+        output spec itself; output specs, whose skills are found around them) is
+        rebuilt. A created or deleted SKILL.md or output-spec.md can change which
+        file the probes below its folder find by walking up, so those are dropped
+        too; a created or deleted probe.json changes the workspace's probe list.
+        The language server keeps one session per workspace root and calls this
+        instead of re-reading the whole workspace on every edit.
+        """
+        self._documents.pop(path, None)
+        self._skills.pop(path, None)
+        self._output_specs.pop(path, None)
+        walked = path.name in (SKILL_FILE, OUTPUT_SPEC_FILE)
+        if walked:
+            self._output_specs.clear()
+        for key, probe in list(self._probes.items()):
+            refs = (key, *(probe.__dict__.get(name) for name in ("artifact_ref", "skill_ref", "output_spec_ref")))
+            if path in refs or (walked and (path.parent == probe.folder or path.parent in probe.folder.parents)):
+                del self._probes[key]
+        if path.name == PROBE_FILE:
+            self.__dict__.pop("all_probe_paths", None)
 
 
 class ProbeContext:

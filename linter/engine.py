@@ -100,7 +100,8 @@ def lint_targets(session: LintSession, targets: Targets, rules: Sequence[Rule] |
         for ref in (probe.artifact_ref,):
             if isinstance(ref, Path):
                 checked.add(ref)
-    kept = [d for d in diagnostics if _is_reported(d, session)]
+    fixture_paths = session.markdown_fixture_paths
+    kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths)]
     kept.sort(key=Diagnostic.sort_key)
     return _dedupe(kept), checked
 
@@ -122,7 +123,7 @@ def _with_probe(diagnostic: Diagnostic, folder: Path) -> Diagnostic:
     return replace(diagnostic, probe=folder)
 
 
-def _is_reported(diagnostic: Diagnostic, session: LintSession) -> bool:
+def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: set[Path]) -> bool:
     """Apply config (select/ignore/per-file-ignores) and suppressions."""
     config = session.config
     if not config.is_enabled(diagnostic.code, diagnostic.path, session.root):
@@ -131,7 +132,7 @@ def _is_reported(diagnostic: Diagnostic, session: LintSession) -> bool:
         probe = session.probe(diagnostic.probe / "probe.json")
         if diagnostic.code in probe.disabled_codes:
             return False
-    if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path):
+    if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path, fixture_paths):
         loaded = session.load(diagnostic.path)
         if isinstance(loaded, TextDocument) and "skill-eval" in loaded.text:
             if parse_markdown(loaded.text).is_suppressed(diagnostic.code, diagnostic.start.line):

@@ -9,6 +9,7 @@ can point at them.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -79,11 +80,28 @@ class QuoteMatch:
         return len(self.occurrences) > 1
 
 
+@lru_cache(maxsize=4096)
+def _quote_pattern(wanted: str) -> "re.Pattern[str]":
+    """A regex matching ``wanted`` with any whitespace run between its words,
+    inside a lookahead so that overlapping occurrences are all found."""
+    words = wanted.split(" ")
+    body = r"\s+".join(re.escape(word) for word in words)
+    return re.compile(rf"(?=({body}))")
+
+
 def find_quote(artifact: str, quote: str) -> QuoteMatch:
-    """Every occurrence of ``quote`` in ``artifact`` (overlapping ones included)."""
+    """Every occurrence of ``quote`` in ``artifact`` (overlapping ones included).
+
+    Fast path (both texts already NFC, the usual case): one regex over the
+    original text, so offsets need no mapping. Otherwise the artifact is
+    normalized with an offset map (:func:`normalize_for_quotes`).
+    """
     wanted = normalize_quote(quote)
     if not wanted:
         return QuoteMatch(quote, ())
+    if unicodedata.is_normalized("NFC", artifact):
+        pattern = _quote_pattern(wanted)
+        return QuoteMatch(quote, tuple((m.start(1), m.end(1)) for m in pattern.finditer(artifact)))
     normalized = normalize_for_quotes(artifact)
     haystack = normalized.text
     occurrences = []

@@ -42,7 +42,7 @@ def test_findings_exit_1_and_text_format(workspace: Path, capsys) -> None:
 def test_clean_exit_0(workspace: Path, capsys) -> None:
     probe = workspace / "skill/evals/probes/renamed/probe.json"
     probe.write_text(probe.read_text().replace("Step 2: Check evidence", "Step 2: Check the evidence lines"))
-    assert main([str(workspace), "--select", "SE1"]) == 0
+    assert main([str(workspace), "--select", "SE101,SE102"]) == 0
     assert "All checks passed" in capsys.readouterr().out
 
 
@@ -110,7 +110,7 @@ def test_invalid_toml_is_reported(workspace: Path) -> None:
 def test_config_from_pyproject(workspace: Path, capsys) -> None:
     (workspace / "skill-eval.toml").unlink()
     (workspace / "pyproject.toml").write_text('[tool.skill-eval]\nignore = ["SE101"]\n')
-    assert main([str(workspace), "--select", "SE1"]) == 0
+    assert main([str(workspace), "--select", "SE101"]) == 0
 
 
 def test_missing_path_exit_2(tmp_path: Path) -> None:

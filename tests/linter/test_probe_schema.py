@@ -1,0 +1,65 @@
+"""The probe.json schema and its two validators.
+
+fastjsonschema's generated module decides validity quickly; jsonschema lists
+the errors. Their verdicts must agree on every document, and the committed
+generated module must match the shipped schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skill_eval.linter import probejson
+from skill_eval.linter.probejson import _validator, generate_fast_validator_code, is_valid_fast
+
+GENERATED = Path(probejson.__file__).with_name(probejson.GENERATED_VALIDATOR + ".py")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+leaf = st.none() | st.booleans() | st.integers(-3, 5) | st.floats(allow_nan=False) | st.sampled_from(
+    ["", "p", "Bad ID", "floor", "band", "euphemized", "time-pressure", "structural", "buried-in-green", "x",
+     "SE303", "se303", "(", "D1", "NOT_PROVEN"]
+)
+expectation = st.recursive(
+    leaf,
+    lambda inner: st.dictionaries(st.sampled_from(["equals", "one_of", "contains", "matches", "not", "other"]),
+                                  inner | st.lists(leaf, max_size=2), min_size=1, max_size=2),
+    max_leaves=4,
+)
+defect = st.fixed_dictionaries({}, optional={
+    "id": leaf, "shape": leaf, "quote": leaf,
+    "caught_when": st.dictionaries(st.sampled_from(["verdict", "unproven"]), expectation, max_size=2) | leaf,
+    "x-note": leaf, "extra": leaf,
+})
+probe = st.fixed_dictionaries({}, optional={
+    "$schema": leaf, "id": leaf, "version": leaf, "tier": leaf, "kind": leaf, "skill": leaf, "output_spec": leaf,
+    "question": leaf, "step_heading": leaf, "shapes": st.lists(leaf, max_size=3) | leaf,
+    "seeded_defects": leaf, "defects": st.lists(defect, max_size=3) | leaf,
+    "band": st.dictionaries(st.sampled_from(["min_caught", "max_caught", "x"]), leaf) | leaf,
+    "x-skill-eval-disable": st.lists(leaf, max_size=2) | leaf, "x-own": leaf, "unknown": leaf,
+})
+
+
+@settings(max_examples=400, deadline=None)
+@given(probe)
+def test_fast_and_full_validators_agree(document) -> None:
+    full = _validator().is_valid(document)
+    assert is_valid_fast(document) == full, json.dumps(document)
+
+
+def test_generated_fast_validator_is_current() -> None:
+    assert GENERATED.read_text(encoding="utf-8") == generate_fast_validator_code(), (
+        "run `python -m skill_eval.linter.probejson --regenerate` after editing the schema"
+    )
+
+
+def test_example_probes_are_schema_valid() -> None:
+    probes = sorted(EXAMPLES.rglob("probe.json"))
+    assert probes
+    for path in probes:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        assert not list(_validator().iter_errors(document)), path
+        assert is_valid_fast(document), path
