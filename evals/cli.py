@@ -1,0 +1,328 @@
+"""``skill-eval run | report | check | freeze``.
+
+Exit status: 0 success; 1 when the command worked but the result is not clean
+(a start errored or timed out, a transcript mismatched, the budget refused the
+plan); 2 on bad input (one line on stderr naming the file and the fix, never a
+traceback); 130 when interrupted (after recording every start that happened).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Sequence
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+CHECK_MOTTO = "calibrate the discriminator on known transcripts before spending live reps"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: {message} (see --help)\n")
+
+
+def _fail(message: str) -> int:
+    for line in str(message).splitlines() or [""]:
+        print(f"skill-eval: {line}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path, help="probe folders, probe.json files or skill folders (default: the workspace)")
+    parser.add_argument("--probe", action="append", default=[], metavar="ID", help="a probe id (repeatable)")
+    parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
+
+
+def _open(args):
+    from .probes import Workspace
+
+    return Workspace.open(list(args.paths), args.config)
+
+
+def _select(workspace, args) -> list[Path]:
+    from .probes import ProbeError
+
+    paths = workspace.probe_paths(args.paths, args.probe)
+    if not paths:
+        where = ", ".join(str(p) for p in args.paths) or str(workspace.root)
+        raise ProbeError(f"{where}: no probe.json found; pass a probe folder or a skill folder holding evals/probes/")
+    return paths
+
+
+# -- run ------------------------------------------------------------------------------
+
+
+def run_main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="skill-eval run", description="Run probes with an agent: control vs treatment arms, reps, grading.")
+    _common(parser)
+    parser.add_argument("--agent", help="an [agents.NAME] of the config (default: the only one)")
+    parser.add_argument("--arms", default="control,treatment", help="comma-separated arms (default: control,treatment)")
+    parser.add_argument("--reps", type=int, default=2, help="reps per arm (default: 2; rep numbers 1..N)")
+    parser.add_argument("-j", "--jobs", type=int, default=4, help="agents running at once (default: 4)")
+    parser.add_argument("--model", help="override the agent's model ({model})")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and the starts it would spend; run nothing")
+    parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
+    parser.add_argument("--skip-check", action="store_true", help="do not grade the probes' known transcripts first")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        return _fail("-j must be at least 1")
+    from .grading import BadExpectation, Value, check_expectation
+    from .probes import ProbeError
+    from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
+    from .transcripts import check_probe
+
+    try:
+        arms = parse_arms(args.arms)
+        workspace = _open(args)
+        agent = select_agent(workspace.config, args.agent)
+        probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
+        if errors:
+            return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
+        for probe in probes:
+            for defect in probe.defects:
+                for field, expectation in (defect.get("caught_when") or {}).items():
+                    try:
+                        check_expectation(expectation, Value.from_text(""))
+                    except BadExpectation as error:
+                        raise ProbeError(f"{probe.json_path}: defect {defect.get('id')} field {field}: {error}") from None
+        if not args.skip_check:
+            mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
+            if mismatched:
+                for result in mismatched:
+                    print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
+                          file=sys.stderr)
+                print(f"skill-eval: known transcripts disagree with the discriminator; {CHECK_MOTTO} "
+                      "(see `skill-eval check`); no start was made", file=sys.stderr)
+                return EXIT_FINDINGS
+        cancel = threading.Event()
+        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs, cancel=cancel)
+        plan = runner.plan(probes, arms, args.reps, args.retry_errors)
+    except (ProbeError, RunError) as error:
+        return _fail(str(error))
+
+    model = runner.model or "(agent default)"
+    header = (f"agent {agent.name}, model {model}, arms {','.join(arms)}, reps 1..{args.reps}: "
+              f"{len(plan.starts)} start(s) to make, {plan.done} already recorded ok")
+    if plan.failed_waiting:
+        header += f", {plan.failed_waiting} recorded as error/timeout (re-run them with --retry-errors)"
+    if args.dry_run:
+        print(header)
+        for start in plan.starts:
+            retry = f" (retry of {start.retry_of[:12]})" if start.retry_of else ""
+            print(f"  {start.probe.probe_id} v{start.probe.version}  {start.arm:<9} rep {start.rep}{retry}")
+        print(f"would spend {len(plan.starts)} start(s); budget: {plan.budget.describe()}")
+        if not plan.fits:
+            print(f"refused: the plan needs {len(plan.starts)} starts but only {plan.budget.remaining} remain")
+            return EXIT_FINDINGS
+        return EXIT_OK
+    if not plan.fits:
+        return _fail_budget(plan)
+    print(header, file=sys.stderr)
+    if not plan.starts:
+        print("nothing to run", file=sys.stderr)
+        return EXIT_OK
+
+    previous = _install_sigterm()
+    try:
+        summary = _run_with_progress(runner, plan, show=not args.no_progress)
+    except (ProbeError, OSError) as error:
+        return _fail(f"{error}")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    tallies = summary.tally()
+    for arm, tally in tallies.items():
+        if tally["starts"]:
+            print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
+                  f"{tally['error']} error, {tally['timeout']} timeout", file=sys.stderr)
+    files = sorted({str(s.probe.runs_file) for s in plan.starts})
+    print(f"records appended to {', '.join(files)}", file=sys.stderr)
+    print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
+    if summary.interrupted:
+        print(f"interrupted: {len(summary.records)} start(s) recorded, {summary.skipped} never started; "
+              "run the same command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    failed = sum(t["error"] + t["timeout"] for t in tallies.values())
+    if failed:
+        print(f"{failed} start(s) failed; see their records' `error`, and re-run them with --retry-errors", file=sys.stderr)
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _fail_budget(plan) -> int:
+    budget = plan.budget
+    print(f"skill-eval: {budget.source}: refused: the plan needs {len(plan.starts)} start(s) but only {budget.remaining} "
+          f"of [calibration] max-starts = {budget.cap} remain ({budget.used} used, failed starts included); "
+          "narrow the run (fewer probes, arms or reps) or raise the cap deliberately", file=sys.stderr)
+    return EXIT_FINDINGS
+
+
+def _install_sigterm():
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _run_with_progress(runner, plan, show: bool):
+    from .runner import RunSummary
+
+    tallies = {arm: {"starts": 0, "ok": 0, "caught": 0, "failed": 0} for arm in ("control", "treatment")}
+
+    def describe() -> str:
+        return "  ".join(f"{arm} {t['caught']}/{t['ok']} caught" + (f" ({t['failed']} failed)" if t["failed"] else "")
+                         for arm, t in tallies.items() if t["starts"]) or "starting"
+
+    def count(record) -> None:
+        tally = tallies[record["arm"]]
+        tally["starts"] += 1
+        if record["status"] == "ok":
+            tally["ok"] += 1
+            tally["caught"] += int(bool(record.get("passed")))
+        else:
+            tally["failed"] += 1
+
+    if not show:
+        runner.on_record = count
+        return runner.run(plan)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=console, transient=False) as progress:
+        task = progress.add_task("starting", total=len(plan.starts))
+
+        def on_record(record) -> None:
+            count(record)
+            progress.update(task, advance=1, description=describe())
+
+        runner.on_record = on_record
+        summary: RunSummary = runner.run(plan)
+    return summary
+
+
+# -- report -----------------------------------------------------------------------------
+
+
+def report_main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="skill-eval report", description="Calibration zones per probe version, from the run records.")
+    _common(parser)
+    parser.add_argument("--agent", help="only records of this agent")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML report with the calibration plot")
+    args = parser.parse_args(argv)
+    from .probes import ProbeError
+    from .report import build_report, render_json, render_text
+
+    try:
+        workspace = _open(args)
+        if args.paths or args.probe:
+            _select(workspace, args)
+        report = build_report(workspace, args.paths, args.probe, args.agent)
+    except ProbeError as error:
+        return _fail(str(error))
+    sys.stdout.write(render_json(report) if args.format == "json" else render_text(report))
+    if args.html:
+        from .html import render_html
+
+        try:
+            args.html.write_text(render_html(report), encoding="utf-8")
+        except OSError as error:
+            return _fail(f"{args.html}: cannot write the HTML report ({error.strerror or error}); choose a writable path")
+        print(f"HTML report written to {args.html}", file=sys.stderr)
+    return EXIT_OK
+
+
+# -- check ------------------------------------------------------------------------------
+
+
+def check_main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="skill-eval check", description=f"Grade known transcripts: {CHECK_MOTTO}.")
+    _common(parser)
+    args = parser.parse_args(argv)
+    from .probes import ProbeError
+    from .transcripts import check_probe
+
+    try:
+        workspace = _open(args)
+        probes, errors = workspace.load_all(_select(workspace, args), need_skill=False, need_spec=False)
+    except ProbeError as error:
+        return _fail(str(error))
+    for error in errors:
+        print(f"skill-eval: {error}", file=sys.stderr)
+    checked = mismatched = 0
+    without = []
+    for probe in probes:
+        results = check_probe(probe)
+        if not results:
+            without.append(f"{probe.probe_id} v{probe.version}")
+            continue
+        for result in results:
+            checked += 1
+            if result.error:
+                mismatched += 1
+                print(f"ERROR {result.error}")
+                continue
+            mismatched += int(not result.ok)
+            print(f"{'ok   ' if result.ok else 'FAIL '} {result.path}")
+            for line in result.lines:
+                print(f"        {line}")
+    if without:
+        print(f"no known transcripts for {len(without)} probe(s): {', '.join(without)} "
+              "(add transcripts/*.md with an `expect:` header)")
+    print(f"{checked} transcript(s) checked, {mismatched} mismatched")
+    if mismatched or errors:
+        print(f"the discriminator disagrees with known transcripts: fix caught_when or the labels; {CHECK_MOTTO}")
+        return EXIT_FINDINGS
+    if not checked:
+        print(f"nothing checked: {CHECK_MOTTO}")
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+# -- freeze -----------------------------------------------------------------------------
+
+
+def freeze_main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="skill-eval freeze", description="Record the hashes of chosen probes in evals/frozen.json.")
+    _common(parser)
+    args = parser.parse_args(argv)
+    if not args.paths and not args.probe:
+        return _fail("name the probes to freeze (folders, probe.json files or --probe ID); nothing is frozen implicitly")
+    from .freeze import freeze
+    from .probes import ProbeError
+
+    try:
+        workspace = _open(args)
+        probes, errors = workspace.load_all(_select(workspace, args), need_skill=False, need_spec=False)
+        if errors:
+            return _fail("\n".join(errors + ["nothing was frozen; fix the probes above"]))
+        results = freeze(probes)
+    except ProbeError as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"cannot write frozen.json ({error.strerror or error}); check the folder's permissions")
+    for result in results:
+        if result.added:
+            print(f"{result.path}: froze {', '.join(result.added)}")
+        if result.unchanged:
+            print(f"{result.path}: already frozen, unchanged: {', '.join(result.unchanged)}")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - convenience
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"run": run_main, "report": report_main, "check": check_main, "freeze": freeze_main}
+    if not argv or argv[0] not in commands:
+        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze} ...", file=sys.stderr)
+        return EXIT_ERROR
+    return commands[argv[0]](argv[1:])
