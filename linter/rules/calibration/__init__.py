@@ -1,3 +1,8 @@
 """Rules of the calibration family."""
 
-RULES: tuple = ()
+from .se502_frozen_case_edited import FrozenCaseEdited
+from .se503_over_calibration_cap import OverCalibrationCap
+from .se504_erased_case import ErasedCase
+from .se505_reseeded_until_win import ReseededUntilWin
+
+RULES: tuple = (FrozenCaseEdited, OverCalibrationCap, ErasedCase, ReseededUntilWin)

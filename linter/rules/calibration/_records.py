@@ -1,0 +1,65 @@
+"""What the calibration rules read: frozen.json and the suite's run records.
+
+The file formats live in :mod:`skill_eval.linter.runs` (standard library only,
+shared with the eval runner). Reads are cached per lint session, so the
+workspace's ``evals/runs`` folders are walked once however many rules ask.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+from typing import Any
+
+from ...runs import find_runs_files, frozen_path, read_frozen, read_runs_file, runs_file_for, suite_folder
+from ...textfile import Span
+
+_RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
+
+
+def suite_of(context) -> Path:
+    """The folder whose ``evals/`` holds this probe's runs and frozen.json."""
+    skill = context.skill_ref if isinstance(context.skill_ref, Path) else None
+    return suite_folder(skill, context.folder)
+
+
+def suite_runs_files(session) -> list[Path]:
+    """Every ``evals/runs/*.jsonl`` of the session's workspace (walked once per session)."""
+    files = _RUNS_FILES.get(session)
+    if files is None:
+        files = _RUNS_FILES[session] = find_runs_files(session.root)
+    return files
+
+
+def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
+    """Records of this probe's id in its suite's runs file."""
+    probe_id = context.probe_id
+    if probe_id is None:
+        return []
+    runs = read_runs_file(runs_file_for(suite_of(context), probe_id))
+    return [(line, record) for line, record in runs.records if record.get("probe") == probe_id]
+
+
+def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
+    """This probe version's entry in frozen.json (read through the session's
+    reader, so an unsaved frozen.json counts), with the file's path and bytes."""
+    probe_id = context.probe_id
+    if probe_id is None:
+        return None
+    path = frozen_path(suite_of(context))
+    try:
+        raw = context.session.reader.read_bytes(path)
+    except OSError:
+        return None
+    case = read_frozen(path, raw).get((probe_id, context.version))
+    return (path, raw, case) if case is not None else None
+
+
+def line_span_of(path: Path, raw: bytes, needle: str) -> Span:
+    """The span of the first line of ``raw`` holding ``needle`` (else the file start)."""
+    text = raw.decode("utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            stripped = len(line) - len(line.lstrip())
+            return Span.at(path, number, stripped + 1, number, len(line) + 1)
+    return Span.file_start(path)
