@@ -6,7 +6,22 @@ from decimal import Decimal  # fastjsonschema's generated code uses it without i
 VERSION = "2.22.3"
 import re
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+
+class JsonSchemaException(ValueError):
+    """Raised when the data does not satisfy the schema."""
+
+    def __init__(self, message, value=None, name=None, definition=None, rule=None):
+        super().__init__(message)
+        self.message, self.value, self.name, self.definition, self.rule = message, value, name, definition, rule
+
+
+class JsonSchemaValueException(JsonSchemaException):
+    pass
+
+
+class JsonSchemaValuesException(JsonSchemaException):
+    pass
+
 
 
 REGEX_PATTERNS = {

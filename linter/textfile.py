@@ -10,8 +10,7 @@ Unicode characters.
 from __future__ import annotations
 
 import bisect
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -107,11 +106,17 @@ class TextDocument:
 
     path: Path
     text: str
-    digest: str = field(default="")
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> "TextDocument":
-        return cls(path, decode_text(raw, max_size), hashlib.sha256(raw).hexdigest())
+        return cls(path, decode_text(raw, max_size))
+
+    @cached_property
+    def digest(self) -> str:
+        """SHA-256 of the decoded text (a content key; the eval runner hashes
+        the files' bytes itself)."""
+        
+        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
 
     @cached_property
     def lines(self) -> list[str]:

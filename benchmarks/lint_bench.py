@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Cold-CLI wall time of ``skill-eval-lint`` on benchmark trees, with skillsaw as reference.
+
+usage: python benchmarks/lint_bench.py [--sizes 10,1000,10000] [--runs 5] [--no-skillsaw]
+
+Trees come from ``../shared/bench/make_bench_corpus.py`` (deterministic: same
+arguments, same bytes). Each measurement is a fresh process (``cold``: no
+warm interpreter, nothing cached between runs), timed from spawn to exit; the
+median of ``--runs`` is printed with the minimum. skillsaw 0.22 — the closest
+existing skill linter — runs on the same tree as the reference; it is installed
+into a cache venv on first use (PyPI access needed once).
+
+Goals on the 2-core reference machine: 1,000 probes in <= 0.5x skillsaw's wall
+time; 10 probes in <= 0.25 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS_SCRIPT = ROOT.parent / "shared" / "bench" / "make_bench_corpus.py"
+SKILLSAW_VERSION = "0.22.0"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skill-eval-bench"
+
+
+def make_tree(out: Path, probes: int) -> Path:
+    tree = out / f"bench-{probes}"
+    if not tree.exists():
+        skills = max(1, min(10, probes // 10))
+        subprocess.run([sys.executable, str(CORPUS_SCRIPT), str(tree), "--probes", str(probes), "--skills", str(skills)],
+                       check=True)
+    return tree
+
+
+def time_command(argv: list[str], runs: int) -> tuple[float, float]:
+    """Median and minimum wall time of ``argv`` over ``runs`` fresh processes."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times)
+
+
+def skillsaw_command(explicit: str | None) -> list[str] | None:
+    if explicit:
+        return [explicit]
+    found = shutil.which("skillsaw")
+    if found:
+        return [found]
+    venv = CACHE / f"skillsaw-{SKILLSAW_VERSION}"
+    executable = venv / "bin" / "skillsaw"
+    if not executable.exists():
+        print(f"installing skillsaw {SKILLSAW_VERSION} into {venv} ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        result = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"skillsaw=={SKILLSAW_VERSION}"])
+        if result.returncode != 0:
+            print("could not install skillsaw; skipping the reference", file=sys.stderr)
+            return None
+    return [str(executable)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,1000,10000", help="probe counts (comma-separated)")
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per measurement")
+    parser.add_argument("--work", type=Path, help="where to build the trees (default: a temp folder)")
+    parser.add_argument("--skillsaw", help="path of a skillsaw executable")
+    parser.add_argument("--no-skillsaw", action="store_true", help="skip the reference")
+    args = parser.parse_args()
+    if not CORPUS_SCRIPT.is_file():
+        print(f"benchmark corpus script not found at {CORPUS_SCRIPT}", file=sys.stderr)
+        return 2
+    lint = [shutil.which("skill-eval-lint") or "skill-eval-lint"]
+    reference = None if args.no_skillsaw else skillsaw_command(args.skillsaw)
+    work = args.work or Path(tempfile.mkdtemp(prefix="skill-eval-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"{'probes':>7}  {'skill-eval-lint (median / min)':>32}  {'skillsaw (median / min)':>26}  {'ratio':>6}")
+    for size in (int(s) for s in args.sizes.split(",")):
+        tree = make_tree(work, size)
+        ours = time_command([*lint, str(tree), "--exit-zero", "-q"], args.runs)
+        line = f"{size:>7}  {ours[0]:>22.3f} / {ours[1]:.3f} s"
+        if reference:
+            theirs = time_command([*reference, "lint", str(tree)], max(1, min(args.runs, 3)))
+            line += f"  {theirs[0]:>16.3f} / {theirs[1]:.3f} s  {ours[0] / theirs[0]:>6.2f}"
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
