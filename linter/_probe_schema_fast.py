@@ -102,7 +102,6 @@ def validate_https___skill_eval_dev_schema_probe_v1_json(data, custom_formats={}
             if isinstance(data__version, (int, float, Decimal)) and not isinstance(data__version, bool):
                 if data__version < 1:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".version must be bigger than or equal to 1", value=data__version, name="" + (name_prefix or "data") + ".version", definition={'type': 'integer', 'minimum': 1, 'default': 1, 'description': 'A reseeded variant is a new version, never an edit of a frozen one.'}, rule='minimum')
-        else: data["version"] = 1
         if "tier" in data_keys:
             data_keys.remove("tier")
             data__tier = data["tier"]
@@ -145,7 +144,6 @@ def validate_https___skill_eval_dev_schema_probe_v1_json(data, custom_formats={}
                 data__question_len = len(data__question)
                 if data__question_len < 1:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".question must be longer than or equal to 1 characters", value=data__question, name="" + (name_prefix or "data") + ".question", definition={'type': 'string', 'minLength': 1, 'default': 'question.md', 'description': 'The artifact file, relative to the probe folder.'}, rule='minLength')
-        else: data["question"] = 'question.md'
         if "step_heading" in data_keys:
             data_keys.remove("step_heading")
             data__stepheading = data["step_heading"]

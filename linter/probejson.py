@@ -35,10 +35,15 @@ GENERATED_VALIDATOR = "_probe_schema_fast"
 
 
 def generate_fast_validator_code() -> str:
-    """The source of the fast validator module, from the shipped schema."""
+    """The source of the fast validator module, from the shipped schema.
+
+    ``use_default=False``: validation must never write the schema's defaults
+    (``question``, ``version``) into the parsed probe, or rules would see keys
+    the file does not have and point at spans that do not exist.
+    """
     import fastjsonschema
 
-    code = fastjsonschema.compile_to_code(probe_schema())
+    code = fastjsonschema.compile_to_code(probe_schema(), use_default=False)
     imports = "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException"
     if imports not in code:
         raise RuntimeError("fastjsonschema's generated code changed shape; review generate_fast_validator_code")
