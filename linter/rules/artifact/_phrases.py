@@ -1,0 +1,393 @@
+"""Phrase matching on an artifact's words (rules.md, "Phrase rules").
+
+An artifact is reduced to its words: case, markdown markup, HTML tags and
+entities, punctuation and line breaks are ignored; curly and straight
+apostrophes are the same; contractions are expanded ("what's" = "what is",
+"isn't" = "is not", "can't" = "cannot" = "can not", "let's" = "let us").
+
+Phrase lists are data (``linter/data/phrases.toml``, plus config ``extra``).
+A phrase may hold alternative groups: ``{please|} note the following`` is
+"please note the following" or "note the following"; an empty alternative
+makes the group optional. Groups do not nest.
+
+Matching is built for volume:
+
+* an artifact is normalized once per text (cached by content) into one string
+  of words separated by spaces; the words an expanded contraction yields are
+  joined by ``~`` instead (``what~is``) so that a phrase never starts or ends in
+  the middle of an artifact word;
+* a phrase list is compiled once into one regular expression whose top level is
+  a character trie of the phrases' first words, so a scan costs a few character
+  comparisons per word;
+* a word-set test rules out most artifacts before any scan;
+* original offsets are computed only for artifacts that match.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "PhraseError",
+    "PhraseMatch",
+    "PhraseMatcher",
+    "compile_phrases",
+    "find_phrases",
+    "load_phrase_lists",
+    "normalize_words",
+    "phrase_list",
+]
+
+_APOSTROPHES = str.maketrans({
+    "\u2019": "'",  # right single quotation mark (the usual curly apostrophe)
+    "\u2018": "'",  # left single quotation mark
+    "\u201b": "'",  # single high-reversed-9 quotation mark
+    "\u02bc": "'",  # modifier letter apostrophe
+    "\u2032": "'",  # prime
+    "\uff07": "'",  # fullwidth apostrophe
+})
+"""Curly apostrophes become straight ones (one character for one: offsets are kept)."""
+
+# An HTML entity or tag is markup, not words; anything else that is not a word
+# is punctuation or whitespace. A word may carry inner apostrophes (don't).
+_TOKEN = re.compile(
+    r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);"
+    r"|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]*)?/?>"
+    r"|([^\W_]+(?:'[^\W_]+)*)"
+)
+
+_NOT_STEMS = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+_SUFFIXES = {"s": "is", "re": "are", "ve": "have", "ll": "will", "d": "would", "m": "am"}
+_WHOLE = {
+    "cannot": ("can", "not"),
+    "let's": ("let", "us"),
+    # Contractions commonly written without the apostrophe, where the bare
+    # spelling is not an ordinary word ("its", "lets", "wont", "well" are).
+    "whats": ("what", "is"),
+    "thats": ("that", "is"),
+    "theres": ("there", "is"),
+    "heres": ("here", "is"),
+    "isnt": ("is", "not"),
+    "arent": ("are", "not"),
+    "wasnt": ("was", "not"),
+    "werent": ("were", "not"),
+    "dont": ("do", "not"),
+    "doesnt": ("does", "not"),
+    "didnt": ("did", "not"),
+    "hasnt": ("has", "not"),
+    "havent": ("have", "not"),
+    "couldnt": ("could", "not"),
+    "shouldnt": ("should", "not"),
+    "wouldnt": ("would", "not"),
+    "youve": ("you", "have"),
+    "weve": ("we", "have"),
+}
+
+
+def expand_word(word: str) -> tuple[str, ...]:
+    """The words a (casefolded) word stands for: contractions expanded."""
+    whole = _WHOLE.get(word)
+    if whole is not None:
+        return whole
+    if "'" not in word:
+        return (word,)
+    head, _, tail = word.rpartition("'")
+    if tail == "t" and head.endswith("n") and len(head) > 1:
+        stem = head[:-1]
+        return (*expand_word(_NOT_STEMS.get(stem, stem)), "not")
+    if tail in _SUFFIXES and head:
+        return (*expand_word(head), _SUFFIXES[tail])
+    return (word,)
+
+
+_EXPANDABLE = re.compile(
+    r"(?<![^ ])(?:[^ ]*'[^ ]*|" + "|".join(sorted(_WHOLE, key=len, reverse=True)) + r")(?![^ ])"
+)
+
+
+def _expand_match(match: re.Match) -> str:
+    return "~".join(expand_word(match.group()))
+
+
+@lru_cache(maxsize=8192)
+def normalize_words(text: str) -> str:
+    """``text`` as its words: casefolded, contractions expanded, separated by
+    single spaces (the parts of one expanded word by ``~``). Cached by content."""
+    words = " ".join(filter(None, _TOKEN.findall(text.translate(_APOSTROPHES)))).casefold()
+    return _EXPANDABLE.sub(_expand_match, words)
+
+
+@lru_cache(maxsize=8192)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(normalize_words(text).replace("~", " ").split())
+
+
+@dataclass(frozen=True)
+class _Located:
+    """The normalized words of a text with, per original word, where it starts in
+    the normalized string and its original offsets."""
+
+    words: str
+    starts: dict[int, int]
+    ends: dict[int, int]
+    origin: tuple[tuple[int, int], ...]
+
+
+@lru_cache(maxsize=512)
+def _locate(text: str) -> _Located:
+    translated = text.translate(_APOSTROPHES)
+    pieces: list[str] = []
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    origin: list[tuple[int, int]] = []
+    position = 0
+    for match in _TOKEN.finditer(translated):
+        word = match.group(1)
+        if not word:
+            continue
+        normalized = "~".join(expand_word(word.casefold()))
+        if pieces:
+            position += 1
+        starts[position] = len(origin)
+        position += len(normalized)
+        ends[position] = len(origin)
+        origin.append((match.start(1), match.end(1)))
+        pieces.append(normalized)
+    return _Located(" ".join(pieces), starts, ends, tuple(origin))
+
+
+class PhraseError(ValueError):
+    """A phrase that cannot be compiled (unbalanced or nested ``{...}``)."""
+
+
+def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
+    """A phrase as a list of elements, each a list of alternatives (word tuples)."""
+    elements: list[list[tuple[str, ...]]] = []
+    rest = phrase
+    while rest:
+        open_at = rest.find("{")
+        close_at = rest.find("}")
+        if open_at == -1:
+            if close_at != -1:
+                raise PhraseError(f"unbalanced '}}' in phrase {phrase!r}")
+            elements.extend([tuple(normalize_words(word).replace("~", " ").split())] for word in rest.split())
+            break
+        if close_at != -1 and close_at < open_at:
+            raise PhraseError(f"unbalanced '}}' in phrase {phrase!r}")
+        elements.extend([tuple(normalize_words(word).replace("~", " ").split())] for word in rest[:open_at].split())
+        close_at = rest.find("}", open_at)
+        if close_at == -1:
+            raise PhraseError(f"unclosed '{{' in phrase {phrase!r}")
+        if (open_at > 0 and not rest[open_at - 1].isspace()) or (close_at + 1 < len(rest) and not rest[close_at + 1].isspace()):
+            raise PhraseError(f"a '{{...}}' group must stand apart from the words around it in phrase {phrase!r}")
+        body = rest[open_at + 1 : close_at]
+        if "{" in body:
+            raise PhraseError(f"nested '{{' in phrase {phrase!r}")
+        alternatives = list(dict.fromkeys(tuple(normalize_words(alt).replace("~", " ").split()) for alt in body.split("|")))
+        elements.append(alternatives)
+        rest = rest[close_at + 1 :]
+    return [[alt for alt in element] for element in elements if element != [()]]
+
+
+def _words_regex(words: Sequence[str]) -> str:
+    return "".join("[ ~]" + re.escape(word) for word in words)
+
+
+def _element_regex(element: list[tuple[str, ...]]) -> str:
+    filled = sorted((alt for alt in element if alt), key=lambda a: (-len(a), -len(" ".join(a)), a))
+    if len(filled) == 1 and () not in element:
+        return _words_regex(filled[0])
+    body = "|".join(_words_regex(alt) for alt in filled)
+    return f"(?:{body}|)" if () in element else f"(?:{body})"
+
+
+def _literal_elements(phrase: str) -> list[list[tuple[str, ...]]]:
+    """A phrase whose groups do not parse, read as plain words."""
+    return [[(word,)] for word in normalize_words(phrase).replace("~", " ").split()]
+
+
+@dataclass(frozen=True)
+class PhraseMatch:
+    """A phrase found in a text: original offsets (end exclusive) and the text."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def words(self) -> str:
+        """The matched words, normalized (expanded contractions spelt out)."""
+        return normalize_words(self.text).replace("~", " ")
+
+
+class _Phrase:
+    """One phrase: its regex over ``" " + words + " "`` (compiled on first use)
+    and the words one of which any match contains."""
+
+    __slots__ = ("phrase", "body", "keys", "_compiled")
+
+    def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]]) -> None:
+        self.phrase = phrase
+        self.body = "".join(_element_regex(e) for e in elements)
+        self.keys = _key_words(elements)
+        self._compiled: re.Pattern | None = None
+
+    @property
+    def regex(self) -> re.Pattern:
+        # a match starts at the space before its first word (never at the "~"
+        # inside an expanded contraction) and ends before a space
+        if self._compiled is None:
+            self._compiled = re.compile("(?= )" + self.body + "(?= )")
+        return self._compiled
+
+
+class PhraseMatcher:
+    """A phrase list, ready to search texts.
+
+    Each phrase is compiled on first need, when a text holds one of its key
+    words; a text that holds no key word of any phrase costs one set test.
+    A phrase whose ``{...}`` groups are malformed is read as plain words.
+    """
+
+    def __init__(self, phrases: Iterable[str]) -> None:
+        self.phrases = tuple(dict.fromkeys(p.strip() for p in phrases if p and p.strip()))
+        self._entries: list[_Phrase] = []
+        by_key: dict[str, list[int]] = {}
+        for phrase in self.phrases:
+            try:
+                elements = _parse(phrase)
+            except PhraseError:
+                elements = _literal_elements(phrase)
+            if not any(() not in element for element in elements):
+                continue  # nothing mandatory: it would match anywhere
+            entry = _Phrase(phrase, elements)
+            for key in entry.keys:
+                by_key.setdefault(key, []).append(len(self._entries))
+            self._entries.append(entry)
+        self._by_key = by_key
+        self.keys = frozenset(by_key)
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def _candidates(self, text: str) -> list[_Phrase]:
+        present = self.keys.intersection(_word_set(text))
+        if not present:
+            return []
+        indexes = sorted({i for key in present for i in self._by_key[key]})
+        return [self._entries[i] for i in indexes]
+
+    def might_match(self, text: str) -> bool:
+        """A cheap test: False when no phrase can occur in ``text``."""
+        return not self.keys.isdisjoint(_word_set(text))
+
+    def fullmatch_words(self, words: str) -> bool:
+        """Whether normalized ``words`` (single spaces) are, as a whole, one of the phrases."""
+        padded = " " + words + " "
+        return any(re.fullmatch(entry.body + " ", padded) for entry in self._entries)
+
+    def occurrences(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` in the normalized words of every occurrence of every
+        phrase (occurrences of one phrase do not overlap each other)."""
+        candidates = self._candidates(text)
+        if not candidates:
+            return []
+        padded = " " + normalize_words(text) + " "
+        found = []
+        for entry in candidates:
+            found.extend((m.start(), m.end() - 1) for m in entry.regex.finditer(padded))
+        return found
+
+    def find(self, text: str) -> list[PhraseMatch]:
+        """Every phrase occurrence in ``text``, left to right, not overlapping:
+        where occurrences overlap, the one starting first wins, then the longest."""
+        spans = self.occurrences(text)
+        if not spans:
+            return []
+        spans.sort(key=lambda span: (span[0], -span[1]))
+        kept = []
+        for start, end in spans:
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, end))
+        return _to_original(text, kept)
+
+
+def _to_original(text: str, spans: Iterable[tuple[int, int]]) -> list[PhraseMatch]:
+    located = _locate(text)
+    found = []
+    for start, end in spans:
+        first = located.starts.get(start)
+        last = located.ends.get(end)
+        if first is None or last is None:  # boundaries are guarded by the regex
+            continue
+        begin, finish = located.origin[first][0], located.origin[last][1]
+        found.append(PhraseMatch(begin, finish, text[begin:finish]))
+    return found
+
+
+_COMMON = frozenset(
+    """a an the this that these those it its is are was were be been being am do does did not no
+    of to in on at for with by from and or but if as so than then there here what which who where
+    when how why you your we us our i me my he she they them their one some any all each every
+    can could will would shall should may might must have has had let just very""".split()
+)
+
+
+def _key_words(elements: list[list[tuple[str, ...]]]) -> set[str]:
+    """Words of which at least one occurs in any text the phrase matches.
+
+    Every match holds one alternative of each mandatory element (one without an
+    empty alternative), so the most telling word of each alternative of one
+    such element will do; the element whose words are least common is chosen.
+    """
+    best_score: tuple[int, int] | None = None
+    best: set[str] = set()
+    for element in elements:
+        if () in element:
+            continue
+        chosen = {max(alt, key=lambda w: (w not in _COMMON, len(w))) for alt in element}
+        score = (sum(1 for w in chosen if w in _COMMON), len(chosen))
+        if best_score is None or score < best_score:
+            best_score, best = score, chosen
+    return best
+
+
+@lru_cache(maxsize=1)
+def load_phrase_lists() -> dict[str, tuple[str, ...]]:
+    """The shipped phrase lists, by table name (``signposting``, ``quiz-framing``)."""
+    raw = resources.files("skill_eval.linter").joinpath("data/phrases.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(raw)
+    return {name: tuple(table.get("phrases", ())) for name, table in data.items() if isinstance(table, dict)}
+
+
+def phrase_list(name: str) -> tuple[str, ...]:
+    return load_phrase_lists().get(name, ())
+
+
+@lru_cache(maxsize=64)
+def compile_phrases(phrases: tuple[str, ...]) -> PhraseMatcher:
+    """A matcher for ``phrases``, compiled once per distinct list."""
+    return PhraseMatcher(phrases)
+
+
+def find_phrases(text: str, phrases: tuple[str, ...], allow: tuple[str, ...] = ()) -> list[PhraseMatch]:
+    """Occurrences of ``phrases`` in ``text``, dropping those inside an
+    occurrence of an ``allow`` phrase."""
+    matches = compile_phrases(phrases).find(text)
+    if not matches or not allow:
+        return matches
+    allowed = compile_phrases(allow)
+    spans = [(m.start, m.end) for m in _to_original(text, allowed.occurrences(text))]
+    return [m for m in matches if not any(s <= m.start and m.end <= e for s, e in spans)]
+
+

@@ -1,0 +1,54 @@
+"""SE301 signposting."""
+
+from __future__ import annotations
+
+from ...diagnostics import Severity
+from ..base import Rule, Scope
+from ._common import phrase_diagnostics
+
+
+class Signposting(Rule):
+    """## What it does
+    Reports phrases in the artifact (question.md) that point the agent at the
+    defect: "note the following", "one of these is incorrect", "pay close
+    attention", "can you spot", "look carefully", "watch out for", "hint",
+    "there is a mistake", "something is off", "not everything here is
+    correct", and their plain variants.
+
+    Matching is on the artifact's words: case, markdown markup, HTML tags,
+    punctuation and line breaks are ignored, curly and straight apostrophes are
+    the same, and contractions match their expansions ("there's" = "there
+    is"). The phrase list is data (`linter/data/phrases.toml`, table
+    `[signposting]`); `[signposting] extra = [...]` in skill-eval.toml adds
+    phrases, and `allow = [...]` exempts occurrences that lie inside an allowed
+    phrase (e.g. `allow = ["hint text"]` for a form's hint text).
+
+    ## Why is this bad?
+    Seed rule 6: "Never signpost. No 'note the following' or 'one of these is
+    incorrect.' Signposting converts a tier-2 probe back into a tier-1 quiz."
+    An agent told where to look catches the defect without the discipline, so
+    both arms catch it and the probe measures nothing (the ceiling).
+
+    ## Example
+    ```markdown
+    Please **note** the
+    following before you sign: one of these rows is incorrect.
+    ```
+
+    ## Fix
+    Delete the pointer and let the material speak: the defect is in the work,
+    not announced by it. If the phrase is genuine content of the work, add it
+    to `[signposting] allow`.
+    """
+
+    code = "SE301"
+    name = "signposting"
+    severity = Severity.ERROR
+    scope = Scope.PROBE
+    tags = ("artifact", "phrases")
+
+    def check(self, context):
+        yield from phrase_diagnostics(
+            self, context, "signposting", context.config.signposting,
+            lambda shown: f"signposting phrase {shown!r} points the agent at the defect (seed rule 6: never signpost)",
+        )
