@@ -68,10 +68,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
     parser.add_argument("--skip-check", action="store_true", help="do not grade the probes' known transcripts first")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     if args.jobs < 1:
         return _fail("-j must be at least 1")
-    from .grading import BadExpectation, Value, check_expectation
     from .probes import ProbeError
     from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
     from .transcripts import check_probe
@@ -83,13 +82,6 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
-        for probe in probes:
-            for defect in probe.defects:
-                for field, expectation in (defect.get("caught_when") or {}).items():
-                    try:
-                        check_expectation(expectation, Value.from_text(""))
-                    except BadExpectation as error:
-                        raise ProbeError(f"{probe.json_path}: defect {defect.get('id')} field {field}: {error}") from None
         if not args.skip_check:
             mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
             if mismatched:
@@ -219,7 +211,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agent", help="only records of this agent")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML report with the calibration plot")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     from .probes import ProbeError
     from .report import build_report, render_json, render_text
 
@@ -248,7 +240,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
 def check_main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="skill-eval check", description=f"Grade known transcripts: {CHECK_MOTTO}.")
     _common(parser)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     from .probes import ProbeError
     from .transcripts import check_probe
 
@@ -295,7 +287,7 @@ def check_main(argv: Sequence[str] | None = None) -> int:
 def freeze_main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="skill-eval freeze", description="Record the hashes of chosen probes in evals/frozen.json.")
     _common(parser)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     if not args.paths and not args.probe:
         return _fail("name the probes to freeze (folders, probe.json files or --probe ID); nothing is frozen implicitly")
     from .freeze import freeze

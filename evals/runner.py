@@ -36,7 +36,7 @@ from skill_eval.linter.runs import (
 )
 
 from .executor import AgentJob, AgentOutcome, Executor, LocalExecutor
-from .grading import grade_answer
+from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .probes import Probe, ProbeError, Workspace
 from .prompt import build_prompt, with_skill
 
@@ -100,6 +100,18 @@ class RunSummary:
             tally[record["status"]] += 1
             tally["caught"] += int(bool(record.get("passed")))
         return tallies
+
+
+def validate_expectations(probe: Probe) -> None:
+    """Refuse a probe whose ``caught_when`` holds an expectation grading cannot read."""
+    for defect in probe.defects:
+        caught_when = defect.get("caught_when")
+        for name, expectation in (caught_when.items() if isinstance(caught_when, dict) else ()):
+            try:
+                check_expectation(expectation, Value.from_text(""))
+            except BadExpectation as error:
+                raise RunError(f"{probe.json_path}: defect {defect.get('id')}, field {name}: {error}; "
+                               "fix caught_when (run `skill-eval lint`)") from None
 
 
 def select_agent(config: Config, name: str | None) -> AgentConfig:
@@ -212,7 +224,7 @@ class Runner:
         self.cancel = cancel or threading.Event()
         self.fsync = fsync
 
-    def plan(self, probes: Iterable[Probe], arms: Sequence[str], reps: int, retry_errors: bool = False) -> Plan:
+    def plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool = False) -> Plan:
         where = str(self.workspace.config.source) if self.workspace.config.source else "skill-eval.toml"
         check_agent(self.agent, arms, where)
         if reps < 1:
@@ -222,6 +234,8 @@ class Runner:
                 if probe.skill_bytes is None:
                     raise RunError(f"{probe.json_path}: the treatment arm needs the skill, and this probe has none; "
                                    "add a SKILL.md above it or run --arms control")
+        for probe in probes:
+            validate_expectations(probe)
         plan = plan_starts(probes, agent=self.agent, model=self.model, arms=arms, reps=reps, retry_errors=retry_errors)
         plan.budget = suite_budget(self.workspace)
         return plan

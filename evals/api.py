@@ -1,0 +1,173 @@
+"""The runner's API for editors (the language server calls this).
+
+Two functions, both synchronous and safe to call from a worker thread; neither
+imports rich, pygls or lsprotocol.
+
+``probe_status(probe_json_path)``
+    Reads the run records of the probe's current version and returns a
+    :class:`ProbeStatus`: zone, counts per arm, starts, last run time. Cheap:
+    one JSONL file, cached by mtime. Never starts anything.
+
+``run_probe(probe_json_path, *, agent=None, arms=("control", "treatment"), reps=2, ...)``
+    Runs the probe's missing starts with a configured agent, exactly as
+    ``skill-eval run PROBE --agent NAME --arms ... --reps N`` would (same
+    resume, budget, transcript check and records), calling ``on_record(record)``
+    after each record is written, and returns the new :class:`ProbeStatus`.
+    Set the ``cancel`` event to stop: running agents are killed and recorded as
+    interrupted starts. Blocks until done — call it from a thread.
+
+Agent commands come from the workspace's config file; they run only when an
+explicit user action calls :func:`run_probe` (never on open, save or hover).
+Errors are raised as :class:`ApiError` with a one-line message naming the file
+and the fix, suitable for ``window/showMessage``.
+
+Example (in a server command handler)::
+
+    cancel = threading.Event()
+    def work():
+        return run_probe(path, agent="claude", reps=2,
+                         on_record=lambda r: progress(r["arm"], r["status"]),
+                         cancel=cancel)
+    future = executor.submit(work)   # keep `cancel` to honour $/cancelRequest
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from skill_eval.linter.runs import read_runs_file, sample_versions
+
+from .probes import ProbeError, Workspace
+from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
+from .transcripts import check_probe
+
+
+class ApiError(Exception):
+    """A request that cannot be served; ``str(error)`` is one line with the fix."""
+
+
+@dataclass(frozen=True)
+class ArmStatus:
+    reps: int
+    caught: int
+    errors: int
+    timeouts: int
+    wilson95: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class ProbeStatus:
+    """The calibration state of a probe's current version."""
+
+    probe: str
+    version: int
+    zone: str
+    """ceiling, window, floor, adverse, mixed or pending (see skill_eval.linter.runs)."""
+    arms: dict[str, ArmStatus]
+    starts: int
+    """Starts on record for this version (failed ones included)."""
+    last_run: str | None
+    """ISO 8601 end time of the latest start of this version, if any."""
+    budget: str = ""
+    """The suite's budget, e.g. ``"12 of 40 starts used, 28 remain"``."""
+    interrupted: bool = False
+    new_records: int = 0
+    agents: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _workspace(probe_json_path: Path | str) -> Workspace:
+    path = Path(probe_json_path)
+    if path.is_dir():
+        path = path / "probe.json"
+    try:
+        return Workspace.open([path])
+    except ProbeError as error:
+        raise ApiError(str(error)) from None
+
+
+def _load(workspace: Workspace, probe_json_path: Path | str, need_skill: bool):
+    path = Path(probe_json_path)
+    if path.is_dir():
+        path = path / "probe.json"
+    paths = workspace.probe_paths([path])
+    if not paths:
+        raise ApiError(f"{probe_json_path}: not a probe (no probe.json); open a probe's probe.json")
+    try:
+        return workspace.load(paths[0], need_skill=need_skill)
+    except ProbeError as error:
+        raise ApiError(str(error)) from None
+
+
+def _status(workspace: Workspace, probe, **extra: Any) -> ProbeStatus:
+    records = [r for _line, r in read_runs_file(probe.runs_file).records
+               if r.get("probe") == probe.probe_id and r.get("version") == probe.version]
+    sample = sample_versions(records).get((probe.probe_id, probe.version))
+    arms: dict[str, ArmStatus] = {}
+    for arm in ("control", "treatment"):
+        arm_sample = sample.arms[arm] if sample else None
+        arms[arm] = ArmStatus(
+            reps=arm_sample.reps if arm_sample else 0,
+            caught=arm_sample.caught if arm_sample else 0,
+            errors=arm_sample.errors if arm_sample else 0,
+            timeouts=arm_sample.timeouts if arm_sample else 0,
+            wilson95=arm_sample.interval if arm_sample else None,
+        )
+    return ProbeStatus(
+        probe=probe.probe_id,
+        version=probe.version,
+        zone=sample.zone if sample else "pending",
+        arms=arms,
+        starts=sample.starts if sample else 0,
+        last_run=sample.last_ended if sample else None,
+        budget=suite_budget(workspace).describe(),
+        agents=tuple(sorted(sample.agents)) if sample else (),
+        **extra,
+    )
+
+
+def probe_status(probe_json_path: Path | str) -> ProbeStatus:
+    """The calibration summary of the probe's current version (no agent runs)."""
+    workspace = _workspace(probe_json_path)
+    probe = _load(workspace, probe_json_path, need_skill=False)
+    return _status(workspace, probe)
+
+
+def run_probe(
+    probe_json_path: Path | str,
+    *,
+    agent: str | None = None,
+    arms: Sequence[str] = ("control", "treatment"),
+    reps: int = 2,
+    jobs: int = 4,
+    retry_errors: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> ProbeStatus:
+    """Run the probe's missing starts (see the module docstring); blocks until done."""
+    workspace = _workspace(probe_json_path)
+    try:
+        chosen_arms = parse_arms(arms)
+        agent_config = select_agent(workspace.config, agent)
+    except RunError as error:
+        raise ApiError(str(error)) from None
+    probe = _load(workspace, probe_json_path, need_skill="treatment" in chosen_arms)
+    mismatched = [r for r in check_probe(probe) if not r.ok]
+    if mismatched:
+        first = mismatched[0]
+        raise ApiError(first.error or f"{first.path}: known transcript graded differently than labelled; "
+                       "run `skill-eval check` and calibrate the discriminator before spending live reps")
+    runner = Runner(workspace, agent_config, jobs=jobs, on_record=on_record, cancel=cancel)
+    try:
+        plan = runner.plan([probe], chosen_arms, reps, retry_errors)
+        summary = runner.run(plan)
+    except (RunError, ProbeError) as error:
+        raise ApiError(str(error)) from None
+    except OSError as error:
+        raise ApiError(f"{probe.runs_file}: cannot record runs ({error.strerror or error}); check the folder") from None
+    return _status(workspace, probe, interrupted=summary.interrupted, new_records=len(summary.records))
