@@ -1,0 +1,119 @@
+"""End to end in a real Neovim: editors/nvim/lsp/skill_eval.lua + skill-eval-ls.
+
+``nvim --headless --clean`` sources nvim_quickfix.lua, which loads the config
+from the runtimepath as a user would, opens a probe.json with a misanchored
+step_heading, waits for SE101, applies the server's quick fix through
+textDocument/codeAction + apply_workspace_edit, waits for SE101 to go, and
+writes the buffer. The Lua side records each step in a JSON file; this test
+asserts on it, on nvim's exit status, and on the file written to disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ._workspace import BAD_HEADING, GOOD_HEADING, write_workspace
+
+REPO = Path(__file__).resolve().parents[2]
+NVIM_RTP = REPO / "editors" / "nvim"
+SCRIPT = Path(__file__).with_name("nvim_quickfix.lua")
+WHOLE_TEST_TIMEOUT = 60  # seconds, nvim included
+STEP_TIMEOUT_MS = 15_000
+
+NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim (Neovim >= 0.11) is not installed")
+
+
+def server_command() -> list[str]:
+    """The venv's skill-eval-ls, else ``python -m skill_eval.server``."""
+    executable = Path(sys.executable).parent / ("skill-eval-ls.exe" if os.name == "nt" else "skill-eval-ls")
+    if executable.is_file():
+        return [str(executable)]
+    return [sys.executable, "-m", "skill_eval.server"]
+
+
+def run_nvim(
+    tmp_path: Path, probe: Path, other_json: Path, root: Path, command: list[str], wait_ms: int = STEP_TIMEOUT_MS
+) -> tuple[subprocess.CompletedProcess, dict]:
+    result_file = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        "SKILL_EVAL_NVIM_RTP": str(NVIM_RTP),
+        "SKILL_EVAL_LS_CMD": json.dumps(command),
+        "SKILL_EVAL_PROBE": str(probe),
+        "SKILL_EVAL_OTHER_JSON": str(other_json),
+        "SKILL_EVAL_ROOT": str(root),
+        "SKILL_EVAL_EXPECTED_HEADING": GOOD_HEADING,
+        "SKILL_EVAL_RESULT": str(result_file),
+        "SKILL_EVAL_WAIT_MS": str(wait_ms),
+        # Keep Neovim's state (logs, shada) out of the user's home.
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    try:
+        completed = subprocess.run(
+            [NVIM, "--headless", "--clean", "-n", "-S", str(SCRIPT)],
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=WHOLE_TEST_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired as expired:
+        lsp_log = tmp_path / "state" / "nvim" / "lsp.log"
+        pytest.fail(
+            f"nvim did not finish in {WHOLE_TEST_TIMEOUT}s; partial result: "
+            f"{result_file.read_text() if result_file.exists() else '(none)'}; stderr: {expired.stderr!r}; "
+            f"lsp.log: {lsp_log.read_text()[-3000:] if lsp_log.exists() else '(none)'}"
+        )
+    assert result_file.exists(), f"nvim wrote no result (exit {completed.returncode}): {completed.stderr}"
+    return completed, json.loads(result_file.read_text(encoding="utf-8"))
+
+
+def test_misanchored_step_heading_quick_fix(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    probe = write_workspace(root, step_heading=BAD_HEADING)
+    other_json = root / "package.json"
+    other_json.write_text('{"name": "not-a-probe"}\n', encoding="utf-8")
+
+    completed, result = run_nvim(tmp_path, probe, other_json, root, server_command())
+
+    lsp_log = tmp_path / "state" / "nvim" / "lsp.log"
+    failed = [s for s in result["steps"] if not s["ok"]]
+    assert result["ok"] and not failed, (
+        f"failed steps: {json.dumps(failed, indent=2)}\nerror: {result.get('error')}\n"
+        f"nvim stderr: {completed.stderr}\nlsp.log tail: {lsp_log.read_text()[-3000:] if lsp_log.exists() else '(none)'}"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert BAD_HEADING in result["diagnostic"]["message"]
+    assert any(GOOD_HEADING in title for title in result["actions"]), result["actions"]
+    assert result["root_dir"] == str(root)
+    # The fix reached the disk through :write, and the linter agrees it is fixed.
+    assert json.loads(probe.read_text(encoding="utf-8"))["step_heading"] == GOOD_HEADING
+    lint = subprocess.run(
+        [sys.executable, "-m", "skill_eval.linter.cli", "--select", "SE101", str(root)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_result_file_reports_a_failure(tmp_path: Path) -> None:
+    """The harness can fail: a server command that does not exist never attaches."""
+    root = tmp_path / "ws"
+    probe = write_workspace(root, step_heading=BAD_HEADING)
+    other_json = root / "package.json"
+    other_json.write_text("{}\n", encoding="utf-8")
+    completed, result = run_nvim(tmp_path, probe, other_json, root, [str(tmp_path / "no-such-skill-eval-ls")], wait_ms=2000)
+    assert completed.returncode != 0
+    assert not result["ok"]
+    assert any(s["name"] == "client attached to probe.json" and not s["ok"] for s in result["steps"]), result
