@@ -276,7 +276,7 @@ class ProbeContext:
         if value is not None:
             return None  # a schema violation, reported by SE002
         if default_name is not None:
-            return self.folder / default_name
+            return self.session.resolve(self.folder, default_name)
         found = self.session.nearest(self.folder, walk_name) if walk_name else None
         if found is None:
             return FileProblem(self.folder / walk_name, "missing",

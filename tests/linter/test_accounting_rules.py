@@ -211,7 +211,7 @@ def _set(data, path, value) -> None:
             data = data[part]
         else:
             return
-    if isinstance(data, dict) or (isinstance(data, list) and path[-1] < len(data)):
+    if isinstance(data, dict) or (isinstance(data, list) and isinstance(path[-1], int) and path[-1] < len(data)):
         data[path[-1]] = value
 
 

@@ -154,3 +154,11 @@ def test_duplicate_id_ignores_unparsable_probes(tmp_path: Path) -> None:
 
 def test_clean_fixture_is_clean() -> None:
     assert lint_paths([FIXTURES / "files-clean"]).diagnostics == []
+
+
+def test_validation_does_not_add_schema_defaults(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", {"p": floor_probe()})
+    result = lint_paths([root])
+    probe = result.sessions[0].probe(probe_folder(root, "p") / "probe.json")
+    assert probe.probe.schema_problems() == []
+    assert "question" not in probe.data and "version" not in probe.data
