@@ -194,15 +194,22 @@ class ProbeJson:
         return self._location_span(entry.key_start, entry.key_end)
 
     def has(self, json_pointer: str) -> bool:
-        return json_pointer in self._source_map
+        return self._nearest(json_pointer, exact=True) is not None
 
-    def _nearest(self, json_pointer: str):
+    def _nearest(self, json_pointer: str, exact: bool = False):
+        """The source-map entry of ``json_pointer`` or of its nearest existing parent.
+
+        json-source-map keys its entries by unescaped paths (``/a/b`` for the key
+        ``"a/b"``), so the RFC 6901 pointer is split into its parts, unescaped,
+        and re-joined in that convention; walking up drops whole parts.
+        """
         source_map = self._source_map
+        parts = [part.replace("~1", "/").replace("~0", "~") for part in json_pointer.split("/")[1:]]
         while True:
-            entry = source_map.get(json_pointer)
-            if entry is not None or not json_pointer:
+            entry = source_map.get("".join("/" + part for part in parts))
+            if entry is not None or not parts or exact:
                 return entry
-            json_pointer = json_pointer.rsplit("/", 1)[0]
+            parts.pop()
 
     def _first_line_span(self) -> Span:
         first = self.document.lines[0] if self.document.lines else ""
