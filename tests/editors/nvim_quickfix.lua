@@ -111,6 +111,29 @@ local function main()
   result.remaining = vim.tbl_map(function(d)
     return { code = d.code, message = d.message }
   end, vim.diagnostic.get(bufnr))
+
+  -- SKILL.md: the fixed probe now anchors on the heading; its code lens runs the
+  -- config's skill-eval.showProbes handler, which fills the quickfix list.
+  vim.cmd.edit(vim.fn.fnameescape(env.SKILL_EVAL_SKILL))
+  local skill_buf = vim.api.nvim_get_current_buf()
+  step("client attached to SKILL.md", vim.wait(wait_ms, function()
+    return client_for(skill_buf) ~= nil
+  end, 50), nil)
+  local lens_response = client:request_sync("textDocument/codeLens",
+    { textDocument = vim.lsp.util.make_text_document_params(skill_buf) }, wait_ms, skill_buf)
+  local lens
+  for _, candidate in ipairs(lens_response and lens_response.result or {}) do
+    if candidate.command and candidate.command.title == "1 probe" then
+      lens = candidate
+    end
+  end
+  step("code lens '1 probe' on the fixed heading", lens ~= nil, lens_response)
+  vim.fn.setqflist({}, "r", { items = {} })
+  client:exec_cmd(lens.command, { bufnr = skill_buf })
+  step("showProbes filled the quickfix list with the probe", vim.wait(wait_ms, function()
+    local items = vim.fn.getqflist()
+    return #items == 1 and vim.api.nvim_buf_get_name(items[1].bufnr) == env.SKILL_EVAL_PROBE
+  end, 50), vim.fn.getqflist())
   result.ok = true
 end
 

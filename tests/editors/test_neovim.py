@@ -48,6 +48,7 @@ def run_nvim(
         "SKILL_EVAL_NVIM_RTP": str(NVIM_RTP),
         "SKILL_EVAL_LS_CMD": json.dumps(command),
         "SKILL_EVAL_PROBE": str(probe),
+        "SKILL_EVAL_SKILL": str(root / "skills" / "verify-closeout" / "SKILL.md"),
         "SKILL_EVAL_OTHER_JSON": str(other_json),
         "SKILL_EVAL_ROOT": str(root),
         "SKILL_EVAL_EXPECTED_HEADING": GOOD_HEADING,

@@ -44,4 +44,23 @@ return {
   -- select, ignore, per-file-ignores, ...); it asks for it with
   -- workspace/configuration. An empty dict means "the config file decides".
   settings = { ["skill-eval"] = vim.empty_dict() },
+  commands = {
+    -- SKILL.md's code lenses ("2 probes", see vim.lsp.codelens) run this server
+    -- command; it answers with the probes' locations: put them in the quickfix list.
+    ["skill-eval.showProbes"] = function(command, ctx)
+      local client = assert(vim.lsp.get_client_by_id(ctx.client_id))
+      client:request("workspace/executeCommand", { command = command.command, arguments = command.arguments },
+        function(err, locations)
+          if err then
+            vim.notify("skill-eval: " .. tostring(err.message or err), vim.log.levels.ERROR)
+          elseif not locations or vim.tbl_isempty(locations) then
+            vim.notify("skill-eval: no probe anchors on this heading", vim.log.levels.INFO)
+          else
+            local items = vim.lsp.util.locations_to_items(locations, client.offset_encoding)
+            vim.fn.setqflist({}, " ", { title = "skill-eval: probes of this step", items = items })
+            vim.cmd("botright copen")
+          end
+        end, ctx.bufnr)
+    end,
+  },
 }

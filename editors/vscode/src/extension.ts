@@ -15,6 +15,7 @@ import {
 } from "vscode-languageclient/node";
 import {
   SECTION,
+  SHOW_PROBES_COMMAND,
   linterSettings,
   probeFileFor,
   resolveServerCommand,
@@ -203,10 +204,29 @@ async function runProbe(argument?: unknown): Promise<unknown> {
   );
 }
 
+/**
+ * SKILL.md's code lens ("2 probes") runs the server command skill-eval.showProbes,
+ * which answers with the probes' locations; show them in the references peek.
+ */
+async function showProbes(uri: string, line: number): Promise<void> {
+  if (!client || !client.isRunning()) {
+    return;
+  }
+  const locations = await client.sendRequest(ExecuteCommandRequest.type, { command: SHOW_PROBES_COMMAND, arguments: [uri, line] });
+  const converted = Array.isArray(locations) ? await client.protocol2CodeConverter.asReferences(locations) : [];
+  await vscode.commands.executeCommand(
+    "editor.action.showReferences",
+    vscode.Uri.parse(uri),
+    new vscode.Position(line, 0),
+    converted ?? [],
+  );
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   context.subscriptions.push(
     vscode.commands.registerCommand("skill-eval.restart", restart),
     vscode.commands.registerCommand("skill-eval.runProbe", runProbe),
+    vscode.commands.registerCommand(SHOW_PROBES_COMMAND, showProbes),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (["interpreter", "path", "args"].some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
         void restart();

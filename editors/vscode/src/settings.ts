@@ -16,8 +16,11 @@ export const DEFAULT_EXECUTABLE = "skill-eval-ls";
 /** Keys of the "skill-eval" section that only the client uses; everything else is the linter's. */
 export const CLIENT_ONLY_KEYS: ReadonlySet<string> = new Set(["interpreter", "path", "args", "trace"]);
 
+/** The server command behind SKILL.md's code lenses ("2 probes"): returns the probes' Locations. */
+export const SHOW_PROBES_COMMAND = "skill-eval.showProbes";
+
 /** Commands the extension registers itself, so the language client must not register them again. */
-export const CLIENT_COMMANDS: ReadonlySet<string> = new Set(["skill-eval.restart", "skill-eval.runProbe"]);
+export const CLIENT_COMMANDS: ReadonlySet<string> = new Set(["skill-eval.restart", "skill-eval.runProbe", SHOW_PROBES_COMMAND]);
 
 /** File names the server handles; the document selector is these, on disk. */
 export const FIXTURE_FILE_NAMES = ["probe.json", "question.md", "SKILL.md", "output-spec.md"] as const;

@@ -53,7 +53,7 @@ test("linter settings drop client-only keys and empty lists", () => {
 
 test("the client never re-registers the extension's own commands", () => {
   assert.deepEqual(
-    settings.serverCommandsToRegister(["skill-eval.runProbe", "skill-eval.applyFix", "skill-eval.restart"]),
+    settings.serverCommandsToRegister(["skill-eval.runProbe", "skill-eval.applyFix", "skill-eval.restart", "skill-eval.showProbes"]),
     ["skill-eval.applyFix"],
   );
   assert.deepEqual(settings.serverCommandsToRegister(undefined), []);
