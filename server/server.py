@@ -1,0 +1,577 @@
+"""The pygls 2.x language server: LSP in, engine calls, LSP out.
+
+This module owns the protocol side only: document sync, debouncing, settings,
+file watching, progress, publishing and error containment. Linting state lives
+in :mod:`.state`; hover, completion, navigation, rename and code actions in
+:mod:`.features`. No rule logic is written here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..linter.textfile import UnreadableFile, decode_text, normalize_newlines
+from ..linter.workspace import FIXTURE_NAMES, absolute, find_workspace_root
+from . import features
+from .convert import Converter, path_of, uri_of
+from .settings import SECTION, config_files, resolve, settings_mapping
+from .state import Changes, WorkspaceState, is_calibration_file
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE = 0.1
+"""Seconds between two lints caused by typing in the same document."""
+SETTLE = 1.0
+"""Idle seconds before the workspace-wide rules run over every probe again."""
+CALIBRATION_DELAY = 1.0
+"""Seconds to wait for more eval-run records before re-linting for them."""
+
+WATCHED_GLOBS = (
+    "**/probe.json",
+    "**/SKILL.md",
+    "**/output-spec.md",
+    "**/*.md",
+    "**/skill-eval.toml",
+    "**/pyproject.toml",
+    "**/frozen.json",
+    "**/evals/runs/**",
+)
+FIX_ALL_KIND = "source.fixAll.skill-eval"
+SHOW_PROBES_COMMAND = "skill-eval.showProbes"
+
+
+class SkillEvalLanguageServer(LanguageServer):
+    """The server and its adapter state (buffers, engine states, publishing)."""
+
+    def __init__(self) -> None:
+        super().__init__("skill-eval-ls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.buffers: dict[Path, str] = {}
+        self.versions: dict[Path, int] = {}
+        self.states: dict[Path, WorkspaceState] = {}
+        self.init_settings: dict[str, Any] = {}
+        self.client_settings: dict[str, Any] = {}
+        self.reported: set[str] = set()
+        self.published: set[Path] = set()
+        self.dirty: set[Path] = set()
+        self.last_flush: dict[Path, float] = {}
+        self.flush_handle: asyncio.TimerHandle | None = None
+        self.settle_handle: asyncio.TimerHandle | None = None
+        self.calibration_handle: asyncio.TimerHandle | None = None
+        self.calibration_roots: set[Path] = set()
+        self.watching = False
+        self.config_stamps: dict[Path, tuple] = {}
+        self.ready = False
+
+    # -- client capabilities -------------------------------------------------------
+
+    def _cap(self, *names: str) -> Any:
+        value: Any = self.client_capabilities
+        for name in names:
+            value = getattr(value, name, None)
+            if value is None:
+                return None
+        return value
+
+    @property
+    def related_support(self) -> bool:
+        return bool(self._cap("text_document", "publish_diagnostics", "related_information"))
+
+    @property
+    def progress_support(self) -> bool:
+        return bool(self._cap("window", "work_done_progress"))
+
+    @property
+    def configuration_support(self) -> bool:
+        return bool(self._cap("workspace", "configuration"))
+
+    @property
+    def watch_support(self) -> bool:
+        return bool(self._cap("workspace", "did_change_watched_files", "dynamic_registration"))
+
+    # -- logging and errors ----------------------------------------------------------
+
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001 - logging must never fail a handler
+            logger.exception("cannot send window/logMessage")
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """Internal errors go to the log, never to a pop-up."""
+        self.log(f"skill-eval-ls internal error ({getattr(source, '__name__', source)}): {error}", types.MessageType.Error)
+
+    def show_once(self, message: str) -> None:
+        """Tell the user about ``message`` (an invalid config) once per distinct message."""
+        if message in self.reported:
+            return
+        self.reported.add(message)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"skill-eval: {message}"))
+        self.log(f"skill-eval: {message}", types.MessageType.Error)
+
+    # -- conversion ----------------------------------------------------------------------
+
+    def lines_of(self, path: Path) -> list[str]:
+        text = self.buffers.get(path)
+        if text is not None:
+            return normalize_newlines(text.lstrip("\ufeff")).split("\n")
+        state = self.state_for(path, create=False)
+        document = state.document(path) if state is not None else None
+        return document.lines if document is not None else []
+
+    @property
+    def converter(self) -> Converter:
+        return Converter(self.workspace.position_codec, self.lines_of)
+
+    # -- engine states -----------------------------------------------------------------
+
+    def settings_layers(self) -> list[tuple[str, dict]]:
+        return [
+            ("skill-eval settings (initializationOptions)", self.init_settings),
+            ("skill-eval settings (workspace/configuration)", self.client_settings),
+        ]
+
+    def config_for(self, root: Path):
+        config, errors = resolve(root, self.settings_layers())
+        for message in errors:
+            self.show_once(message)
+        self.config_stamps[root] = self._stamp(root)
+        return config
+
+    @staticmethod
+    def _stamp(root: Path) -> tuple:
+        stamp = []
+        for path in config_files(root):
+            try:
+                stat = path.stat()
+                stamp.append((stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                stamp.append(None)
+        return tuple(stamp)
+
+    def folders(self) -> list[Path]:
+        folders = []
+        for folder in self.workspace.folders.values():
+            path = path_of(folder.uri)
+            if path is not None:
+                folders.append(path)
+        if not folders and self.workspace.root_uri:
+            path = path_of(self.workspace.root_uri)
+            if path is not None:
+                folders.append(path)
+        return folders
+
+    def build_states(self) -> None:
+        for folder in self.folders():
+            root = find_workspace_root(folder)
+            state = self.states.get(root)
+            if state is None:
+                state = self.states[root] = WorkspaceState(root, self.config_for(root), self.buffers)
+            state.scope.add(folder)
+
+    def state_for(self, path: Path, create: bool = True) -> WorkspaceState | None:
+        best = None
+        for root, state in self.states.items():
+            if state.owns(path) and (best is None or len(root.parts) > len(best.root.parts)):
+                best = state
+        if best is None and create:
+            root = find_workspace_root(path)
+            best = self.states[root] = WorkspaceState(root, self.config_for(root), self.buffers)
+        return best
+
+    # -- publishing ------------------------------------------------------------------------
+
+    def publish(self, state: WorkspaceState, changes: Changes, extra: set[Path] = frozenset()) -> None:
+        converter = self.converter
+        related = self.related_support
+        for path in sorted(changes.all() | set(extra)):
+            if path in changes.cleared and not state.diagnostics_for(path):
+                found = []
+            else:
+                found = state.diagnostics_for(path)
+            if not found and path not in self.published and path not in changes.always and path not in extra:
+                continue
+            if path == state.root or (path not in self.buffers and not path.is_file() and path not in changes.cleared):
+                continue
+            diagnostics = []
+            for diagnostic in found:
+                try:
+                    diagnostics.append(converter.diagnostic(diagnostic, related))
+                except Exception:  # noqa: BLE001 - one bad span must not hide the rest
+                    self.log(f"cannot convert {diagnostic.code} in {path}:\n{traceback.format_exc()}", types.MessageType.Error)
+            if diagnostics:
+                self.published.add(path)
+            else:
+                self.published.discard(path)
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri_of(path), diagnostics=diagnostics, version=self.versions.get(path))
+            )
+
+    # -- scanning -----------------------------------------------------------------------------
+
+    async def scan(self, states: list[WorkspaceState], title: str = "skill-eval: checking probes") -> None:
+        token = None
+        if self.progress_support:
+            token = str(uuid.uuid4())
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False))
+            except Exception as error:  # noqa: BLE001 - progress is optional
+                self.log(f"no work-done progress: {error}")
+                token = None
+        try:
+            for state in states:
+                for done, total, changes in state.scan():
+                    self.publish(state, changes)
+                    if token is not None:
+                        percentage = int(100 * done / total) if total else 100
+                        self.work_done_progress.report(
+                            token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percentage)
+                        )
+                    await asyncio.sleep(0)
+        finally:
+            if token is not None:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+    # -- changes --------------------------------------------------------------------------------
+
+    def mark_dirty(self, path: Path, immediate: bool) -> None:
+        self.dirty.add(path)
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        due = self.last_flush.get(path, float("-inf")) + DEBOUNCE
+        if immediate or (now >= due and self.flush_handle is None):
+            self.flush(extra={path})
+            return
+        if self.flush_handle is None:
+            self.flush_handle = loop.call_later(max(due - now, 0), self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        self.flush_handle = None
+        self.guard(self.flush)()
+
+    def flush(self, extra: set[Path] = frozenset()) -> None:
+        """Re-lint everything the dirty paths affect and publish."""
+        if self.flush_handle is not None:
+            self.flush_handle.cancel()
+            self.flush_handle = None
+        dirty, self.dirty = self.dirty, set()
+        loop = asyncio.get_running_loop()
+        by_state: dict[Path, tuple[WorkspaceState, set[Path]]] = {}
+        for path in dirty | set(extra):
+            state = self.state_for(path)
+            by_state.setdefault(state.root, (state, set()))[1].add(path)
+        for state, paths in by_state.values():
+            changes = state.changed(paths & dirty)
+            self.publish(state, changes, extra={p for p in paths if p in self.buffers})
+        now = loop.time()
+        for path in dirty:
+            self.last_flush[path] = now
+        self.schedule_settle()
+
+    def schedule_settle(self) -> None:
+        if not any(state.workspace_rules for state in self.states.values()):
+            return
+        loop = asyncio.get_running_loop()
+        if self.settle_handle is not None:
+            self.settle_handle.cancel()
+        self.settle_handle = loop.call_later(SETTLE, self.guard(self._settle))
+
+    def _settle(self) -> None:
+        self.settle_handle = None
+        for state in list(self.states.values()):
+            self.publish(state, state.workspace_pass(None))
+
+    def differs_from_disk(self, path: Path, text: str | None) -> bool:
+        """Whether ``text`` (a buffer) differs from ``path``'s content on disk."""
+        if text is None:
+            return True
+        try:
+            disk = decode_text(path.read_bytes())
+        except (OSError, UnreadableFile):
+            return True
+        return disk != normalize_newlines(text.lstrip("\ufeff"))
+
+    def reload_config(self, state: WorkspaceState) -> None:
+        state.configure(self.config_for(state.root))
+        self.publish(state, state.relint_all())
+
+    def poll_disk(self) -> None:
+        """Without file watching: notice deleted files and config changes at the
+        next document event."""
+        if self.watching:
+            return
+        for state in list(self.states.values()):
+            if self._stamp(state.root) != self.config_stamps.get(state.root):
+                self.reload_config(state)
+                continue
+            known = state.probes | state.skills | state.specs | state.files_with_diagnostics()
+            gone = {path for path in known if path != state.root and path not in self.buffers and not path.exists()}
+            if gone:
+                self.publish(state, state.removed(gone))
+
+    def on_watched(self, changes: list[types.FileEvent]) -> None:
+        config_roots: set[Path] = set()
+        by_kind: dict[types.FileChangeType, set[Path]] = {kind: set() for kind in types.FileChangeType}
+        for change in changes:
+            path = path_of(change.uri)
+            if path is None:
+                continue
+            state = self.state_for(path, create=False)
+            if state is None:
+                continue
+            if path in config_files(state.root):
+                config_roots.add(state.root)
+            elif is_calibration_file(path):
+                self.calibration_roots.add(state.root)
+            elif change.type == types.FileChangeType.Changed and path in self.buffers:
+                continue  # the open buffer wins over the disk
+            else:
+                by_kind[change.type].add(path)
+        for root in config_roots:
+            self.reload_config(self.states[root])
+        for kind, paths in by_kind.items():
+            grouped: dict[Path, set[Path]] = {}
+            for path in paths:
+                grouped.setdefault(self.state_for(path).root, set()).add(path)
+            for root, group in grouped.items():
+                state = self.states[root]
+                if kind == types.FileChangeType.Deleted:
+                    self.publish(state, state.removed(group))
+                elif kind == types.FileChangeType.Created:
+                    self.publish(state, state.created(group))
+                else:
+                    self.publish(state, state.changed(group))
+        if self.calibration_roots:
+            loop = asyncio.get_running_loop()
+            if self.calibration_handle is not None:
+                self.calibration_handle.cancel()
+            self.calibration_handle = loop.call_later(CALIBRATION_DELAY, self.guard(self._calibration_relint))
+        self.schedule_settle()
+
+    def _calibration_relint(self) -> None:
+        self.calibration_handle = None
+        roots, self.calibration_roots = self.calibration_roots, set()
+        for root in roots:
+            state = self.states.get(root)
+            if state is not None:
+                self.publish(state, state.relint_all())
+
+    async def register_watchers(self) -> None:
+        if not self.watch_support:
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED_GLOBS]
+        registration = types.Registration(
+            id=str(uuid.uuid4()),
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        try:
+            await asyncio.wait_for(
+                self.client_register_capability_async(types.RegistrationParams(registrations=[registration])), 10
+            )
+            self.watching = True
+        except Exception as error:  # noqa: BLE001 - fall back to polling at events
+            self.log(f"file watching unavailable ({error}); checking the disk at document events instead")
+
+    async def fetch_settings(self) -> None:
+        if not self.configuration_support:
+            return
+        try:
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+                ),
+                10,
+            )
+        except Exception as error:  # noqa: BLE001 - settings are optional
+            self.log(f"workspace/configuration failed: {error}")
+            return
+        self.client_settings = settings_mapping(result[0] if result else None)
+
+    # -- error containment ------------------------------------------------------------------
+
+    def guard(self, function: Callable, default: Any = None) -> Callable:
+        """``function`` with any exception logged (window/logMessage) instead of raised."""
+        if asyncio.iscoroutinefunction(function):
+
+            @functools.wraps(function)
+            async def guarded_async(*args, **kwargs):
+                try:
+                    return await function(*args, **kwargs)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001
+                    self.log(f"skill-eval-ls: {function.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+                    return default
+
+            return guarded_async
+
+        @functools.wraps(function)
+        def guarded(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except Exception:  # noqa: BLE001
+                self.log(f"skill-eval-ls: {function.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+                return default
+
+        return guarded
+
+
+def create_server() -> SkillEvalLanguageServer:
+    """A server with every feature registered."""
+    ls = SkillEvalLanguageServer()
+
+    def feature(method: str, options: Any = None, default: Any = None):
+        def register(function):
+            guarded = ls.guard(function, default)
+            if options is None:
+                ls.feature(method)(guarded)
+            else:
+                ls.feature(method, options)(guarded)
+            return function
+
+        return register
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams):
+        ls.init_settings = settings_mapping(params.initialization_options)
+
+    @feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams):
+        await ls.fetch_settings()
+        ls.build_states()
+        await ls.register_watchers()
+        await ls.scan(list(ls.states.values()))
+        ls.ready = True
+
+    @feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams):
+        if ls.configuration_support:
+            await ls.fetch_settings()
+        else:
+            ls.client_settings = settings_mapping(params.settings)
+        for state in list(ls.states.values()):
+            ls.reload_config(state)
+
+    @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: types.DidChangeWatchedFilesParams):
+        ls.on_watched(params.changes)
+
+    # -- documents ----------------------------------------------------------------------------
+
+    def sync(uri: str) -> Path | None:
+        path = path_of(uri)
+        if path is None:
+            return None
+        document = ls.workspace.get_text_document(uri)
+        ls.buffers[path] = document.source
+        ls.versions[path] = document.version
+        return path
+
+    @feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams):
+        path = sync(params.text_document.uri)
+        if path is None:
+            return
+        ls.poll_disk()
+        state = ls.state_for(path)
+        if path.name in FIXTURE_NAMES and not state.is_unit(path):
+            ls.mark_dirty(path, immediate=True)
+        elif ls.differs_from_disk(path, ls.buffers.get(path)):
+            ls.mark_dirty(path, immediate=True)
+        else:
+            ls.publish(state, Changes(), extra={path})
+
+    @feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams):
+        path = sync(params.text_document.uri)
+        if path is not None:
+            ls.mark_dirty(path, immediate=False)
+
+    @feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(params: types.DidSaveTextDocumentParams):
+        path = path_of(params.text_document.uri)
+        if path is None:
+            return
+        state = ls.state_for(path)
+        if path in config_files(state.root):
+            ls.reload_config(state)
+            return
+        ls.poll_disk()
+        if path in ls.dirty:
+            ls.mark_dirty(path, immediate=True)
+
+    @feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams):
+        path = path_of(params.text_document.uri)
+        if path is None:
+            return
+        closing = ls.buffers.pop(path, None)
+        ls.versions.pop(path, None)
+        ls.dirty.discard(path)
+        state = ls.state_for(path)
+        if not path.exists():
+            ls.publish(state, state.removed({path}))
+            return
+        ls.poll_disk()
+        if ls.differs_from_disk(path, closing):
+            ls.mark_dirty(path, immediate=True)
+
+    # -- language features (see features.py) --------------------------------------------
+
+    @feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params: types.HoverParams):
+        return features.hover(ls, params)
+
+    @feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=['"', ":", " ", ">"]),
+    )
+    def completion(params: types.CompletionParams):
+        return features.completion(ls, params)
+
+    @feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(params: types.DefinitionParams):
+        return features.definition(ls, params)
+
+    @feature(types.TEXT_DOCUMENT_REFERENCES)
+    def references(params: types.ReferenceParams):
+        return features.references(ls, params)
+
+    @feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(params: types.CodeLensParams):
+        return features.code_lens(ls, params)
+
+    @feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(params: types.PrepareRenameParams):
+        return features.prepare_rename(ls, params)
+
+    @feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
+    def rename(params: types.RenameParams):
+        return features.rename(ls, params)
+
+    @feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    def code_action(params: types.CodeActionParams):
+        return features.code_actions(ls, params)
+
+    @ls.command(SHOW_PROBES_COMMAND)
+    def show_probes(uri: str, line: int):
+        return ls.guard(features.probes_at_heading)(ls, uri, line)
+
+    features.register_extensions(ls, feature)
+    return ls

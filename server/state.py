@@ -1,0 +1,402 @@
+"""The engine side of the language server: one long-lived lint state per
+workspace root.
+
+Nothing here imports pygls or lsprotocol: positions stay the engine's (1-based
+lines, 1-based code-point columns, end exclusive) and the adapter converts them.
+
+How it stays cheap on a large tree:
+
+* one :class:`~skill_eval.linter.context.LintSession` per root lives as long as
+  the root's config; an edited buffer or a changed file is dropped from it with
+  :meth:`LintSession.forget`, so everything else stays parsed;
+* a reverse index (file -> probes reading it) says which probes an edit of a
+  SKILL.md, output-spec.md, artifact or probe.json affects: only those are
+  linted again, with :func:`~skill_eval.linter.engine.lint_targets`;
+* diagnostics are stored per *unit* (a probe, a skill, an output spec) and
+  gathered per file when published, so re-linting one probe replaces exactly
+  its findings.
+
+Rules with the workspace scope (SE006, ...) compare a probe with every other
+one: they run separately over the affected probes plus the probes they
+currently flag (and the probes their findings point at), and over the whole
+workspace when the server is idle (:meth:`WorkspaceState.workspace_pass`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from ..linter.config import Config
+from ..linter.context import FileProblem, LintSession
+from ..linter.diagnostics import Diagnostic
+from ..linter.engine import enabled_rules, lint_targets
+from ..linter.reader import OverlayReader
+from ..linter.rules.base import Scope
+from ..linter.textfile import TextDocument
+from ..linter.workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Targets, absolute, discover
+
+CHUNK = 64
+"""Probes linted per engine call during a scan (progress is reported between chunks)."""
+
+LOCAL, WIDE = "local", "workspace"
+"""Which pass produced a stored unit's diagnostics."""
+
+CALIBRATION_FILES = ("frozen.json",)
+"""Files outside the fixture index that calibration rules read (with ``evals/runs``)."""
+
+
+@dataclass
+class Changes:
+    """What a state update asks the adapter to publish.
+
+    ``files``: files whose diagnostics changed or that have or had any;
+    ``always``: files to publish even if nothing changed (the probe.json of
+    every re-linted probe, so a client sees each dependent re-published);
+    ``cleared``: files that no longer exist (publish an empty list).
+    """
+
+    files: set[Path] = field(default_factory=set)
+    always: set[Path] = field(default_factory=set)
+    cleared: set[Path] = field(default_factory=set)
+
+    def update(self, other: "Changes") -> None:
+        self.files |= other.files
+        self.always |= other.always
+        self.cleared |= other.cleared
+
+    def all(self) -> set[Path]:
+        return self.files | self.always | self.cleared
+
+
+def is_calibration_file(path: Path) -> bool:
+    """Whether ``path`` is an eval-run record file or frozen.json."""
+    parts = path.parts
+    return path.name in CALIBRATION_FILES or any(
+        parts[i] == "evals" and parts[i + 1] == "runs" for i in range(len(parts) - 1)
+    )
+
+
+class WorkspaceState:
+    """Lint state of one workspace root: session, units, stored diagnostics, index."""
+
+    def __init__(self, root: Path, config: Config, buffers: Mapping[Path, str], scope: Iterable[Path] = ()) -> None:
+        self.root = root
+        self.buffers = buffers
+        self.scope: set[Path] = {absolute(folder) for folder in scope}
+        self.reader = OverlayReader(buffers)
+        self.probes: set[Path] = set()
+        self.skills: set[Path] = set()
+        self.specs: set[Path] = set()
+        self.store: dict[tuple[str, Path], list[Diagnostic]] = {}
+        self.by_file: dict[Path, set[tuple[str, Path]]] = {}
+        self.probe_files: dict[Path, tuple[Path, ...]] = {}
+        """probe.json -> (probe.json, artifact, skill, output spec) it reads (missing ones too)."""
+        self.dependents: dict[Path, set[Path]] = {}
+        """file -> probe.json of the probes reading it."""
+        self.configure(config)
+
+    # -- configuration -------------------------------------------------------------
+
+    def configure(self, config: Config) -> None:
+        """Start a new session with ``config`` (stored diagnostics are kept until re-linted)."""
+        self.config = config
+        self.session = LintSession(self.root, config, self.reader)
+        rules = enabled_rules(config)
+        self.workspace_rules = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
+        self.local_rules = [rule for rule in rules if Scope.WORKSPACE not in rule.scopes()]
+
+    # -- discovery -----------------------------------------------------------------
+
+    def discover(self) -> Targets:
+        """Every fixture in the state's scope (its folders, or the root)."""
+        targets = Targets()
+        for folder in sorted(self.scope or {self.root}):
+            if self.reader.is_dir(folder):
+                targets.update(discover(folder, self.reader))
+        return targets
+
+    def add_unit(self, path: Path) -> bool:
+        """Make ``path`` (a probe.json, SKILL.md or output-spec.md) a unit; whether it is one."""
+        if path.name == PROBE_FILE:
+            self.probes.add(path)
+        elif path.name == SKILL_FILE:
+            self.skills.add(path)
+        elif path.name == OUTPUT_SPEC_FILE:
+            self.specs.add(path)
+        else:
+            return False
+        return True
+
+    def is_unit(self, path: Path) -> bool:
+        return path in self.probes or path in self.skills or path in self.specs
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` lies in this state's root."""
+        return path == self.root or self.root in path.parents
+
+    # -- linting -------------------------------------------------------------------
+
+    def scan(self) -> Iterator[tuple[int, int, Changes]]:
+        """Lint every unit of the scope; yields ``(done, total, changes)`` per chunk."""
+        targets = self.discover()
+        self.probes |= targets.probes
+        self.skills |= targets.skills
+        self.specs |= targets.output_specs
+        probes = sorted(self.probes)
+        others = sorted(self.skills) + sorted(self.specs)
+        total = len(probes) + len(others)
+        done = 0
+        for start in range(0, len(probes), CHUNK):
+            chunk = probes[start : start + CHUNK]
+            changes = self.lint_probes(chunk)
+            done += len(chunk)
+            yield done, total, changes
+        changes = Changes()
+        for path in others:
+            changes.update(self.lint_file_unit(path))
+        changes.update(self.workspace_pass(None))
+        yield total, total, changes
+
+    def lint_probes(self, paths: Iterable[Path]) -> Changes:
+        """Run the local rules over the probes ``paths``; store their findings."""
+        paths = sorted(set(paths))
+        changes = Changes()
+        if not paths:
+            return changes
+        found: dict[Path, list[Diagnostic]] = {path: [] for path in paths}
+        diagnostics, _checked = lint_targets(self.session, Targets(probes=set(paths)), self.local_rules)
+        for diagnostic in diagnostics:
+            unit = diagnostic.probe / PROBE_FILE if diagnostic.probe is not None else None
+            if unit not in found:  # a probe-scope finding without its probe: keep it with the first
+                unit = paths[0]
+            found[unit].append(diagnostic)
+        for path in paths:
+            self._index_probe(path)
+            changes.files |= self._set((LOCAL, path), found[path])
+            changes.always.add(path)
+        return changes
+
+    def lint_file_unit(self, path: Path) -> Changes:
+        """Run the local rules over one SKILL.md or output-spec.md unit."""
+        if path.name == SKILL_FILE:
+            targets = Targets(skills={path})
+        else:
+            targets = Targets(output_specs={path})
+        diagnostics, _checked = lint_targets(self.session, targets, self.local_rules)
+        return Changes(files=self._set((LOCAL, path), diagnostics))
+
+    def workspace_pass(self, probes: set[Path] | None) -> Changes:
+        """Run the workspace-scope rules over ``probes`` (``None``: all of them),
+        plus the probes they flag now and the probes their findings point at."""
+        changes = Changes()
+        if not self.workspace_rules:
+            return changes
+        if probes is None:
+            subset = set(self.probes)
+            full = True
+        else:
+            flagged = {unit for (kind, unit), found in self.store.items() if kind == WIDE and found and unit in self.probes}
+            subset = (set(probes) | flagged) & self.probes
+            full = False
+        diagnostics = self._run_workspace_rules(subset)
+        if not full:
+            hops = set()
+            for diagnostic in diagnostics:
+                for related in diagnostic.related:
+                    hops |= self.dependents.get(related.span.path, set())
+                    if related.span.path in self.probes:
+                        hops.add(related.span.path)
+            hops = (hops & self.probes) - subset
+            if hops:
+                subset |= hops
+                diagnostics = self._run_workspace_rules(subset)
+        found: dict[tuple[str, Path], list[Diagnostic]] = {(WIDE, path): [] for path in subset}
+        if full:
+            found[(WIDE, self.root)] = []
+        for diagnostic in diagnostics:
+            unit = diagnostic.probe / PROBE_FILE if diagnostic.probe is not None else diagnostic.path
+            key = (WIDE, unit) if (WIDE, unit) in found else (WIDE, self.root)
+            found.setdefault(key, []).append(diagnostic)
+        for key, items in found.items():
+            changes.files |= self._set(key, items)
+        return changes
+
+    def _run_workspace_rules(self, probes: set[Path]) -> list[Diagnostic]:
+        if not probes:
+            return []
+        diagnostics, _checked = lint_targets(self.session, Targets(probes=probes), self.workspace_rules)
+        return diagnostics
+
+    # -- changes -------------------------------------------------------------------
+
+    def changed(self, paths: Iterable[Path], wide: bool = True) -> Changes:
+        """``paths`` have new content (a buffer edit, a save, a change on disk):
+        forget them and re-lint every unit that reads them."""
+        paths = set(paths)
+        for path in paths:
+            self.session.forget(path)
+        probes: set[Path] = set()
+        file_units: set[Path] = set()
+        for path in paths:
+            probes |= self.dependents.get(path, set())
+            if path.name == PROBE_FILE and (path in self.probes or self._in_scope(path)):
+                self.probes.add(path)
+                probes.add(path)
+            if path.name == SKILL_FILE or path in self.skills:
+                if path in self.skills or self._in_scope(path):
+                    self.skills.add(path)
+                    file_units.add(path)
+                file_units |= self._specs_reading_skill(path)
+            if path.name == OUTPUT_SPEC_FILE and (path in self.specs or self._in_scope(path)):
+                self.specs.add(path)
+                file_units.add(path)
+        changes = self.lint_probes(probes)
+        for path in sorted(file_units):
+            changes.update(self.lint_file_unit(path))
+        if wide:
+            changes.update(self.workspace_pass(probes))
+        return changes
+
+    def created(self, paths: Iterable[Path]) -> Changes:
+        """Files appeared on disk: new units, and probes that now find a nearer
+        SKILL.md / output-spec.md or a missing artifact."""
+        affected: set[Path] = set()
+        for path in paths:
+            self.session.forget(path)
+            affected.add(path)
+            if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
+                affected |= {probe for probe in self.probes if path.parent in probe.parents}
+                for probe in list(self.probes):
+                    if path.parent in probe.parents:
+                        self.session.forget(probe)
+        return self.changed(affected)
+
+    def removed(self, paths: Iterable[Path]) -> Changes:
+        """Files (or folders) disappeared: drop their units and stored findings,
+        and re-lint every probe that read them."""
+        changes = Changes()
+        gone: set[Path] = set()
+        known = self.probes | self.skills | self.specs | set(self.dependents) | set(self.by_file)
+        for path in paths:
+            gone |= {known_path for known_path in known if known_path == path or path in known_path.parents}
+        affected: set[Path] = set()
+        for path in gone:
+            self.session.forget(path)
+            affected |= self.dependents.get(path, set())
+            if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
+                affected |= {probe for probe in self.probes if path.parent in probe.parents}
+            if self.is_unit(path):
+                self.probes.discard(path)
+                self.skills.discard(path)
+                self.specs.discard(path)
+                for kind in (LOCAL, WIDE):
+                    changes.files |= self._set((kind, path), [])
+                self._unindex_probe(path)
+            changes.cleared.add(path)
+        affected -= gone
+        for path in affected:
+            self.session.forget(path)
+        changes.update(self.changed(affected))
+        changes.files -= gone
+        changes.always -= gone
+        return changes
+
+    def relint_all(self) -> Changes:
+        """Re-lint every unit in a fresh session (after a config or calibration change)."""
+        self.configure(self.config)
+        changes = Changes()
+        for _done, _total, step in self.scan():
+            changes.update(step)
+        return changes
+
+    # -- queries -------------------------------------------------------------------
+
+    def diagnostics_for(self, path: Path) -> list[Diagnostic]:
+        """The findings located in ``path``, as the CLI would report them (sorted, deduplicated)."""
+        seen = set()
+        result = []
+        for key in self.by_file.get(path, ()):
+            for diagnostic in self.store.get(key, ()):
+                if diagnostic.path != path:
+                    continue
+                identity = (diagnostic.code, diagnostic.span, diagnostic.message)
+                if identity not in seen:
+                    seen.add(identity)
+                    result.append(diagnostic)
+        result.sort(key=Diagnostic.sort_key)
+        return result
+
+    def all_diagnostics(self) -> dict[Path, list[Diagnostic]]:
+        return {path: found for path in sorted(self.by_file) if (found := self.diagnostics_for(path))}
+
+    def files_with_diagnostics(self) -> set[Path]:
+        return set(self.by_file)
+
+    def document(self, path: Path) -> TextDocument | None:
+        """``path``'s text as the engine sees it (the buffer if open)."""
+        loaded = self.session.load(path)
+        return loaded if isinstance(loaded, TextDocument) else None
+
+    def probes_reading(self, path: Path) -> set[Path]:
+        """probe.json of every probe that reads ``path`` (its artifact, skill, spec)."""
+        return set(self.dependents.get(path, set()))
+
+    # -- internals -----------------------------------------------------------------
+
+    def _in_scope(self, path: Path) -> bool:
+        if not self.owns(path):
+            return False
+        return not self.scope or any(folder == path or folder in path.parents for folder in self.scope)
+
+    def _specs_reading_skill(self, skill: Path) -> set[Path]:
+        """Output specs whose SE107 check reads ``skill``: those below its folder,
+        and those of the probes using it."""
+        specs = {spec for spec in self.specs if skill.parent in spec.parents}
+        for probe in self.dependents.get(skill, ()):
+            files = self.probe_files.get(probe, ())
+            if len(files) > 3 and files[3] in self.specs:
+                specs.add(files[3])
+        return specs
+
+    def _set(self, key: tuple[str, Path], diagnostics: list[Diagnostic]) -> set[Path]:
+        """Store a unit's findings; return the files that had or have some."""
+        old = self.store.get(key, [])
+        touched = {d.path for d in old} | {d.path for d in diagnostics}
+        if diagnostics:
+            self.store[key] = diagnostics
+        else:
+            self.store.pop(key, None)
+        for path in {d.path for d in old} - {d.path for d in diagnostics}:
+            keys = self.by_file.get(path)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self.by_file[path]
+        for path in {d.path for d in diagnostics}:
+            self.by_file.setdefault(path, set()).add(key)
+        return touched
+
+    def _index_probe(self, path: Path) -> None:
+        self._unindex_probe(path)
+        context = self.session.probe(path)
+        files = [path]
+        for ref in (context.artifact_ref, context.skill_ref, context.output_spec_ref):
+            if isinstance(ref, Path):
+                files.append(ref)
+            elif isinstance(ref, FileProblem):
+                files.append(ref.path)
+            else:
+                files.append(path)
+        self.probe_files[path] = tuple(files)
+        for file in set(files):
+            self.dependents.setdefault(file, set()).add(path)
+
+    def _unindex_probe(self, path: Path) -> None:
+        for file in self.probe_files.pop(path, ()):
+            probes = self.dependents.get(file)
+            if probes is not None:
+                probes.discard(path)
+                if not probes:
+                    del self.dependents[file]
