@@ -198,33 +198,6 @@ class LintSession:
             self.__dict__.pop("all_probe_paths", None)
 
 
-    def forget(self, path: Path) -> None:
-        """Drop what this session cached about ``path`` after its content changed
-        (an editor buffer, or the file on disk), or it was created or deleted.
-
-        Its text is read again on next use, and every context that read it (a
-        probe whose probe.json, artifact, skill or output spec it is; the skill or
-        output spec itself; output specs, whose skills are found around them) is
-        rebuilt. A created or deleted SKILL.md or output-spec.md can change which
-        file the probes below its folder find by walking up, so those are dropped
-        too; a created or deleted probe.json changes the workspace's probe list.
-        The language server keeps one session per workspace root and calls this
-        instead of re-reading the whole workspace on every edit.
-        """
-        self._documents.pop(path, None)
-        self._skills.pop(path, None)
-        self._output_specs.pop(path, None)
-        walked = path.name in (SKILL_FILE, OUTPUT_SPEC_FILE)
-        if walked:
-            self._output_specs.clear()
-        for key, probe in list(self._probes.items()):
-            refs = (key, *(probe.__dict__.get(name) for name in ("artifact_ref", "skill_ref", "output_spec_ref")))
-            if path in refs or (walked and (path.parent == probe.folder or path.parent in probe.folder.parents)):
-                del self._probes[key]
-        if path.name == PROBE_FILE:
-            self.__dict__.pop("all_probe_paths", None)
-
-
 class ProbeContext:
     """One probe: its probe.json and, lazily, everything it references."""
 
