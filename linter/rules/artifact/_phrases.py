@@ -66,6 +66,14 @@ _TOKEN = re.compile(
     r"|([^\W_]+(?:'[^\W_]+)*)"
 )
 
+_PLAIN_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+""":data:`_TOKEN` for a text without ``&`` or ``<`` (no entity, no tag): faster."""
+
+
+def _token_regex(text: str) -> re.Pattern:
+    return _TOKEN if "&" in text or "<" in text else _PLAIN_TOKEN
+
+
 _NOT_STEMS = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
 _SUFFIXES = {"s": "is", "re": "are", "ve": "have", "ll": "will", "d": "would", "m": "am"}
 _WHOLE = {
@@ -110,60 +118,37 @@ def expand_word(word: str) -> tuple[str, ...]:
     return (word,)
 
 
-_EXPANDABLE = re.compile(
-    r"(?<![^ ])(?:[^ ]*'[^ ]*|" + "|".join(sorted(_WHOLE, key=len, reverse=True)) + r")(?![^ ])"
-)
+_WHOLE_WORDS = frozenset(_WHOLE)
 
 
-def _expand_match(match: re.Match) -> str:
-    return "~".join(expand_word(match.group()))
-
-
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def normalize_words(text: str) -> str:
     """``text`` as its words: casefolded, contractions expanded, separated by
-    single spaces (the parts of one expanded word by ``~``). Cached by content."""
-    words = " ".join(filter(None, _TOKEN.findall(text.translate(_APOSTROPHES)))).casefold()
-    return _EXPANDABLE.sub(_expand_match, words)
+    single spaces (the parts of one expanded word by ``~``). Cached by content
+    (rules run one after the other over every probe, so the cache is large)."""
+    translated = text.translate(_APOSTROPHES)
+    regex = _token_regex(translated)
+    found = regex.findall(translated)
+    words = " ".join(filter(None, found) if regex is _TOKEN else found).casefold()
+    tokens = words.split(" ")
+    if "'" in words or not _WHOLE_WORDS.isdisjoint(tokens):
+        words = " ".join(["~".join(expand_word(t)) if "'" in t or t in _WHOLE_WORDS else t for t in tokens])
+    return words
 
 
-@lru_cache(maxsize=8192)
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(normalize_words(text).replace("~", " ").split())
-
-
-@dataclass(frozen=True)
-class _Located:
-    """The normalized words of a text with, per original word, where it starts in
-    the normalized string and its original offsets."""
-
-    words: str
-    starts: dict[int, int]
-    ends: dict[int, int]
-    origin: tuple[tuple[int, int], ...]
+def _word_list(text: str) -> list[str]:
+    return normalize_words(text).replace("~", " ").split(" ")
 
 
 @lru_cache(maxsize=512)
-def _locate(text: str) -> _Located:
+def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The original ``(start, end)`` of each word of ``text``, in order: word
+    ``k`` is the ``k``-th space-separated word of :func:`normalize_words`."""
     translated = text.translate(_APOSTROPHES)
-    pieces: list[str] = []
-    starts: dict[int, int] = {}
-    ends: dict[int, int] = {}
-    origin: list[tuple[int, int]] = []
-    position = 0
-    for match in _TOKEN.finditer(translated):
-        word = match.group(1)
-        if not word:
-            continue
-        normalized = "~".join(expand_word(word.casefold()))
-        if pieces:
-            position += 1
-        starts[position] = len(origin)
-        position += len(normalized)
-        ends[position] = len(origin)
-        origin.append((match.start(1), match.end(1)))
-        pieces.append(normalized)
-    return _Located(" ".join(pieces), starts, ends, tuple(origin))
+    regex = _token_regex(translated)
+    if regex is _PLAIN_TOKEN:
+        return tuple(m.span() for m in regex.finditer(translated))
+    return tuple(m.span(1) for m in regex.finditer(translated) if m.group(1))
 
 
 class PhraseError(ValueError):
@@ -199,16 +184,47 @@ def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
     return [[alt for alt in element] for element in elements if element != [()]]
 
 
-def _words_regex(words: Sequence[str]) -> str:
-    return "".join("[ ~]" + re.escape(word) for word in words)
+def _alternation(alternatives: Iterable[tuple[str, ...]]) -> str:
+    """A regex for word sequences, as a character trie (a few comparisons per
+    position however many alternatives); words are separated by ``[ ~]``; at
+    one position longer alternatives are tried first."""
+    trie: dict = {}
+    for words in alternatives:
+        node = trie
+        for char in " ".join(words):
+            node = node.setdefault(char, {})
+        node[None] = True
+
+    def emit(node: dict) -> str:
+        parts = [("[ ~]" if char == " " else re.escape(char)) + emit(child)
+                 for char, child in sorted((k, v) for k, v in node.items() if k is not None)]
+        if None in node:
+            parts.append("")
+        if len(parts) == 1:
+            return parts[0]
+        if parts[-1] == "":
+            return "(?:" + "|".join(parts[:-1]) + ")?"
+        return "(?:" + "|".join(parts) + ")"
+
+    return emit(trie)
 
 
 def _element_regex(element: list[tuple[str, ...]]) -> str:
-    filled = sorted((alt for alt in element if alt), key=lambda a: (-len(a), -len(" ".join(a)), a))
-    if len(filled) == 1 and () not in element:
-        return _words_regex(filled[0])
-    body = "|".join(_words_regex(alt) for alt in filled)
-    return f"(?:{body}|)" if () in element else f"(?:{body})"
+    """An element after the first: each alternative preceded by a separator."""
+    filled = [alt for alt in element if alt]
+    body = "[ ~]" + _alternation(filled)
+    return f"(?:{body})?" if () in element else body
+
+
+def _without_leading_options(elements: list[list[tuple[str, ...]]]) -> list[list[list[tuple[str, ...]]]]:
+    """Phrases equivalent to ``elements`` whose first element is mandatory."""
+    if not elements:
+        return []
+    first = elements[0]
+    if () not in first:
+        return [elements]
+    filled = [alt for alt in first if alt]
+    return [[filled, *elements[1:]]] + _without_leading_options(elements[1:])
 
 
 def _literal_elements(phrase: str) -> list[list[tuple[str, ...]]]:
@@ -238,16 +254,18 @@ class _Phrase:
 
     def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]]) -> None:
         self.phrase = phrase
-        self.body = "".join(_element_regex(e) for e in elements)
+        # a match starts at the space before its first word (never at the "~"
+        # inside an expanded contraction) and ends before a space
+        variants = [" " + _alternation(v[0]) + "".join(_element_regex(e) for e in v[1:])
+                    for v in _without_leading_options(elements)]
+        self.body = variants[0] if len(variants) == 1 else "(?:" + "|".join(variants) + ")"
         self.keys = _key_words(elements)
         self._compiled: re.Pattern | None = None
 
     @property
     def regex(self) -> re.Pattern:
-        # a match starts at the space before its first word (never at the "~"
-        # inside an expanded contraction) and ends before a space
         if self._compiled is None:
-            self._compiled = re.compile("(?= )" + self.body + "(?= )")
+            self._compiled = re.compile(self.body + "(?= )")
         return self._compiled
 
 
@@ -281,7 +299,7 @@ class PhraseMatcher:
         return bool(self._entries)
 
     def _candidates(self, text: str) -> list[_Phrase]:
-        present = self.keys.intersection(_word_set(text))
+        present = self.keys.intersection(_word_list(text))
         if not present:
             return []
         indexes = sorted({i for key in present for i in self._by_key[key]})
@@ -289,7 +307,7 @@ class PhraseMatcher:
 
     def might_match(self, text: str) -> bool:
         """A cheap test: False when no phrase can occur in ``text``."""
-        return not self.keys.isdisjoint(_word_set(text))
+        return not self.keys.isdisjoint(_word_list(text))
 
     def fullmatch_words(self, words: str) -> bool:
         """Whether normalized ``words`` (single spaces) are, as a whole, one of the phrases."""
@@ -323,14 +341,20 @@ class PhraseMatcher:
 
 
 def _to_original(text: str, spans: Iterable[tuple[int, int]]) -> list[PhraseMatch]:
-    located = _locate(text)
+    """Matches at ``(start, end)`` of the normalized words, mapped back to ``text``.
+
+    A match starts at the start of an original word and ends at the end of
+    one (the regexes never split a ``~``-joined expansion), so the number of
+    spaces before an offset is the index of the original word."""
+    words = normalize_words(text)
+    origin = _word_spans(text)
     found = []
     for start, end in spans:
-        first = located.starts.get(start)
-        last = located.ends.get(end)
-        if first is None or last is None:  # boundaries are guarded by the regex
+        first = words.count(" ", 0, start)
+        last = words.count(" ", 0, end)
+        if last >= len(origin):  # cannot happen: both tokenizations are one regex
             continue
-        begin, finish = located.origin[first][0], located.origin[last][1]
+        begin, finish = origin[first][0], origin[last][1]
         found.append(PhraseMatch(begin, finish, text[begin:finish]))
     return found
 
@@ -339,24 +363,41 @@ _COMMON = frozenset(
     """a an the this that these those it its is are was were be been being am do does did not no
     of to in on at for with by from and or but if as so than then there here what which who where
     when how why you your we us our i me my he she they them their one some any all each every
-    can could will would shall should may might must have has had let just very""".split()
+    can could will would shall should may might must have has had let just very
+    read check look see take show tell work find make know go get give over through out up down
+    right off good fine bad true well place point question free single add care time thing things
+    line lines item items row rows step steps number numbers value values report plan list table
+    log data text code file page change output result results test tests claim claims part
+    everything anything something nothing only two three more most less first last new old""".split()
 )
+
+
+_VERY_COMMON = frozenset(
+    "a an the and or of to in on at is are was it this that for with be you we i as by not".split()
+)
+
+
+def _word_weight(word: str) -> float:
+    """A rough chance that an artifact holds ``word``."""
+    if word in _VERY_COMMON:
+        return 1.0
+    return 0.1 if word in _COMMON else 0.005
 
 
 def _key_words(elements: list[list[tuple[str, ...]]]) -> set[str]:
     """Words of which at least one occurs in any text the phrase matches.
 
     Every match holds one alternative of each mandatory element (one without an
-    empty alternative), so the most telling word of each alternative of one
-    such element will do; the element whose words are least common is chosen.
+    empty alternative), so the least common word of each alternative of one
+    such element will do; the element least likely to occur is chosen.
     """
-    best_score: tuple[int, int] | None = None
+    best_score: float | None = None
     best: set[str] = set()
     for element in elements:
         if () in element:
             continue
-        chosen = {max(alt, key=lambda w: (w not in _COMMON, len(w))) for alt in element}
-        score = (sum(1 for w in chosen if w in _COMMON), len(chosen))
+        chosen = {min(alt, key=lambda w: (_word_weight(w), -len(w))) for alt in element}
+        score = sum(map(_word_weight, chosen))
         if best_score is None or score < best_score:
             best_score, best = score, chosen
     return best

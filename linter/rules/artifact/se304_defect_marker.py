@@ -28,6 +28,10 @@ _LABELS = re.compile(
 )
 
 
+_TRIGGERS = ("<!--", "skill-eval", "defect", "seed", "plant", "flaw")
+"""Every marker contains one of these (casefolded): a text without any is skipped."""
+
+
 class DefectMarker(Rule):
     """## What it does
     Reports text in the artifact (question.md) that labels its own defect or is
@@ -82,6 +86,9 @@ class DefectMarker(Rule):
         if artifact is None:
             return
         text = artifact.text
+        lowered = text.casefold()
+        if not any(word in lowered for word in _TRIGGERS):
+            return
         ids = sorted({d["id"].strip() for _, d in context.defects if isinstance(d.get("id"), str) and d["id"].strip()},
                      key=lambda i: (-len(i), i))
         id_pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, ids)) + r")(?![^\W_])", re.IGNORECASE)

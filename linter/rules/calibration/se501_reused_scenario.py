@@ -1,0 +1,233 @@
+"""SE501 reused-scenario."""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from functools import lru_cache
+from pathlib import Path
+
+from ...diagnostics import Related, Severity
+from ...markdown import MarkdownDocument, parse_markdown
+from ...textfile import Span, TextDocument
+from ..base import Rule, Scope
+
+SHINGLE = 5
+"""Words per shingle."""
+MIN_EXAMPLE_SHINGLES = 10
+"""A SKILL.md block is a worked example when it has at least this many shingles
+(about 14 words); shorter code blocks are snippets, not scenarios."""
+MAX_RELATED = 10
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+@lru_cache(maxsize=16384)
+def shingles(text: str) -> array:
+    """The distinct word 5-grams of ``text`` (casefolded words; markup and
+    punctuation ignored), as sorted 64-bit hashes. Cached by content."""
+    words = _WORD.findall(text.casefold())
+    if len(words) < SHINGLE:
+        return array("q")
+    grams = zip(*(words[i:] for i in range(SHINGLE)))
+    return array("q", sorted(set(map(hash, grams))))
+
+
+def _first_line_span(document: TextDocument) -> Span:
+    for number, line in enumerate(document.lines, 1):
+        if line.strip():
+            return Span.at(document.path, number, 1, number, len(line) + 1)
+    return Span.file_start(document.path)
+
+
+def _examples(skill: MarkdownDocument) -> list[tuple[int, int, str, str]]:
+    """``(start line, end line, kind, text)`` of the blocks of SKILL.md that can
+    hold a worked example: code blocks, and block quotes (consecutive quoted
+    paragraphs merged)."""
+    found: list[tuple[int, int, str, str]] = []
+    quote: list | None = None
+    for block in skill.blocks:
+        if block.kind == "code":
+            found.append((block.start_line, block.end_line, "code block", block.text))
+            continue
+        first = skill.lines[block.start_line - 1] if 0 < block.start_line <= len(skill.lines) else ""
+        if block.kind == "prose" and first.lstrip().startswith(">"):
+            if quote is not None and block.start_line <= quote[1] + 2:
+                quote[1] = max(quote[1], block.end_line)
+                quote[3] += "\n" + block.text
+            else:
+                if quote is not None:
+                    found.append(tuple(quote))
+                quote = [block.start_line, block.end_line, "block quote", block.text]
+    if quote is not None:
+        found.append(tuple(quote))
+    return found
+
+
+@lru_cache(maxsize=256)
+def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
+    skill = parse_markdown(text)
+    result = []
+    for start, end, kind, body in _examples(skill):
+        grams = shingles(body)
+        if len(grams) >= MIN_EXAMPLE_SHINGLES:
+            result.append((start, end, kind, frozenset(grams)))
+    return tuple(result)
+
+
+class ReusedScenario(Rule):
+    """## What it does
+    Reports an artifact (question.md) that is a near-duplicate of another
+    probe's artifact, or that reuses a worked example of its own SKILL.md (a
+    code block or block quote of at least about 14 words).
+
+    Artifacts are compared as sets of word 5-grams (casefolded words; markup
+    and punctuation ignored). Two artifacts are near-duplicates when their
+    Jaccard similarity reaches `near-duplicate-threshold` (0.8 by default). An
+    artifact reuses a SKILL.md example when the shared 5-grams reach the
+    threshold of the smaller of the two (containment: an example pasted into
+    a longer artifact, or an artifact cut from a longer example). Versions of
+    the same probe `id` are not compared with each other (a reseeded variant
+    "is a separate version"); artifacts of fewer than five words are not
+    compared. The diagnostic is on the artifact's first line, with related
+    locations at the other artifacts or at the SKILL.md block.
+
+    The comparison uses an inverted index with prefix filtering: only 5-grams
+    in the rarest ~20% of each artifact are indexed, which is exact for the
+    threshold and keeps a workspace of 10,000 probes far from n² comparisons.
+
+    ## Why is this bad?
+    The seed, after its worked example: "Do not copy this artifact into a
+    probe. It is here to show the reasoning; a scenario reused across probes
+    trains toward itself." A reused scenario is recognised rather than
+    reasoned about, and an example the skill itself teaches is answered from
+    the skill's text instead of its discipline.
+
+    ## Example
+    `probes/coverage-a/question.md` and `probes/coverage-b/question.md` are the
+    same closeout report with one criterion renamed.
+
+    ## Fix
+    Write a fresh scenario for one of the probes. For a new variant of the
+    same probe, keep the `id` and raise `version` instead of copying it under
+    a new id.
+    """
+
+    code = "SE501"
+    name = "reused-scenario"
+    severity = Severity.WARNING
+    scope = Scope.WORKSPACE
+    tags = ("calibration", "reuse")
+
+    def check(self, context):
+        threshold = context.config.near_duplicate_threshold
+        root = context.session.root
+        linted = {probe.json_path for probe in context.probes}
+        entries = []  # (probe, artifact, grams)
+        for probe in context.all_probes():
+            artifact = probe.artifact
+            if artifact is None:
+                continue
+            grams = shingles(artifact.text)
+            if grams:
+                entries.append((probe, artifact, grams))
+        yield from self._near_duplicates(entries, linted, threshold, root)
+        yield from self._skill_examples(context.probes, threshold, root)
+
+    def _near_duplicates(self, entries, linted, threshold, root):
+        if len(entries) < 2:
+            return
+        # 5-grams found in two artifacts or more; all others can pair no one.
+        seen: set[int] = set()
+        shared_anywhere: set[int] = set()
+        for _probe, _artifact, grams in entries:
+            shared_anywhere.update(seen.intersection(grams))
+            seen.update(grams)
+        del seen
+        # Prefix filtering: order every set by one global order (5-grams of a
+        # single artifact first, then by hash); two sets of Jaccard >= t share
+        # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
+        # that are shared at all are indexed and looked up.
+        index: dict[int, list[int]] = {}
+        prefixes = []
+        for number, (_probe, _artifact, grams) in enumerate(entries):
+            size = len(grams)
+            keep = size - math.ceil(threshold * size - 1e-9) + 1
+            common = shared_anywhere.intersection(grams)
+            unique = size - len(common)
+            prefix = sorted(common)[: keep - unique] if unique < keep else []
+            prefixes.append(prefix)
+            for gram in prefix:
+                index.setdefault(gram, []).append(number)
+        for number, (probe, artifact, grams) in enumerate(entries):
+            if probe.json_path not in linted or not prefixes[number]:
+                continue
+            candidates = {other for gram in prefixes[number] for other in index[gram] if other != number}
+            if not candidates:
+                continue
+            mine = set(grams)
+            matches = []
+            for other in candidates:
+                other_probe, other_artifact, other_grams = entries[other]
+                if probe.probe_id is not None and other_probe.probe_id == probe.probe_id:
+                    continue
+                small, large = sorted((len(grams), len(other_grams)))
+                if small < threshold * large - 1e-9:
+                    continue  # the length filter: Jaccard <= small / large
+                shared = len(mine.intersection(other_grams))
+                similarity = shared / (len(grams) + len(other_grams) - shared)
+                if similarity >= threshold - 1e-9:
+                    matches.append((-similarity, str(other_probe.json_path), other_probe, other_artifact, similarity))
+            if not matches:
+                continue
+            matches.sort(key=lambda m: (m[0], m[1]))
+            _, _, best_probe, best_artifact, best = matches[0]
+            others = f" and {len(matches) - 1} other probe{'s' if len(matches) > 2 else ''}" if len(matches) > 1 else ""
+            related = [
+                Related(_first_line_span(other_artifact),
+                        f"artifact of probe {other_probe.probe_id or _relative(other_probe.folder, root)!s} ({similarity:.0%} similar)")
+                for _, _, other_probe, other_artifact, similarity in matches[:MAX_RELATED]
+            ]
+            name = best_probe.probe_id or _relative(best_probe.folder, root)
+            yield self.diagnostic(
+                _first_line_span(artifact),
+                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of probe {name!r}'s "
+                f"{_relative(best_artifact.path, root)}{others}: a scenario reused across probes trains toward itself",
+                related=related,
+                probe=probe.folder,
+            )
+
+    def _skill_examples(self, probes, threshold, root):
+        for probe in probes:
+            artifact, skill_document = probe.artifact, probe.skill_document
+            if artifact is None or not isinstance(skill_document, TextDocument):
+                continue
+            examples = _skill_examples(skill_document.text)
+            if not examples:
+                continue
+            grams = shingles(artifact.text)
+            if len(grams) < MIN_EXAMPLE_SHINGLES:
+                continue
+            for start, end, kind, example in examples:
+                shared = len(example.intersection(grams))
+                containment = shared / min(len(example), len(grams))
+                if containment < threshold - 1e-9:
+                    continue
+                end_text = skill_document.lines[end - 1] if 0 < end <= len(skill_document.lines) else ""
+                span = Span.at(skill_document.path, start, 1, end, len(end_text) + 1)
+                yield self.diagnostic(
+                    _first_line_span(artifact),
+                    f"artifact reuses the worked example in the {kind} at {_relative(skill_document.path, root)}:"
+                    f"{start}-{end} ({containment:.0%} of word 5-grams shared): an example the skill teaches is "
+                    f"answered from the skill's text, not its discipline",
+                    related=[Related(span, f"worked example ({kind}) the artifact reuses")],
+                    probe=probe.folder,
+                )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
