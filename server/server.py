@@ -31,8 +31,11 @@ logger = logging.getLogger(__name__)
 
 DEBOUNCE = 0.1
 """Seconds between two lints caused by typing in the same document."""
-SETTLE = 1.0
-"""Idle seconds before the workspace-wide rules run over every probe again."""
+SETTLE = 0.5
+"""Idle seconds after the last change before the workspace-scope rules (SE006,
+SE501, ...) run over every probe again. They compare each probe with all the
+others (SE501 indexes every artifact), so they run once edits settle instead
+of on every keystroke; the findings of the other rules are published at once."""
 CALIBRATION_DELAY = 1.0
 """Seconds to wait for more eval-run records before re-linting for them."""
 
@@ -271,7 +274,7 @@ class SkillEvalLanguageServer(LanguageServer):
             state = self.state_for(path)
             by_state.setdefault(state.root, (state, set()))[1].add(path)
         for state, paths in by_state.values():
-            changes = state.changed(paths & dirty)
+            changes = state.changed(paths & dirty, wide=False)
             self.publish(state, changes, extra={p for p in paths if p in self.buffers})
         now = loop.time()
         for path in dirty:
@@ -350,7 +353,7 @@ class SkillEvalLanguageServer(LanguageServer):
                 elif kind == types.FileChangeType.Created:
                     self.publish(state, state.created(group))
                 else:
-                    self.publish(state, state.changed(group))
+                    self.publish(state, state.changed(group, wide=False))
         if self.calibration_roots:
             loop = asyncio.get_running_loop()
             if self.calibration_handle is not None:
