@@ -191,7 +191,8 @@ class LintSession:
         if walked:
             self._output_specs.clear()
         for key, probe in list(self._probes.items()):
-            refs = (key, *(probe.__dict__.get(name) for name in ("artifact_ref", "skill_ref", "output_spec_ref")))
+            cached = probe.__dict__
+            refs = {key, cached.get("artifact_ref"), cached.get("skill_ref"), cached.get("output_spec_ref")}
             if path in refs or (walked and (path.parent == probe.folder or path.parent in probe.folder.parents)):
                 del self._probes[key]
         if path.name == PROBE_FILE:
