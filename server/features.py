@@ -169,6 +169,8 @@ def hover(ls: "SkillEvalLanguageServer", params: types.HoverParams) -> types.Hov
             parts.append(_quote_preview(here, cursor.value or ""))
         elif cursor.in_key and _caught_when_field(cursor.path) is not None and len(cursor.path) == 4:
             parts.append(_field_preview(here, cursor.path[3]))
+        elif cursor.path == ("id",) and not cursor.in_key and ls.id_hover is not None:
+            parts.append(ls.id_hover(here.path) or "")
     converter = ls.converter
     for diagnostic in here.state.diagnostics_for(here.path):
         rng = converter.range(diagnostic.span)
@@ -423,6 +425,9 @@ def probes_at_heading(ls: "SkillEvalLanguageServer", uri: str, line: int) -> lis
 
 def code_lens(ls: "SkillEvalLanguageServer", params: types.CodeLensParams) -> list[types.CodeLens] | None:
     path = path_of(params.text_document.uri)
+    if path is not None and path.name == PROBE_FILE:
+        lenses = [lens for provider in ls.extra_lenses for lens in provider(params.text_document.uri)]
+        return lenses or None
     if path is None or path.name != SKILL_FILE:
         return None
     state = ls.state_for(path)
@@ -616,7 +621,9 @@ def _safe_edits(diagnostics: list[Diagnostic]) -> list[TextEdit]:
 def register_extensions(ls: "SkillEvalLanguageServer", feature) -> None:
     """Hook for optional integrations (the eval runner, when installed)."""
     try:
-        from . import runner
+        from ..evals import api  # noqa: F401 - only to know the runner is installed
     except ImportError:
         return
+    from . import runner
+
     runner.register(ls, feature)

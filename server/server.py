@@ -74,6 +74,10 @@ class SkillEvalLanguageServer(LanguageServer):
         self.watching = False
         self.config_stamps: dict[Path, tuple] = {}
         self.ready = False
+        self.extra_lenses: list[Callable[[str], list[types.CodeLens]]] = []
+        """Code-lens providers of optional integrations (the eval runner)."""
+        self.id_hover: Callable[[Path], str | None] | None = None
+        """Hover text for probe.json's ``id`` value (the eval runner's status)."""
 
     # -- client capabilities -------------------------------------------------------
 
