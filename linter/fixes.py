@@ -44,7 +44,8 @@ def apply_safe_fixes(diagnostics: Iterable[Diagnostic]) -> tuple[int, list[Diagn
         if safe is None:
             remaining.append(diagnostic)
             continue
-        by_path.update({e.span.path: by_path[e.span.path] + [e] for e in safe.edits})
+        for edit in safe.edits:
+            by_path[edit.span.path].append(edit)
         fixed_ids.add(id(diagnostic))
     for path, edits in by_path.items():
         raw = path.read_bytes()

@@ -53,10 +53,13 @@ def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     if b"\x00" in raw:
         offset = raw.index(b"\x00")
         line = raw.count(b"\n", 0, offset) + 1
+        line_start = raw.rfind(b"\n", 0, offset) + 1
+        column = len(raw[line_start:offset].decode("utf-8", errors="replace")) + 1
         raise UnreadableFile(
             "file is binary (it contains NUL bytes), not UTF-8 text",
             "replace it with a UTF-8 text file",
             line=line,
+            column=column,
         )
     try:
         text = raw.decode("utf-8-sig")
