@@ -192,8 +192,8 @@ class ReusedScenario(Rule):
             name = best_probe.probe_id or _relative(best_probe.folder, root)
             yield self.diagnostic(
                 _first_line_span(artifact),
-                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of probe {name!r}'s "
-                f"{_relative(best_artifact.path, root)}{others}: a scenario reused across probes trains toward itself",
+                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of the artifact of probe {name!r} "
+                f"({_relative(best_artifact.path, root)}){others}: a scenario reused across probes trains toward itself",
                 related=related,
                 probe=probe.folder,
             )

@@ -1,0 +1,115 @@
+"""Unit tests of SE303 line counting, SE304 markers and SE501 similarity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skill_eval.linter.engine import lint_paths
+from skill_eval.linter.rules.artifact._common import artifact_lines
+from skill_eval.linter.rules.calibration.se501_reused_scenario import shingles
+from skill_eval.linter.textfile import TextDocument
+
+
+@pytest.mark.parametrize("raw, lines", [
+    (b"", 0), (b"a", 1), (b"a\n", 1), (b"a\r\n", 1), (b"a\r\nb", 2), (b"a\rb\r", 2), (b"\n", 1), (b"a\n\n", 2),
+    (b"\xef\xbb\xbfa\r\nb\r\n", 2),
+])
+def test_lines_are_counted_per_the_spec(raw: bytes, lines: int) -> None:
+    assert artifact_lines(TextDocument.from_bytes(Path("q.md"), raw)) == lines
+
+
+def workspace(tmp_path: Path, artifacts: dict[str, str], config: str = "", ids: dict[str, str] | None = None) -> Path:
+    (tmp_path / "skill-eval.toml").write_text(config)
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: Use when closing out.\n---\n\n# S\n\n## Step\n\nThe `verdict` is `PASS`.\n")
+    (skill / "output-spec.md").write_text("# O\n\n## `verdict`\nValues: `PASS`\n")
+    for name, text in artifacts.items():
+        folder = skill / "evals" / "probes" / name
+        folder.mkdir(parents=True)
+        (folder / "question.md").write_text(text)
+        (folder / "probe.json").write_text(json.dumps({
+            "id": (ids or {}).get(name, name), "tier": 2, "kind": "floor", "step_heading": "Step",
+            "shapes": ["euphemized"], "seeded_defects": 1,
+            "defects": [{"id": "D1", "shape": "euphemized", "quote": "zz", "caught_when": {"verdict": "PASS"}}],
+        }))
+    return tmp_path
+
+
+def codes(root: Path, select: str) -> list[tuple[str, str, int]]:
+    result = lint_paths([root], overrides={"select": (select,)})
+    return [(d.code, d.path.parent.name, d.start.line) for d in result.diagnostics]
+
+
+def test_max_artifact_lines_is_configurable(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"p": "zz\n" * 6}, "max-artifact-lines = 5\n")
+    assert codes(root, "SE303") == [("SE303", "p", 6)]
+
+
+@pytest.mark.parametrize("text", [
+    "We seeded the database.", "Trees were planted along the road.", "Defect tracking moved to Jira.",
+    "<!-- layout: wide -->", "The seed value was 42 (seed 42).", "D1 is the data disk.",
+])
+def test_se304_ignores_ordinary_words(tmp_path: Path, text: str) -> None:
+    assert codes(workspace(tmp_path, {"p": text + "\nzz\n"}), "SE304") == []
+
+
+@pytest.mark.parametrize("text", [
+    "row (defect)", "row [defect]", "Defect: row 3", "<!-- D1 -->", "<!-- d1 here -->", "<!-- the seeded row -->",
+    "skill-eval: disable SE303", "a seeded defect", "a planted flaw", "the bug was deliberately planted",
+    "{planted}", "(Seeded Defect #2)", "see defect D1",
+])
+def test_se304_reports_markers(tmp_path: Path, text: str) -> None:
+    assert codes(workspace(tmp_path, {"p": "zz\n" + text + "\n"}), "SE304") == [("SE304", "p", 2)]
+
+
+STORY = ("The rebuild of the product search index shipped on Thursday after the storage migration and every "
+         "criterion lists the evidence the implementing team attached to the ticket before the review meeting. "
+         "Queries return within two hundred milliseconds at the ninety fifth percentile on the staging cluster, "
+         "stale documents are purged every night by the cleanup job, and synonyms apply to all locales as the "
+         "implementing lane verified during its own review of the change.")
+
+
+def test_shingles_ignore_case_markup_and_punctuation() -> None:
+    assert shingles("**The** rebuild, of the index!") == shingles("the rebuild of the index")
+    assert len(shingles("one two three four")) == 0
+    assert len(shingles("one two three four five")) == 1
+
+
+def test_se501_near_duplicates_and_versions(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {
+        "a": STORY, "b": STORY.replace("The rebuild", "This rebuild"), "a2": STORY.replace("the change.", "the patch."),
+        "other": "A completely different artifact about webhook signing keys rotated on Monday by the platform lane.",
+    }, ids={"a2": "a"})
+    found = codes(root, "SE501")
+    assert ("SE501", "a", 1) in found and ("SE501", "b", 1) in found and ("SE501", "a2", 1) in found
+    assert all(name != "other" for _, name, _ in found)
+    result = lint_paths([root], overrides={"select": ("SE501",)})
+    a_diag = next(d for d in result.diagnostics if d.path.parent.name == "a")
+    assert [r.span.path.parent.name for r in a_diag.related] == ["b"]  # never its own version a2
+
+
+def test_se501_threshold_is_configurable(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"a": STORY, "b": STORY.replace("storage", "disk").replace("ticket", "issue")},
+                     "near-duplicate-threshold = 0.99\n")
+    assert codes(root, "SE501") == []
+
+
+def test_se501_is_suppressed_per_probe(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"a": STORY, "b": STORY})
+    data = json.loads((root / "skill/evals/probes/a/probe.json").read_text())
+    data["x-skill-eval-disable"] = ["SE501"]
+    (root / "skill/evals/probes/a/probe.json").write_text(json.dumps(data))
+    assert codes(root, "SE501") == [("SE501", "b", 1)]
+
+
+def test_se501_skill_example(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"p": "# Task\n\n" + STORY + "\n\nPlease post the verdict.\n"})
+    skill = root / "skill" / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nFor example:\n\n> " + STORY + "\n\n```\nverdict: PASS\n```\n")
+    result = lint_paths([root], overrides={"select": ("SE501",)})
+    assert [(d.code, d.path.name) for d in result.diagnostics] == [("SE501", "question.md")]
+    assert result.diagnostics[0].related[0].span.path == skill

@@ -1,0 +1,147 @@
+"""Unit tests of the phrase matcher behind SE301/SE302 (rules.md, "Phrase rules")."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skill_eval.linter.rules.artifact._phrases import (
+    PhraseError,
+    _parse,
+    _word_spans,
+    compile_phrases,
+    find_phrases,
+    load_phrase_lists,
+    normalize_words,
+)
+
+SIGNPOSTING = load_phrase_lists()["signposting"]
+QUIZ = load_phrase_lists()["quiz-framing"]
+
+
+def found(text: str, phrases=SIGNPOSTING, allow=()) -> list[str]:
+    return [m.text for m in find_phrases(text, phrases, allow)]
+
+
+def test_shipped_lists_parse_strictly() -> None:
+    for phrase in SIGNPOSTING + QUIZ:
+        assert _parse(phrase), phrase
+
+
+@pytest.mark.parametrize("bad", ["{a|b", "a}b", "{a|{b}}", "x{a|b}", "{a|b}x"])
+def test_malformed_groups_are_rejected(bad: str) -> None:
+    with pytest.raises(PhraseError):
+        _parse(bad)
+
+
+def test_malformed_extra_phrase_is_read_as_words() -> None:
+    assert found("mind the gap here", ("mind the {gap",)) == ["mind the gap"]
+
+
+@pytest.mark.parametrize("text", [
+    "Note the following.", "Please note the following:", "PLEASE NOTE THE FOLLOWING",
+    "One of these is incorrect.", "One of the following is wrong.", "one of these rows is incorrect",
+    "Pay close attention to row 3.", "pay attention", "Can you spot it?", "Look carefully at the totals.",
+    "Watch out for the third line.", "Hint: the totals.", "There is a mistake below.", "There's a bug here",
+    "Something is off.", "Something’s off in the totals", "Not everything here is correct.",
+    "Read the following carefully.", "Take a closer look at row 4.", "Don't take this at face value.",
+    "Keep an eye out for stale rows.", "Did you notice the date?", "At least one of these is wrong",
+    "Only one of these is correct", "This report contains a deliberate error.", "We introduced a subtle bug.",
+])
+def test_signposting_variants(text: str) -> None:
+    assert found(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "Review this and tell us what's wrong.", "Review this and tell us what is wrong.",
+    "Find the bug.", "What is wrong with this plan?", "Identify the error in the table.",
+    "Spot the mistake!", "Find the flaw.", "Is there anything wrong here?", "What's the problem with row 2?",
+    "Check this for errors.", "Can you find any issues?", "Which line is wrong?", "Is this correct?",
+    "Tell me what’s off.", "Let us know if anything looks off.", "whats wrong with it", "True or false:",
+])
+def test_quiz_variants(text: str) -> None:
+    assert found(text, QUIZ), text
+
+
+@pytest.mark.parametrize("text", [
+    "We seeded the staging database and planted a canary.",
+    "The release notes follow the template; see the following section for the timeline.",
+    "The retry loop was fixed and all tests pass.",
+    "What went wrong: the cache was cold.",
+    "Please post the closeout verdict.",
+    "Type hints were added to the parser.",
+    "This is a test deployment of the gateway.",
+    "Some of the results are broken down by region.",
+    "Let me know if there are any questions.",
+])
+def test_ordinary_work_prose_is_not_flagged(text: str) -> None:
+    assert found(text) == [] and found(text, QUIZ) == [], text
+
+
+def test_markup_line_breaks_and_quotes_are_ignored() -> None:
+    text = "x **note** the\nfollowing y"
+    assert found(text) == ["note** the\nfollowing"]  # the words' extent: from "note" to "following"
+    assert found("one of _these_ is\n> `incorrect`") == ["one of _these_ is\n> `incorrect"]
+    assert found("<b>note</b> the&nbsp;following") == ["note</b> the&nbsp;following"]
+
+
+def test_contractions_match_their_expansions() -> None:
+    for text in ("we can't ship", "we cannot ship", "we can not ship", "we can’t ship"):
+        assert found(text, ("can not ship",)) == [text[3:]], text
+    assert found("it isn't right", ("is not right",)) == ["isn't right"]
+    assert found("let's go", ("let us go",)) == ["let's go"]
+    assert found("we've seen", ("we have seen",)) == ["we've seen"]
+    assert found("it won't", ("will not",)) == ["won't"]
+    assert found("it won't", ("not",)) == []  # a phrase never starts or ends inside a word
+    assert found("it won't", ("it will not",)) == ["it won't"]
+
+
+def test_words_must_be_whole() -> None:
+    assert found("hinted at", ("hint",)) == []
+    assert found("the hint", ("hint",)) == ["hint"]
+    assert found("there is a mistake", ("is a mistake",)) == ["is a mistake"]
+    assert found("what's wrong", ("is wrong",)) == []
+
+
+def test_allow_exempts_occurrences_inside_an_allowed_phrase() -> None:
+    text = "The hint text is grey. Hint: row 2."
+    assert found(text, ("hint",), ("hint text",)) == ["Hint"]
+
+
+def test_longest_phrase_wins_at_one_position() -> None:
+    assert found("please note the following", ("note the following", "please note the following")) == [
+        "please note the following"]
+
+
+def test_tokenizations_agree() -> None:
+    text = "It’s <i>one</i> of &amp; these don't x_y ＇ ßtraße can't"
+    assert len(normalize_words(text).split(" ")) == len(_word_spans(text))
+
+
+def test_matcher_is_compiled_once() -> None:
+    assert compile_phrases(SIGNPOSTING) is compile_phrases(tuple(SIGNPOSTING))
+
+
+MATCHER = compile_phrases(SIGNPOSTING + QUIZ)
+PHRASES = ["note the following", "one of these is incorrect", "can you spot", "what's wrong with",
+           "there's a hidden mistake", "find the bug", "pay close attention"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.sampled_from(PHRASES), st.text(), st.sampled_from(["", " ", "\n", " **", "> ", "\r\n"]))
+def test_matcher_never_raises_and_spans_are_phrases(before: str, phrase: str, after: str, glue: str) -> None:
+    text = before + glue + phrase.replace(" ", " " + glue.strip() + " ") + glue + after
+    matches = find_phrases(text, SIGNPOSTING + QUIZ)
+    for match in matches:
+        assert text[match.start:match.end] == match.text
+        words = normalize_words(match.text)
+        assert MATCHER.fullmatch_words(words), (text, match.text, words)
+    assert len(normalize_words(text).split(" ")) == len(_word_spans(text)) or not normalize_words(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_matcher_never_raises_on_arbitrary_text(text: str) -> None:
+    for match in find_phrases(text, SIGNPOSTING + QUIZ, ("hint text",)):
+        assert MATCHER.fullmatch_words(normalize_words(match.text))
