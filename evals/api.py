@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from skill_eval.linter.runs import read_runs_file, sample_versions
+from skill_eval.linter.runs import sample_versions
 
 from .probes import ProbeError, Workspace
 from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
@@ -105,8 +105,7 @@ def _load(workspace: Workspace, probe_json_path: Path | str, need_skill: bool):
 
 
 def _status(workspace: Workspace, probe, **extra: Any) -> ProbeStatus:
-    records = [r for _line, r in read_runs_file(probe.runs_file).records
-               if r.get("probe") == probe.probe_id and r.get("version") == probe.version]
+    records = [r for r in probe.records() if r.get("version") == probe.version]
     sample = sample_versions(records).get((probe.probe_id, probe.version))
     arms: dict[str, ArmStatus] = {}
     for arm in ("control", "treatment"):
@@ -169,5 +168,5 @@ def run_probe(
     except (RunError, ProbeError) as error:
         raise ApiError(str(error)) from None
     except OSError as error:
-        raise ApiError(f"{probe.runs_file}: cannot record runs ({error.strerror or error}); check the folder") from None
+        raise ApiError(f"{probe.runs_folder}: cannot record runs ({error.strerror or error}); check the folder") from None
     return _status(workspace, probe, interrupted=summary.interrupted, new_records=len(summary.records))

@@ -119,21 +119,21 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         print("nothing to run", file=sys.stderr)
         return EXIT_OK
 
-    previous = _install_sigterm()
+    previous = _install_stop_handlers(cancel)
     try:
         summary = _run_with_progress(runner, plan, show=not args.no_progress)
     except (ProbeError, OSError) as error:
         return _fail(f"{error}")
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     tallies = summary.tally()
     for arm, tally in tallies.items():
         if tally["starts"]:
             print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
                   f"{tally['error']} error, {tally['timeout']} timeout", file=sys.stderr)
-    files = sorted({str(s.probe.runs_file) for s in plan.starts})
-    print(f"records appended to {', '.join(files)}", file=sys.stderr)
+    if summary.files:
+        print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}", file=sys.stderr)
     print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
     if summary.interrupted:
         print(f"interrupted: {len(summary.records)} start(s) recorded, {summary.skipped} never started; "
@@ -154,14 +154,19 @@ def _fail_budget(plan) -> int:
     return EXIT_FINDINGS
 
 
-def _install_sigterm():
+def _install_stop_handlers(cancel: threading.Event) -> dict:
+    """Ctrl-C and SIGTERM set ``cancel``: the runner then kills the running
+    agents, records them as interrupted and returns; nothing is interrupted in
+    the middle of writing a record."""
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return {}
 
-    def interrupt(_signum, _frame):
-        raise KeyboardInterrupt
+    def stop(_signum, _frame):
+        if not cancel.is_set():
+            print("\nstopping: killing running agents and recording them as interrupted...", file=sys.stderr)
+        cancel.set()
 
-    return signal.signal(signal.SIGTERM, interrupt)
+    return {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 def _run_with_progress(runner, plan, show: bool):

@@ -8,10 +8,11 @@ artifact bytes, environment, timeout — and hands it to an :class:`Executor`.
 Kubernetes executor elsewhere, see docs/distributed.md) only decides *where*
 it is called. Grading and recording stay with the runner, in one process.
 
-A job runs in a fresh scratch folder holding only ``prompt.txt`` and a copy of
-the artifact under its own file name: ``{probe_dir}`` is that folder (never the
-real probe folder, whose probe.json holds the quotes), ``{prompt_file}`` the
-prompt in it. The command is an argv list run without a shell, in its own
+A job runs in an empty scratch folder (its working directory). When its argv
+takes ``{prompt_file}`` or ``{probe_dir}``, the folder holds ``prompt.txt`` and
+a copy of the artifact under its own file name: ``{probe_dir}`` is that folder
+(never the real probe folder, whose probe.json holds the quotes),
+``{prompt_file}`` the prompt in it. The command is an argv list run without a shell, in its own
 process group, so a timeout or a cancel kills the agent and everything it
 started.
 """
@@ -125,8 +126,25 @@ def _fill(arg: str, scratch: Path, prompt_file: Path) -> str:
     return arg.replace("{prompt_file}", str(prompt_file)).replace("{probe_dir}", str(scratch))
 
 
-def execute_job(job: AgentJob, registry: ProcessRegistry | None = None) -> AgentOutcome:
-    """Run ``job``'s command once and report what happened. Never raises."""
+def _clear(folder: Path) -> None:
+    """Empty ``folder`` (what an earlier agent left must not reach the next)."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    pass
+
+
+def execute_job(job: AgentJob, registry: ProcessRegistry | None = None, scratch: Path | None = None) -> AgentOutcome:
+    """Run ``job``'s command once and report what happened. Never raises.
+
+    ``scratch`` is a folder this call may use (and empties first); without one
+    a temporary folder is made and removed.
+    """
     registry = registry or ProcessRegistry()
     started, clock = now_iso(), time.monotonic()
 
@@ -135,11 +153,17 @@ def execute_job(job: AgentJob, registry: ProcessRegistry | None = None) -> Agent
 
     if registry.cancelled.is_set():
         return outcome("skipped", error="cancelled before it started")
-    scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
+    own_scratch = scratch is None
     try:
+        if own_scratch:
+            scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
+        else:
+            _clear(scratch)
         prompt_file = scratch / "prompt.txt"
-        prompt_file.write_bytes(job.prompt)
-        (scratch / job.artifact_name).write_bytes(job.artifact)
+        uses_files = any("{prompt_file}" in arg or "{probe_dir}" in arg for arg in job.argv)
+        if uses_files:
+            prompt_file.write_bytes(job.prompt)
+            (scratch / job.artifact_name).write_bytes(job.artifact)
         argv = [_fill(arg, scratch, prompt_file) for arg in job.argv]
         env = dict(os.environ)
         env.update(job.env)
@@ -178,7 +202,8 @@ def execute_job(job: AgentJob, registry: ProcessRegistry | None = None) -> Agent
     except Exception as error:  # noqa: BLE001 - an outcome, never a crash of the worker
         return outcome("error", error=f"runner error: {type(error).__name__}: {error}")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if own_scratch and scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _reap(process: subprocess.Popen) -> tuple[bytes, bytes]:
@@ -222,17 +247,44 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Jobs as subprocesses of this machine, ``jobs`` at a time (a thread pool)."""
+    """Jobs as subprocesses of this machine, ``jobs`` at a time (a thread pool).
+
+    Each worker thread keeps one scratch folder for its whole life, emptied
+    before every job (making and removing a folder per start costs more than
+    the start itself on a busy disk); :meth:`shutdown` removes them.
+    """
 
     def __init__(self, jobs: int = 4) -> None:
         self.registry = ProcessRegistry()
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="skill-eval-agent")
+        self._local = threading.local()
+        self._scratches: list[Path] = []
+        self._lock = threading.Lock()
+
+    def _scratch(self) -> Path:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
+            with self._lock:
+                self._scratches.append(scratch)
+        return scratch
+
+    def _execute(self, job: AgentJob) -> AgentOutcome:
+        try:
+            scratch = self._scratch()
+        except OSError:
+            scratch = None  # execute_job makes its own, and reports if it cannot
+        return execute_job(job, self.registry, scratch)
 
     def submit(self, job: AgentJob) -> "Future[AgentOutcome]":
-        return self._pool.submit(execute_job, job, self.registry)
+        return self._pool.submit(self._execute, job)
 
     def cancel(self) -> None:
         self.registry.cancel()
 
     def shutdown(self, wait: bool = True) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=not wait)
+        with self._lock:
+            scratches, self._scratches = self._scratches, []
+        for scratch in scratches:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -16,7 +16,7 @@ from skill_eval.linter.config import Config, ConfigError, load_config
 from skill_eval.linter.context import FileProblem, LintSession, ProbeContext
 from skill_eval.linter.outputspec import OutputSpec
 from skill_eval.linter.reader import FileSystemReader
-from skill_eval.linter.runs import runs_file_for, runs_folder, sha256_bytes, suite_folder
+from skill_eval.linter.runs import runs_folder, sha256_bytes, suite_folder, suite_runs_files
 from skill_eval.linter.textfile import TextDocument
 from skill_eval.linter.workspace import PROBE_FILE, absolute, discover, find_workspace_root
 
@@ -60,9 +60,12 @@ class Probe:
     def skill_sha256(self) -> str | None:
         return sha256_bytes(self.skill_bytes) if self.skill_bytes is not None else None
 
-    @property
-    def runs_file(self) -> Path:
-        return runs_file_for(self.suite, self.probe_id)
+    def records(self) -> list[dict[str, Any]]:
+        """Every record of this probe id in its suite (all versions, agents)."""
+        from skill_eval.linter.runs import read_runs_file
+
+        return [record for path in suite_runs_files(self.suite) for _line, record in read_runs_file(path).records
+                if record.get("probe") == self.probe_id]
 
     @property
     def runs_folder(self) -> Path:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from skill_eval.linter.config import AgentConfig, Config
 from skill_eval.linter.runs import (
-    ARMS, append_record, count_starts, find_runs_files, read_runs_file, record_passed, RECORD_SCHEMA,
+    ARMS, append_records, count_starts, find_runs_files, new_runs_file, record_passed, RECORD_SCHEMA,
 )
 
 from .executor import AgentJob, AgentOutcome, Executor, LocalExecutor
@@ -90,6 +90,8 @@ class RunSummary:
     interrupted: bool = False
     skipped: int = 0
     """Planned starts never started (cancelled first): they cost nothing."""
+    files: set[Path] = field(default_factory=set)
+    """The runs files written."""
 
     def tally(self) -> dict[str, dict[str, int]]:
         """Per arm: starts, ok, caught (passed), error, timeout."""
@@ -174,7 +176,7 @@ def plan_starts(
     for probe in probes:
         latest: dict[tuple, dict[str, Any]] = {}
         ok_keys: set[tuple] = set()
-        for _line, record in read_runs_file(probe.runs_file).records:
+        for record in probe.records():
             key = (record.get("probe_sha256"), record.get("artifact_sha256"), record.get("arm"),
                    record.get("rep"), record.get("agent"), record.get("model"))
             latest[key] = record
@@ -261,6 +263,8 @@ class Runner:
     # -- recording ----------------------------------------------------------------------
 
     def record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> dict[str, Any]:
+        """Grade ``outcome``, keep its answer in a file, and build its record
+        (written by :meth:`_write`)."""
         probe = start.probe
         record: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
@@ -303,7 +307,6 @@ class Runner:
             record["error"] = outcome.error
             if outcome.stderr_tail:
                 record["stderr_tail"] = outcome.stderr_tail
-        append_record(probe.runs_file, record, fsync=self.fsync)
         return record
 
     # -- running --------------------------------------------------------------------------
@@ -319,22 +322,25 @@ class Runner:
         if not plan.starts:
             return summary
         executor = self.executor or LocalExecutor(self.jobs)
-        pending: dict[Future, tuple[Start, AgentJob]] = {}
-        done: "queue.SimpleQueue[Future]" = queue.SimpleQueue()
+        pending: set[Future] = set()
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        self._files: dict[Path, Path] = {}
         try:
             for start in plan.starts:
                 job = self.job_for(start, uuid.uuid4().hex)
                 future = executor.submit(job)
-                pending[future] = (start, job)
-                future.add_done_callback(done.put)
+                pending.add(future)
+                future.add_done_callback(self._recorder(start, job, done))
             while pending:
                 if self.cancel.is_set():
                     raise KeyboardInterrupt
                 try:
-                    future = done.get(timeout=0.2)
+                    batch = [done.get(timeout=0.2)]
                 except queue.Empty:
                     continue
-                self._finish(summary, *pending.pop(future), future.result())
+                batch += _drain_queue(done)
+                pending.difference_update(item[0] for item in batch)
+                self._write(summary, batch)
         except KeyboardInterrupt:
             summary.interrupted = True
             executor.cancel()
@@ -347,32 +353,75 @@ class Runner:
                 executor.shutdown(wait=True)
         return summary
 
-    def _drain(self, summary: RunSummary, pending: dict[Future, tuple[Start, AgentJob]],
-               done: "queue.SimpleQueue[Future]") -> None:
+    def _recorder(self, start: Start, job: AgentJob, done: queue.SimpleQueue):
+        """The done-callback of a job: grade it and keep its answer file where it
+        finished (a worker thread, locally), then pass the record to the thread
+        that called :meth:`run`, which appends it."""
+
+        def finished(future: Future) -> None:
+            try:
+                outcome = future.result()
+            except BaseException:  # noqa: BLE001 - cancelled before it ran (remote executors)
+                done.put((future, start, None, None))
+                return
+            if not outcome.is_start:
+                done.put((future, start, None, None))
+                return
+            try:
+                done.put((future, start, self.record(start, job, outcome), None))
+            except BaseException as error:  # noqa: BLE001 - re-raised by the run loop
+                done.put((future, start, None, error))
+
+        return finished
+
+    def _write(self, summary: RunSummary, batch: list[tuple]) -> None:
+        """Append the records of ``batch``: one file per suite per invocation;
+        each record one whole write; one fsync per file per batch."""
+        by_file: dict[Path, list[dict[str, Any]]] = {}
+        failure = None
+        for _future, start, record, error in batch:
+            if error is not None:
+                failure = failure or error
+                continue
+            if record is None:
+                summary.skipped += 1
+                continue
+            suite = start.probe.suite
+            path = self._files.get(suite)
+            if path is None:
+                path = self._files[suite] = new_runs_file(suite, self.agent.name)
+            by_file.setdefault(path, []).append(record)
+        for path, records in by_file.items():
+            append_records(path, records, fsync=self.fsync)
+            for record in records:
+                summary.records.append(record)
+                if self.on_record is not None:
+                    self.on_record(record)
+        summary.files.update(by_file)
+        if failure is not None:
+            raise failure
+
+    def _drain(self, summary: RunSummary, pending: set[Future], done: queue.SimpleQueue) -> None:
         """After a cancel: record every start that happened (killed ones included)."""
         while pending:
             try:
-                future = done.get(timeout=30)
+                batch = [done.get(timeout=30)]
             except KeyboardInterrupt:
                 continue  # a second Ctrl-C must not lose the records of killed starts
             except queue.Empty:
                 break
-            start, job = pending.pop(future)
-            try:
-                outcome = future.result()
-            except Exception:  # noqa: BLE001 - a cancelled future of a remote executor
-                summary.skipped += 1
-                continue
-            self._finish(summary, start, job, outcome)
+            batch += _drain_queue(done)
+            pending.difference_update(item[0] for item in batch)
+            self._write(summary, batch)
 
-    def _finish(self, summary: RunSummary, start: Start, job: AgentJob, outcome: AgentOutcome) -> None:
-        if not outcome.is_start:
-            summary.skipped += 1
-            return
-        record = self.record(start, job, outcome)
-        summary.records.append(record)
-        if self.on_record is not None:
-            self.on_record(record)
+
+def _drain_queue(done: queue.SimpleQueue) -> list:
+    items = []
+    while True:
+        try:
+            items.append(done.get_nowait())
+        except queue.Empty:
+            return items
 
 
 def _relative(path: Path, root: Path) -> str:

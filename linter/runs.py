@@ -8,9 +8,14 @@ read). It imports nothing but the standard library, so the linter stays fast.
 
 Durability contract
 -------------------
-* :func:`append_record` writes a record with **one** ``os.write`` of the full
-  line on an ``O_APPEND`` descriptor, under an exclusive ``flock``, then
-  ``fsync``. A killed writer can leave at most one torn (partial) last line.
+* :func:`append_records` writes each record with **one** ``os.write`` of the
+  full line on an ``O_APPEND`` descriptor, under an exclusive ``flock``, then
+  ``fsync`` (once per batch: group commit; nothing is reported as recorded
+  before its fsync returns). A killed writer can leave at most one torn
+  (partial) last line.
+* The runner starts a new file per invocation and suite
+  (``evals/runs/<UTC time>-<agent>-<random>.jsonl``); resume, budget and
+  report read every file of the folder.
 * Before appending, the writer checks the file's last byte: if a torn line
   is there, the new record starts on a fresh line, so it is never glued to the
   fragment.
@@ -77,9 +82,25 @@ def frozen_path(suite: Path) -> Path:
     return suite.joinpath(*FROZEN_FILE)
 
 
-def runs_file_for(suite: Path, probe_id: str) -> Path:
-    """One append-only file per probe id (all versions, arms and agents)."""
-    return runs_folder(suite) / f"{probe_id}.jsonl"
+def new_runs_file(suite: Path, agent: str) -> Path:
+    """A fresh runs file for one invocation of the runner: records of concurrent
+    runners never share a file, and branches never conflict on merge."""
+    import re
+    import uuid
+    from datetime import datetime, timezone
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent).strip("-") or "agent"
+    return runs_folder(suite) / f"{stamp}-{safe}-{uuid.uuid4().hex[:6]}.jsonl"
+
+
+def suite_runs_files(suite: Path) -> list[Path]:
+    """The runs files of one suite (one skill's ``evals/runs/*.jsonl``), sorted."""
+    folder = runs_folder(suite)
+    try:
+        return sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+    except OSError:
+        return []
 
 
 def find_runs_files(root: Path) -> list[Path]:
@@ -109,22 +130,34 @@ def encode_record(record: dict[str, Any]) -> bytes:
 
 def append_record(path: Path, record: dict[str, Any], *, fsync: bool = True) -> None:
     """Append ``record`` to ``path`` whole (see the module's durability contract)."""
+    append_records(path, [record], fsync=fsync)
+
+
+def append_records(path: Path, records: list[dict[str, Any]], *, fsync: bool = True) -> None:
+    """Append each record with its own single ``os.write`` (each line whole),
+    then one ``fsync`` for the lot (group commit): none is acknowledged before
+    all are on disk."""
     import fcntl
 
-    line = encode_record(record)
+    if not records:
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
+        fresh = b""
         if size:
             with open(path, "rb") as tail:
                 tail.seek(size - 1)
                 if tail.read(1) != b"\n":
-                    line = b"\n" + line  # a killed writer left a torn line: start fresh
-        written = os.write(fd, line)
-        if written != len(line):  # a short write on a regular file means a full disk
-            raise OSError(f"short write to {path}: {written} of {len(line)} bytes (is the disk full?)")
+                    fresh = b"\n"  # a killed writer left a torn line: start on a fresh one
+        for record in records:
+            line = fresh + encode_record(record)
+            fresh = b""
+            written = os.write(fd, line)
+            if written != len(line):  # a short write on a regular file means a full disk
+                raise OSError(f"short write to {path}: {written} of {len(line)} bytes (is the disk full?)")
         if fsync:
             os.fsync(fd)
     finally:

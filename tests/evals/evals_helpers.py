@@ -48,16 +48,16 @@ class Suite:
             lines.append("")
         (self.root / "skill-eval.toml").write_text("\n".join(lines), encoding="utf-8")
 
-    def records(self, probe_id: str) -> list[dict]:
-        path = self.runs / f"{probe_id}.jsonl"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    def files(self) -> list[Path]:
+        return sorted(self.runs.glob("*.jsonl")) if self.runs.is_dir() else []
 
     def all_records(self) -> list[dict]:
-        return self.records("euphemized-coverage") + self.records("two-gaps")
+        """Every record of the suite, file by file in name (time) order."""
+        return [json.loads(line) for path in self.files()
+                for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-
+    def records(self, probe_id: str) -> list[dict]:
+        return [r for r in self.all_records() if r["probe"] == probe_id]
 
 
 def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:

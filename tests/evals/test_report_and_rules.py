@@ -20,6 +20,7 @@ def rec(suite, probe, version, arm, rep, passed, *, status="ok", kind="floor", a
 
 
 def write(suite, probe, *records):
+    """Append records to the probe's own file (any name under evals/runs/ is read)."""
     for record in records:
         append_record(suite.runs / f"{record['probe']}.jsonl", record, fsync=False)
 

@@ -55,7 +55,7 @@ def test_run_grades_records_and_keeps_answers(suite, capsys):
 
 
 def test_prompt_is_the_artifact_then_the_answer_format(suite, capsys):
-    suite.configure({"echo": {"command": agent_command("env_agent.py", "m={model}"), "model": "mm",
+    suite.configure({"echo": {"command": agent_command("env_agent.py", "m={model}", "dir={probe_dir}"), "model": "mm",
                               "env": {"SKILL_EVAL_TEST": "yes"}}})
     assert run(suite, str(suite.probe("euphemized-coverage")), "--reps", "1") in (0,)
     by_arm = {r["arm"]: json.loads((suite.runs / r["answer_file"]).read_text()) for r in suite.records("euphemized-coverage")}
@@ -71,9 +71,18 @@ def test_prompt_is_the_artifact_then_the_answer_format(suite, capsys):
     assert "Evidence that argues" not in control["prompt"]
     assert by_arm["treatment"]["prompt"].startswith(skill.rstrip("\n"))
     assert by_arm["treatment"]["prompt"].endswith(control["prompt"])
-    assert control["argv"] == ["m=mm"] and control["env"] == "yes"
-    # {probe_dir}/cwd holds only the prompt and the artifact: never probe.json
+    assert control["argv"][0] == "m=mm" and control["env"] == "yes"
+    # {probe_dir} (also the cwd) holds only the prompt and the artifact: never probe.json
+    assert control["argv"][1].startswith("dir=") and "euphemized-coverage" not in control["argv"][1]
     assert control["cwd_files"] == ["prompt.txt", "question.md"]
+
+
+def test_scratch_folder_is_emptied_between_starts(suite, capsys):
+    suite.configure({"echo": {"command": agent_command("env_agent.py", "--litter")}})
+    assert run(suite, "-j", "1") == 0
+    assert len(suite.all_records()) == 8
+    for record in suite.all_records():
+        assert json.loads((suite.runs / record["answer_file"]).read_text())["cwd_files"] == []
 
 
 def test_treatment_by_args_and_prompt_file(suite, capsys):
@@ -201,44 +210,48 @@ def _wait_for(predicate, timeout=60):
     return False
 
 
-def _ok_keys(path):
-    records = [r for _l, r in read_runs_file(path).records]
+def _ok_keys(suite):
+    records = [r for path in suite.files() for _l, r in read_runs_file(path).records]
     return [(r["arm"], r["rep"]) for r in records if r["status"] == "ok"], records
 
 
 def test_kill_9_mid_run_then_resume(suite, tmp_path):
     suite.configure({"slow": {"command": agent_command("rule_agent.py", "--sleep", "0.4")}})
     probe = suite.probe("euphemized-coverage")
-    runs_file = suite.runs / "euphemized-coverage.jsonl"
     process = subprocess.Popen(
         [PYTHON, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())",
          "run", str(probe), "--reps", "6", "-j", "2", "--no-progress"],
         cwd=suite.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _wait_for(lambda: len(read_runs_file(runs_file).records) >= 3)
+        assert _wait_for(lambda: len(_ok_keys(suite)[1]) >= 3)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
-    killed_keys, records = _ok_keys(runs_file)
-    assert read_runs_file(runs_file).torn == []
+    killed_keys, records = _ok_keys(suite)
+    [killed_file] = suite.files()
+    assert read_runs_file(killed_file).torn == []
     assert 3 <= len(records) < 12
     assert len(set(killed_keys)) == len(killed_keys)
     # simulate the worst case as well: a writer killed in the middle of its line
-    with open(runs_file, "ab") as handle:
+    with open(killed_file, "ab") as handle:
         handle.write(b'{"schema":1,"start_id":"dead","probe":"euphemized-cov')
     result = cli("run", str(probe), "--reps", "6", "-j", "4", "--no-progress", cwd=suite.root)
     assert result.returncode == 0, result.stderr
     assert f"{12 - len(records)} start(s) to make" in result.stderr
-    final_keys, final_records = _ok_keys(runs_file)
+    final_keys, final_records = _ok_keys(suite)
     assert sorted(final_keys) == sorted({(arm, rep) for arm in ("control", "treatment") for rep in range(1, 7)})
     assert len(final_keys) == 12 and final_records[:len(records)] == records
-    runs = read_runs_file(runs_file)
-    assert len(runs.torn) == 1 and runs.starts == 13   # the torn start counts, once
+    assert len(read_runs_file(killed_file).torn) == 1
     report = json.loads(cli("report", "--format", "json", cwd=suite.root).stdout)
-    assert report["starts"] == 13
+    assert report["starts"] == 13   # the torn start counts, once
+    # a later append to the killed file starts on a fresh line, the fragment stays ignored
+    from skill_eval.linter.runs import append_record
+    append_record(killed_file, dict(records[0], start_id="extra"))
+    runs = read_runs_file(killed_file)
+    assert runs.records[-1][1]["start_id"] == "extra" and len(runs.torn) == 1
 
 
 def test_ctrl_c_records_in_flight_starts_as_interrupted(suite, tmp_path):

@@ -11,7 +11,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ...runs import find_runs_files, frozen_path, read_frozen, read_runs_file, runs_file_for, suite_folder
+from ...runs import find_runs_files, frozen_path, read_frozen, read_runs_file, suite_folder
+from ...runs import suite_runs_files as _suite_files
 from ...textfile import Span
 
 _RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
@@ -32,12 +33,12 @@ def suite_runs_files(session) -> list[Path]:
 
 
 def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
-    """Records of this probe's id in its suite's runs file."""
+    """Records of this probe's id in its suite's runs files."""
     probe_id = context.probe_id
     if probe_id is None:
         return []
-    runs = read_runs_file(runs_file_for(suite_of(context), probe_id))
-    return [(line, record) for line, record in runs.records if record.get("probe") == probe_id]
+    return [(line, record) for path in _suite_files(suite_of(context))
+            for line, record in read_runs_file(path).records if record.get("probe") == probe_id]
 
 
 def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:

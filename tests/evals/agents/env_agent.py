@@ -1,5 +1,6 @@
 """A test agent that reports what it was given: argv, env var SKILL_EVAL_TEST, cwd
-listing and the prompt, as JSON on stdout (for prompt/placeholder tests)."""
+listing and the prompt, as JSON on stdout (for prompt/placeholder tests).
+With --litter it then leaves a file and a folder in its working directory."""
 
 import json
 import os
@@ -12,3 +13,7 @@ print(json.dumps({
     "cwd_files": sorted(os.listdir(".")),
     "prompt": prompt,
 }))
+if "--litter" in sys.argv:
+    os.makedirs("left-behind", exist_ok=True)
+    with open("left-behind.txt", "w") as handle:
+        handle.write("state from an earlier start")

@@ -1,0 +1,156 @@
+"""Benchmark: the eval runner's overhead per start, beyond spawning the agent.
+
+Runs N starts (default 1,000: 25 probes x 2 arms x 20 reps) of a no-op agent
+(``cat``: it reads the prompt on stdin and prints it back) with ``-j 8``
+through the real runner — planning, resume index, budget count, scratch
+folder, prompt, subprocess, grading, answer file, fsync'ed record — and
+compares with spawning the same ``cat`` N times with the same parallelism and
+the same pipes (``Popen`` + ``communicate``), nothing else.
+
+    overhead per run = (runner wall time - spawn-only wall time) / N
+
+Goal: <= 5 ms per run. Usage::
+
+    python benchmarks/run_bench.py [--runs 1000] [--jobs 8] [--no-fsync]
+
+Prints the figures and exits 1 when the goal is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+GOAL_MS = 5.0
+
+SKILL = """---
+name: bench-skill
+description: Use when benchmarking the runner.
+---
+
+# Bench skill
+
+## Step 1: Check the evidence
+
+Evidence that argues from prior behavior is not proof: the `verdict` is `NOT_PROVEN`.
+"""
+
+SPEC = """# Output spec
+
+## `verdict`
+Values: `PASS`, `NOT_PROVEN`
+"""
+
+ARTIFACT = """# Closeout {n}
+
+| # | criterion | evidence |
+|---|---|---|
+| 1 | retries stop after 5 attempts | test_retry_cap passes |
+| 2 | metrics emitted | behavior unchanged from prior release, so existing coverage applies |
+
+Please post the closeout verdict.
+"""
+
+
+def make_workspace(root: Path, probes: int, command: list[str]) -> None:
+    (root / "skill-eval.toml").write_text(
+        "[agents.noop]\n" f"command = {json.dumps(command)}\n" "timeout = 60\n", encoding="utf-8")
+    skill = root / "bench-skill"
+    (skill / "evals" / "probes").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(SKILL, encoding="utf-8")
+    (skill / "output-spec.md").write_text(SPEC, encoding="utf-8")
+    for n in range(probes):
+        folder = skill / "evals" / "probes" / f"p{n:03d}"
+        folder.mkdir()
+        (folder / "question.md").write_text(ARTIFACT.format(n=n), encoding="utf-8")
+        (folder / "probe.json").write_text(json.dumps({
+            "id": f"p{n:03d}", "version": 1, "tier": 2, "kind": "floor", "step_heading": "Step 1: Check the evidence",
+            "shapes": ["euphemized"], "seeded_defects": 1,
+            "defects": [{"id": "D1", "shape": "euphemized",
+                         "quote": "behavior unchanged from prior release, so existing coverage applies",
+                         "caught_when": {"verdict": "NOT_PROVEN"}}],
+        }, indent=2), encoding="utf-8")
+
+
+def cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def spawn_only(command: list[str], prompt: bytes, runs: int, jobs: int) -> float:
+    def one(_index: int) -> None:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+        process.communicate(prompt, timeout=60)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, range(runs)))
+    return time.perf_counter() - started
+
+
+def runner_run(root: Path, runs_per_arm: int, jobs: int, fsync: bool) -> tuple[float, float, int]:
+    from skill_eval.evals.probes import Workspace
+    from skill_eval.evals.runner import Runner, select_agent
+
+    started = time.perf_counter()
+    workspace = Workspace.open([root])
+    agent = select_agent(workspace.config, "noop")
+    probes, errors = workspace.load_all(workspace.probe_paths())
+    assert not errors, errors
+    runner = Runner(workspace, agent, jobs=jobs, fsync=fsync)
+    plan = runner.plan(probes, ("control", "treatment"), runs_per_arm)
+    planned = time.perf_counter()
+    summary = runner.run(plan)
+    ended = time.perf_counter()
+    assert len(summary.records) == len(plan.starts), "every start must be recorded"
+    assert all(r["status"] == "ok" for r in summary.records), [r for r in summary.records if r["status"] != "ok"][:1]
+    return ended - started, planned - started, len(summary.records)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--probes", type=int, default=25)
+    parser.add_argument("--no-fsync", action="store_true", help="skip fsync of records (not how the runner runs)")
+    args = parser.parse_args(argv)
+    cat = shutil.which("cat")
+    if cat is None:
+        print("run_bench: no `cat` on PATH; install coreutils", file=sys.stderr)
+        return 2
+    command = [cat]
+    reps = max(1, args.runs // (2 * args.probes))
+    runs = reps * 2 * args.probes
+    with tempfile.TemporaryDirectory(prefix="skill-eval-bench-") as folder:
+        root = Path(folder)
+        make_workspace(root, args.probes, command)
+        from skill_eval.evals.prompt import build_prompt
+        from skill_eval.linter.outputspec import parse_output_spec
+
+        prompt = build_prompt(ARTIFACT.format(n=0).encode(), parse_output_spec(SPEC))
+        spawn_only(command, prompt, min(50, runs), args.jobs)  # warm-up
+        cpu0 = cpu()
+        baseline = spawn_only(command, prompt, runs, args.jobs)
+        cpu1 = cpu()
+        wall, planning, recorded = runner_run(root, reps, args.jobs, fsync=not args.no_fsync)
+        cpu2 = cpu()
+    overhead_ms = (wall - baseline) / runs * 1000
+    print(f"runs: {runs} ({args.probes} probes x 2 arms x {reps} reps), -j {args.jobs}, agent: {cat} (no-op)")
+    print(f"spawn only : {baseline:7.3f} s wall  {baseline / runs * 1000:6.2f} ms/run   parent CPU {(cpu1 - cpu0) / runs * 1000:6.2f} ms/run")
+    print(f"runner     : {wall:7.3f} s wall  {wall / runs * 1000:6.2f} ms/run   parent CPU {(cpu2 - cpu1) / runs * 1000:6.2f} ms/run"
+          f"   (of which planning {planning * 1000:.0f} ms; records fsync'ed: {not args.no_fsync}; {recorded} recorded)")
+    print(f"overhead   : {overhead_ms:6.2f} ms/run beyond process spawn (goal <= {GOAL_MS:g} ms)")
+    return 0 if overhead_ms <= GOAL_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
