@@ -36,7 +36,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 CORPUS = Path("/work/shared/bench/make_bench_corpus.py")
-TIMEOUT = 120.0
+TIMEOUT = 600.0
 
 
 def make_client() -> LanguageClient:
