@@ -293,7 +293,9 @@ def schema_main(argv: list[str] | None = None) -> int:
 
         print("skill-eval schema: takes no arguments (it prints the probe.json schema)", file=sys.stderr)
         return 2
-    print(json.dumps(probe_schema(), indent=2))
+    import sys
+
+    sys.stdout.write(resources.files("skill_eval.linter").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8"))
     return 0
 
 

@@ -18,6 +18,7 @@ PROBE_FILE = "probe.json"
 SKILL_FILE = "SKILL.md"
 OUTPUT_SPEC_FILE = "output-spec.md"
 FIXTURE_NAMES = frozenset({PROBE_FILE, SKILL_FILE, OUTPUT_SPEC_FILE})
+CONFIG_FILES = frozenset({"skill-eval.toml", "pyproject.toml"})
 
 
 def absolute(path: Path | str) -> Path:
@@ -60,7 +61,9 @@ def discover(path: Path, reader: Reader) -> Targets:
     A folder: every probe.json, SKILL.md and output-spec.md below it. A
     probe.json: its probe. A SKILL.md or output-spec.md: that file and every
     probe below its folder (they depend on it). Any other file: the probe of
-    its folder, if it has one (a changed question.md re-checks its probe).
+    its folder, if it has one (a changed question.md re-checks its probe). A
+    config file (skill-eval.toml, pyproject.toml): everything below its folder,
+    since a config change can change every finding.
     """
     path = absolute(path)
     targets = Targets()
@@ -69,6 +72,8 @@ def discover(path: Path, reader: Reader) -> Targets:
             _add(targets, found)
         return targets
     name = path.name
+    if name in CONFIG_FILES:
+        return discover(path.parent, reader)
     if name == PROBE_FILE:
         targets.probes.add(path)
     elif name in (SKILL_FILE, OUTPUT_SPEC_FILE):

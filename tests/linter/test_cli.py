@@ -178,3 +178,14 @@ def test_fix_applies_every_edit_of_a_fix(tmp_path: Path) -> None:
     fixed, remaining = apply_safe_fixes([diagnostic])
     assert fixed == 1 and not remaining
     assert target.read_bytes() == b"ALPHA beta\r\nGAMMA\r\n"
+
+
+def test_config_file_path_stands_for_its_workspace(workspace: Path, capsys) -> None:
+    assert main([str(workspace / "skill-eval.toml"), "--select", "SE101"]) == 1
+    assert "renamed/probe.json" in capsys.readouterr().out
+
+
+def test_schema_command_prints_the_file_verbatim() -> None:
+    result = subprocess.run([sys.executable, "-m", "skill_eval", "schema"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout == (ROOT / "linter" / "data" / "probe.schema.json").read_text(encoding="utf-8")
