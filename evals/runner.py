@@ -7,6 +7,11 @@ runner plans the starts a command asks for, drops those already on record
 each outcome grades the answer, writes the answer to a file and appends one
 record (see :mod:`skill_eval.linter.runs` for the durability contract).
 
+Files: each invocation appends to a new file per skill,
+``evals/runs/<UTC time>-<agent>-<random>.jsonl``, and keeps each answer in
+``evals/runs/answers/<probe id>/v<version>/<arm>-r<rep>-<start id>.txt``
+(the record's ``answer_file``, relative to ``evals/runs/``).
+
 Resume key: (sha256 of probe.json, sha256 of the artifact, arm, rep, agent,
 model). A key with an ``ok`` record is done. A key whose latest record is an
 error or a timeout is re-run only with ``retry_errors`` — and then only those
