@@ -95,7 +95,7 @@ def build_report(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence
     wanted: set[str] | None = None
     if paths or ids:
         wanted = set(ids)
-        for path in workspace.probe_paths(paths, ()):
+        for path in (workspace.probe_paths(paths, ()) if paths else ()):
             probe_id = workspace.session.probe(path).probe_id
             if probe_id:
                 wanted.add(probe_id)

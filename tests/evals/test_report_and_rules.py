@@ -39,7 +39,7 @@ def seed_window_and_floor(suite):
           rec(suite, "two-gaps", 1, "treatment", 1, False), rec(suite, "two-gaps", 1, "treatment", 2, False))
 
 
-def test_report_text_and_json(suite, capsys):
+def test_report_text_and_json(suite, capsys, monkeypatch):
     seed_window_and_floor(suite)
     assert report_main([str(suite.root)]) == 0
     out = capsys.readouterr().out
@@ -58,6 +58,9 @@ def test_report_text_and_json(suite, capsys):
     # only one probe
     assert report_main([str(suite.probe("two-gaps")), "--format", "json"]) == 0
     assert [p["probe"] for p in json.loads(capsys.readouterr().out)["probes"]] == ["two-gaps"]
+    monkeypatch.chdir(suite.root)
+    assert report_main(["--probe", "euphemized-coverage", "--format", "json"]) == 0
+    assert [p["probe"] for p in json.loads(capsys.readouterr().out)["probes"]] == ["euphemized-coverage"]
 
 
 def test_report_html_is_self_contained(suite, capsys, tmp_path):
