@@ -85,6 +85,8 @@ class QuoteMatch:
 
 
 _WHITESPACE_RUN = re.compile(r"\s+")
+_COLLAPSIBLE_RUN = re.compile(r"\s{2,}|[^\S ]")
+"""Whitespace that collapsing changes: runs of two or more, or one non-space."""
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,8 @@ class _Collapsed:
 def _collapse(text: str) -> _Collapsed:
     starts, extra = [], []
     removed = 0
-    for run in _WHITESPACE_RUN.finditer(text):
+    for run in _COLLAPSIBLE_RUN.finditer(text):
         length = run.end() - run.start()
-        if length == 1 and run.group() == " ":
-            continue
         starts.append(run.start() - removed)
         removed += length - 1
         extra.append(removed)

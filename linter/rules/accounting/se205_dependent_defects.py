@@ -84,11 +84,10 @@ class DependentDefects(Rule):
         where = artifact_name(context)
         for (first, first_defect, (a_start, a_end)), (second, second_defect, (b_start, b_end)) in combinations(located, 2):
             a_label, b_label = defect_label(first, first_defect), defect_label(second, second_defect)
-            span = context.value_span("defects", second, "quote")
             if a_start < b_end and b_start < a_end:
                 start, end = min(a_start, b_start), max(a_end, b_end)
                 yield self.diagnostic(
-                    span,
+                    context.value_span("defects", second, "quote"),
                     f"quotes of defects {a_label} and {b_label} overlap in {where} "
                     f"(line {artifact.position(start).line}); independent defects quote separate text",
                     related=[
@@ -106,7 +105,7 @@ class DependentDefects(Rule):
             sentence_end = starts[shared[-1] + 1] if shared[-1] + 1 < len(starts) else len(artifact.text)
             sentence_start, sentence_end = _trim(artifact.text, sentence_start, sentence_end)
             yield self.diagnostic(
-                span,
+                context.value_span("defects", second, "quote"),
                 f"defects {a_label} and {b_label} share a sentence of {where} (line {artifact.position(sentence_start).line}); "
                 "catching one makes the other obvious, so the band counts one act twice",
                 related=[

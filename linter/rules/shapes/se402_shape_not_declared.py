@@ -58,16 +58,15 @@ class ShapeNotDeclared(Rule):
                 continue
             used.add(shape)
             label = defect_label(index, defect)
-            span = context.value_span("defects", index, "shape")
             if shape == TIME_PRESSURE:
                 yield self.diagnostic(
-                    span,
+                    context.value_span("defects", index, "shape"),
                     f"defect {label} has shape time-pressure, which is a modifier and never a defect's own shape; "
                     "give it buried-in-green, euphemized or structural",
                 )
             elif shape not in declared:
                 yield self.diagnostic(
-                    span,
+                    context.value_span("defects", index, "shape"),
                     f"defect {label} has shape {shape!r}, which the probe's shapes do not declare",
                     related=[Related(context.value_span("shapes"), "the declared shapes")],
                     fixes=self._add_shape(context, shapes, shape),
