@@ -262,7 +262,7 @@ def _schema_problems(data: Any) -> Iterator[SchemaProblem]:
             if "allOf" in error.schema_path:
                 reason = " for a band probe" if name == "band" else " for a tier-2 probe"
             yield SchemaProblem(f"missing required key `{name}`{reason}", where, "object")
-        elif error.validator == "oneOf" and "caught_when" in error.absolute_path:
+        elif error.validator in ("anyOf", "oneOf") and "caught_when" in error.absolute_path:
             yield SchemaProblem(f"invalid expectation {json.dumps(error.instance)[:60]}: {_EXPECTATION_HELP}", where)
         elif error.validator == "type":
             yield SchemaProblem(f"`{_key_name(error.absolute_path)}` {error.message.split(' is ', 1)[-1]}", where)

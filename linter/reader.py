@@ -57,13 +57,14 @@ class FileSystemReader:
 
     def walk_files(self, root: Path, names: frozenset[str]) -> Iterator[Path]:
         for folder, subfolders, files in os.walk(root):
+            if "pyvenv.cfg" in files:
+                subfolders[:] = []  # a virtual environment: nothing of ours below it
+                continue
             subfolders[:] = sorted(
                 name for name in subfolders if not name.startswith(".") and name not in SKIPPED_FOLDERS
-                and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
             )
-            for name in sorted(files):
-                if name in names:
-                    yield Path(folder, name)
+            for name in sorted(names.intersection(files)):
+                yield Path(folder, name)
 
 
 class OverlayReader(FileSystemReader):
