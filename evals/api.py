@@ -6,7 +6,8 @@ imports rich, pygls or lsprotocol.
 ``probe_status(probe_json_path)``
     Reads the run records of the probe's current version and returns a
     :class:`ProbeStatus`: zone, counts per arm, starts, last run time. Cheap:
-    one JSONL file, cached by mtime. Never starts anything.
+    the skill's ``evals/runs/*.jsonl``, parsed once and cached by mtime. Never
+    starts anything.
 
 ``run_probe(probe_json_path, *, agent=None, arms=("control", "treatment"), reps=2, ...)``
     Runs the probe's missing starts with a configured agent, exactly as
@@ -72,7 +73,8 @@ class ProbeStatus:
     last_run: str | None
     """ISO 8601 end time of the latest start of this version, if any."""
     budget: str = ""
-    """The suite's budget, e.g. ``"12 of 40 starts used, 28 remain"``."""
+    """The suite's budget, e.g. ``"12 of 40 starts used, 28 remain"`` (empty
+    from :func:`probe_status` unless ``with_budget=True``)."""
     interrupted: bool = False
     new_records: int = 0
     agents: tuple[str, ...] = field(default=())
@@ -104,7 +106,7 @@ def _load(workspace: Workspace, probe_json_path: Path | str, need_skill: bool):
         raise ApiError(str(error)) from None
 
 
-def _status(workspace: Workspace, probe, **extra: Any) -> ProbeStatus:
+def _status(workspace: Workspace, probe, with_budget: bool = True, **extra: Any) -> ProbeStatus:
     records = [r for r in probe.records() if r.get("version") == probe.version]
     sample = sample_versions(records).get((probe.probe_id, probe.version))
     arms: dict[str, ArmStatus] = {}
@@ -124,17 +126,22 @@ def _status(workspace: Workspace, probe, **extra: Any) -> ProbeStatus:
         arms=arms,
         starts=sample.starts if sample else 0,
         last_run=sample.last_ended if sample else None,
-        budget=suite_budget(workspace).describe(),
+        budget=suite_budget(workspace).describe() if with_budget else "",
         agents=tuple(sorted(sample.agents)) if sample else (),
         **extra,
     )
 
 
-def probe_status(probe_json_path: Path | str) -> ProbeStatus:
-    """The calibration summary of the probe's current version (no agent runs)."""
+def probe_status(probe_json_path: Path | str, *, with_budget: bool = False) -> ProbeStatus:
+    """The calibration summary of the probe's current version (no agent runs).
+
+    Reads only the probe's suite's ``evals/runs``; ``with_budget=True`` also
+    counts the starts of the whole workspace (a walk of its folders) to fill
+    :attr:`ProbeStatus.budget`.
+    """
     workspace = _workspace(probe_json_path)
     probe = _load(workspace, probe_json_path, need_skill=False)
-    return _status(workspace, probe)
+    return _status(workspace, probe, with_budget)
 
 
 def run_probe(
