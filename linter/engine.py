@@ -100,7 +100,9 @@ def lint_targets(session: LintSession, targets: Targets, rules: Sequence[Rule] |
         for ref in (probe.artifact_ref,):
             if isinstance(ref, Path):
                 checked.add(ref)
-    fixture_paths = session.markdown_fixture_paths
+    fixture_paths = {s.path for s in skills} | {s.path for s in specs}
+    for probe in probes:
+        fixture_paths.update(ref for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path))
     kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths)]
     kept.sort(key=Diagnostic.sort_key)
     return _dedupe(kept), checked
