@@ -89,7 +89,7 @@ def new_runs_file(suite: Path, agent: str) -> Path:
     import uuid
     from datetime import datetime, timezone
 
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")  # names sort in time order
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent).strip("-") or "agent"
     return runs_folder(suite) / f"{stamp}-{safe}-{uuid.uuid4().hex[:6]}.jsonl"
 
