@@ -80,7 +80,8 @@ def main() -> int:
     if not CORPUS_SCRIPT.is_file():
         print(f"benchmark corpus script not found at {CORPUS_SCRIPT}", file=sys.stderr)
         return 2
-    lint = [shutil.which("skill-eval-lint") or "skill-eval-lint"]
+    beside = Path(sys.executable).with_name("skill-eval-lint")
+    lint = [str(beside) if beside.exists() else shutil.which("skill-eval-lint") or "skill-eval-lint"]
     reference = None if args.no_skillsaw else skillsaw_command(args.skillsaw)
     work = args.work or Path(tempfile.mkdtemp(prefix="skill-eval-bench-"))
     work.mkdir(parents=True, exist_ok=True)

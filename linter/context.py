@@ -47,7 +47,9 @@ class FileProblem:
 class LintSession:
     """Shared state of one lint run over one workspace root."""
 
-    def __init__(self, root: Path, config: Config, reader: Reader) -> None:
+    def __init__(self, root: Path, config: Config, reader: Reader, probe_paths: list[Path] | None = None) -> None:
+        """``probe_paths``, when the caller already walked the whole workspace,
+        spares :attr:`all_probe_paths` a second walk."""
         self.root = root
         self.config = config
         self.reader = reader
@@ -56,6 +58,9 @@ class LintSession:
         self._skills: dict[Path, SkillContext] = {}
         self._output_specs: dict[Path, OutputSpecContext] = {}
         self._nearest: dict[tuple[Path, str], Path | None] = {}
+        self._resolved: dict[tuple[Path, str], Path | FileProblem] = {}
+        if probe_paths is not None:
+            self.__dict__["all_probe_paths"] = list(probe_paths)
         self._real_folders: dict[str, str] = {}
 
     @cached_property
@@ -87,7 +92,15 @@ class LintSession:
 
     def resolve(self, base: Path, relative: str) -> Path | FileProblem:
         """``relative`` (from probe.json) joined to ``base``; a problem if it leaves
-        the workspace (symlinks resolved first) or loops."""
+        the workspace (symlinks resolved first) or loops. Memoized: probes that
+        share a SKILL.md share its resolution."""
+        key = (base, relative)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve(base, relative)
+        return found
+
+    def _resolve(self, base: Path, relative: str) -> Path | FileProblem:
         joined = Path(os.path.normpath(os.path.join(base, relative)))
         try:
             real = self._realpath(str(joined))
@@ -101,11 +114,13 @@ class LintSession:
 
     def _realpath(self, path: str) -> str:
         """``os.path.realpath`` with the real paths of folders memoized: probes
-        share their parents, so only the last component costs a system call."""
+        share their ancestors, so each new folder costs one ``lstat``."""
         parent, name = os.path.split(path)
+        if not name:
+            return parent
         real_parent = self._real_folders.get(parent)
         if real_parent is None:
-            real_parent = self._real_folders[parent] = os.path.realpath(parent)
+            real_parent = self._real_folders[parent] = self._realpath(parent)
         candidate = os.path.join(real_parent, name)
         return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
@@ -141,12 +156,16 @@ class LintSession:
         candidate = start / name
         if self.reader.is_file(candidate):
             found: Path | None = candidate
-        elif start == self.root or start.parent == start or self.root not in start.parents:
+        elif start == self.root or not str(start).startswith(self._root_prefix):
             found = None
         else:
             found = self.nearest(start.parent, name)
         self._nearest[key] = found
         return found
+
+    @cached_property
+    def _root_prefix(self) -> str:
+        return str(self.root).rstrip(os.sep) + os.sep
 
     def probe(self, json_path: Path) -> "ProbeContext":
         context = self._probes.get(json_path)
@@ -190,6 +209,9 @@ class LintSession:
         walked = path.name in (SKILL_FILE, OUTPUT_SPEC_FILE)
         if walked:
             self._output_specs.clear()
+            self._nearest.clear()
+        for key in [key for key, found in self._resolved.items() if found == path or getattr(found, "path", None) == path]:
+            del self._resolved[key]
         for key, probe in list(self._probes.items()):
             cached = probe.__dict__
             refs = {key, cached.get("artifact_ref"), cached.get("skill_ref"), cached.get("output_spec_ref")}

@@ -54,18 +54,22 @@ def lint_paths(
     """
     reader = reader or FileSystemReader()
     by_root: dict[Path, Targets] = {}
+    whole: set[Path] = set()
     for raw in paths:
         path = absolute(raw)
         if not reader.is_file(path) and not reader.is_dir(path):
             raise FileNotFoundError(f"{raw}: no such file or folder")
         root = find_workspace_root(path)
         by_root.setdefault(root, Targets()).update(discover(path, reader))
+        if path == root:
+            whole.add(root)
     result = LintResult()
     for root, targets in sorted(by_root.items()):
         root_config = config or load_config(root, config_path)
         if overrides:
             root_config = root_config.with_overrides(**overrides)
-        session = LintSession(root, root_config, reader)
+        known = sorted(targets.probes) if root in whole else None
+        session = LintSession(root, root_config, reader, known)
         result.sessions.append(session)
         diagnostics, checked = lint_targets(session, targets)
         result.diagnostics.extend(diagnostics)
