@@ -352,7 +352,16 @@ def _directives_in(text: str, line: int) -> list[Directive]:
 
 @lru_cache(maxsize=256)
 def parse_markdown(text: str) -> MarkdownDocument:
-    """Parse ``text`` (normalized: no BOM, ``\\n`` line breaks). Cached by content."""
+    """Parse ``text``. Cached by content.
+
+    Line numbers count ``\\n``, ``\\r\\n`` and ``\\r`` alike (text read through
+    :mod:`~skill_eval.linter.textfile` is already normalized; other callers'
+    text is normalized here).
+    """
+    if "\r" in text:
+        from .textfile import normalize_newlines
+
+        text = normalize_newlines(text)
     front_matter, body = split_front_matter(text)
     tokens = _parser().parse(body)
     lines = text.split("\n")
