@@ -14,8 +14,8 @@ from skill_eval.linter.fixes import apply_edits
 from skill_eval.linter.rules import accounting, files, shapes
 from skill_eval.linter.rules.base import DOC_SECTIONS
 
-SHARED = ROOT.parent / "shared"
 ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared"
 SPEC_DIR = next((p for p in (ROOT / "docs" / "spec", SHARED / "spec") if (p / "rules.md").is_file()), None)
 SEED_DIR = next((p for p in (ROOT / "docs" / "seed", SHARED / "seed") if p.is_dir()), None)
 
