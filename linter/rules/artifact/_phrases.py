@@ -121,7 +121,7 @@ def expand_word(word: str) -> tuple[str, ...]:
 _WHOLE_WORDS = frozenset(_WHOLE)
 
 
-@lru_cache(maxsize=32768)
+@lru_cache(maxsize=4096)
 def normalize_words(text: str) -> str:
     """``text`` as its words: casefolded, contractions expanded, separated by
     single spaces (the parts of one expanded word by ``~``). Cached by content
