@@ -27,6 +27,13 @@ def _codes(text: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in text.split(",") if code.strip())
 
 
+def _jobs(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (one per CPU) or a positive number")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="skill-eval-lint",
@@ -41,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extend-ignore", type=_codes, default=(), help="codes to disable on top of the config's ignore")
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
+    parser.add_argument("--jobs", "-j", type=_jobs, default=0,
+                        help="worker processes for large workspaces (default: one per CPU; 1 = no workers)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics")
     parser.add_argument("--quiet", "-q", action="store_true", help="text format: print diagnostics only, no summary")
@@ -120,7 +129,10 @@ def _lint(args: argparse.Namespace) -> int:
         overrides["select"] = args.select
     if args.ignore is not None:
         overrides["ignore"] = args.ignore
-    result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None)
+    from .engine import default_jobs
+
+    jobs = args.jobs or default_jobs()
+    result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
     diagnostics = result.diagnostics
     if args.extend_ignore:
         diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
@@ -130,7 +142,7 @@ def _lint(args: argparse.Namespace) -> int:
 
         fixed, _remaining = apply_safe_fixes(diagnostics)
         if fixed:
-            result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None)
+            result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
             diagnostics = result.diagnostics
             if args.extend_ignore:
                 diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]

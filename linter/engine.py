@@ -44,11 +44,14 @@ def lint_paths(
     config_path: Path | None = None,
     reader: Reader | None = None,
     overrides: dict | None = None,
+    jobs: int = 1,
 ) -> LintResult:
     """Lint ``paths`` (files or folders), each under its own workspace root.
 
     ``config`` replaces config discovery; otherwise the root's config file (or
     ``config_path``) is read and ``overrides`` applied on top of it.
+    ``jobs`` > 1 lints a large workspace (:data:`PARALLEL_MIN_PROBES` probes or
+    more) in that many forked worker processes; the result is the same.
     Raises :class:`~skill_eval.linter.config.ConfigError` and
     :class:`FileNotFoundError` for unusable input; rule crashes never escape.
     """
@@ -71,15 +74,96 @@ def lint_paths(
         known = sorted(targets.probes) if root in whole else None
         session = LintSession(root, root_config, reader, known)
         result.sessions.append(session)
-        diagnostics, checked = lint_targets(session, targets)
+        if jobs > 1 and len(targets.probes) >= PARALLEL_MIN_PROBES and _can_fork():
+            diagnostics, checked = _lint_in_workers(session, targets, jobs)
+        else:
+            diagnostics, checked = lint_targets(session, targets)
         result.diagnostics.extend(diagnostics)
         result.checked |= checked
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
 
-def lint_targets(session: LintSession, targets: Targets, rules: Sequence[Rule] | None = None) -> tuple[list[Diagnostic], set[Path]]:
-    """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``."""
+PARALLEL_MIN_PROBES = 200
+"""Below this many probes one process is faster than starting workers."""
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+_WORKER_SESSION: LintSession | None = None
+"""The session a forked worker inherits from the parent (set just before forking)."""
+
+
+def _lint_task(task: tuple[Targets, frozenset, tuple[str, ...] | None]) -> tuple[list[Diagnostic], set[Path]]:
+    targets, scopes, codes = task
+    rules = enabled_rules(_WORKER_SESSION.config)
+    if codes is not None:
+        rules = [rule for rule in rules if rule.code in codes]
+    return lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)
+
+
+def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple[list[Diagnostic], set[Path]]:
+    """Lint ``targets`` in ``jobs`` forked processes, with the same result as
+    :func:`lint_targets`.
+
+    The probes are cut into contiguous chunks (neighbours share a SKILL.md, so
+    each worker parses few skills), several per worker so that a slow chunk
+    does not leave a core idle. Workspace-wide rules (duplicate ids, reused
+    scenarios, run records) need every probe at once and share its loading:
+    together they are one task, queued first since it is the longest. Forking copies the parent's imported modules, so a worker
+    starts in milliseconds; results come back pickled and are merged, deduped
+    and sorted here.
+    """
+    import math
+    import multiprocessing
+
+    global _WORKER_SESSION
+    probes = sorted(targets.probes)
+    size = math.ceil(len(probes) / (jobs * 4))
+    everything = Targets(probes=set(probes))
+    tasks: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = [(everything, frozenset({Scope.WORKSPACE}), None)]
+    tasks += [(Targets(probes=set(probes[i : i + size])), frozenset({Scope.PROBE}), None)
+              for i in range(0, len(probes), size)]
+    if targets.skills or targets.output_specs:
+        tasks.append((Targets(skills=set(targets.skills), output_specs=set(targets.output_specs)),
+                      frozenset({Scope.SKILL, Scope.OUTPUT_SPEC}), None))
+    _WORKER_SESSION = session
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_lint_task, tasks, chunksize=1)
+    finally:
+        _WORKER_SESSION = None
+    diagnostics: list[Diagnostic] = []
+    checked: set[Path] = set()
+    for found, seen in results:
+        diagnostics.extend(found)
+        checked |= seen
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return _dedupe(diagnostics), checked
+
+
+def lint_targets(
+    session: LintSession,
+    targets: Targets,
+    rules: Sequence[Rule] | None = None,
+    scopes: frozenset[Scope] | None = None,
+) -> tuple[list[Diagnostic], set[Path]]:
+    """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``;
+    ``scopes``, when given, limits the run to rules' checks of those scopes."""
     rules = enabled_rules(session.config) if rules is None else rules
     probes = [session.probe(path) for path in sorted(targets.probes)]
     skills = [session.skill(path) for path in sorted(targets.skills)]
@@ -88,6 +172,8 @@ def lint_targets(session: LintSession, targets: Targets, rules: Sequence[Rule] |
     workspace = WorkspaceContext(session, probes)
     for rule in rules:
         for scope in rule.scopes():
+            if scopes is not None and scope not in scopes:
+                continue
             if scope is Scope.PROBE:
                 for probe in probes:
                     diagnostics.extend(_run(rule, probe, probe.json_path, probe.folder))

@@ -189,3 +189,28 @@ def test_schema_command_prints_the_file_verbatim() -> None:
     result = subprocess.run([sys.executable, "-m", "skill_eval", "schema"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert result.stdout == (ROOT / "linter" / "data" / "probe.schema.json").read_text(encoding="utf-8")
+
+
+def test_worker_processes_give_the_same_diagnostics(tmp_path: Path) -> None:
+    """A workspace large enough for workers lints the same with -j 1 and -j 2."""
+    from skill_eval.linter.engine import PARALLEL_MIN_PROBES, lint_paths
+
+    source = EXAMPLES
+    target = tmp_path / "big"
+    shutil.copytree(source, target)
+    probes_dir = target / "skills" / "closeout-review" / "evals" / "probes"
+    originals = sorted(p for p in probes_dir.iterdir() if p.is_dir())
+    count = 0
+    while count < PARALLEL_MIN_PROBES:
+        for original in originals:
+            copy = probes_dir / f"{original.name}-{count}"
+            shutil.copytree(original, copy)
+            probe = copy / "probe.json"
+            data = json.loads(probe.read_text())
+            data["id"] = f"{data['id']}-{count}"
+            probe.write_text(json.dumps(data))
+            count += 1
+    serial = lint_paths([target], jobs=1).diagnostics
+    parallel = lint_paths([target], jobs=2).diagnostics
+    assert len(serial) > PARALLEL_MIN_PROBES
+    assert [(d.code, d.path, d.start, d.message) for d in parallel] == [(d.code, d.path, d.start, d.message) for d in serial]
