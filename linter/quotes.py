@@ -36,7 +36,7 @@ def _chunks(text: str):
             start = index
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=256)
 def normalize_for_quotes(text: str) -> NormalizedText:
     """Collapse whitespace runs to one space and apply NFC, keeping an offset map."""
     chars: list[str] = []
@@ -105,7 +105,7 @@ class _Collapsed:
         return offset + (self.extra[index] if index >= 0 else 0)
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=256)
 def _collapse(text: str) -> _Collapsed:
     starts, extra = [], []
     removed = 0

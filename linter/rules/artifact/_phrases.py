@@ -121,7 +121,7 @@ def expand_word(word: str) -> tuple[str, ...]:
 _WHOLE_WORDS = frozenset(_WHOLE)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def normalize_words(text: str) -> str:
     """``text`` as its words: casefolded, contractions expanded, separated by
     single spaces (the parts of one expanded word by ``~``). Cached by content
@@ -140,7 +140,7 @@ def _word_list(text: str) -> list[str]:
     return normalize_words(text).replace("~", " ").split(" ")
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)
 def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
     """The original ``(start, end)`` of each word of ``text``, in order: word
     ``k`` is the ``k``-th space-separated word of :func:`normalize_words`."""
