@@ -32,7 +32,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Protocol
 
-PLACEHOLDERS = ("{prompt_file}", "{skill_dir}", "{skill_file}", "{probe_dir}", "{model}")
+PLACEHOLDERS = ("{prompt_file}", "{skill_dir}", "{skill_file}", "{probe_dir}", "{model}", "{workspace}")
+"""``{workspace}`` is the workspace root, for agent scripts kept in the repository."""
 REAP_TIMEOUT = 5.0
 """Seconds to wait for a killed process group's pipes to close."""
 STDERR_TAIL = 2000

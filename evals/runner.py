@@ -260,8 +260,9 @@ class Runner:
                 argv += list(self.agent.treatment_args)
         skill_file = str(probe.skill_path) if probe.skill_path else ""
         skill_dir = str(probe.skill_path.parent) if probe.skill_path else ""
+        root = str(self.workspace.root)
         argv = [a.replace("{skill_dir}", skill_dir).replace("{skill_file}", skill_file).replace("{model}", self.model)
-                for a in argv]
+                .replace("{workspace}", root) for a in argv]
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
                         dict(self.agent.env), self.agent.timeout)
 
