@@ -412,8 +412,8 @@ class ProbeContext:
         return fields
 
 
-class SkillContext:
-    """One SKILL.md."""
+class _FileContext:
+    """One markdown fixture file read through the session."""
 
     def __init__(self, session: LintSession, path: Path) -> None:
         self.session = session
@@ -426,6 +426,10 @@ class SkillContext:
     @cached_property
     def document(self) -> TextDocument | FileProblem:
         return self.session.load(self.path)
+
+
+class SkillContext(_FileContext):
+    """One SKILL.md."""
 
     @property
     def markdown(self) -> MarkdownDocument | None:
@@ -433,20 +437,8 @@ class SkillContext:
         return parse_markdown(document.text) if isinstance(document, TextDocument) else None
 
 
-class OutputSpecContext:
+class OutputSpecContext(_FileContext):
     """One output-spec.md and the skills that teach its fields."""
-
-    def __init__(self, session: LintSession, path: Path) -> None:
-        self.session = session
-        self.path = path
-
-    @property
-    def config(self) -> Config:
-        return self.session.config
-
-    @cached_property
-    def document(self) -> TextDocument | FileProblem:
-        return self.session.load(self.path)
 
     @property
     def spec(self) -> OutputSpec | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .config import Config, load_config
-from .context import LintSession, OutputSpecContext, ProbeContext, SkillContext, WorkspaceContext
+from .context import LintSession, WorkspaceContext
 from .diagnostics import Diagnostic
 from .markdown import parse_markdown
 from .reader import FileSystemReader, Reader

@@ -220,7 +220,6 @@ def read_runs_file(path: Path) -> RunsFile:
 def parse_runs(path: Path, raw: bytes) -> RunsFile:
     result = RunsFile(path)
     lines = raw.split(b"\n")
-    last = len(lines) - 1  # lines[last] is what follows the final newline
     for index, line in enumerate(lines):
         if not line.strip():
             continue

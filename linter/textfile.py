@@ -115,13 +115,6 @@ class TextDocument:
         return cls(path, decode_text(raw, max_size))
 
     @cached_property
-    def digest(self) -> str:
-        """SHA-256 of the decoded text (a content key; the eval runner hashes
-        the files' bytes itself)."""
-        
-        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
-
-    @cached_property
     def lines(self) -> list[str]:
         """The lines without their line breaks (an empty file has one empty line)."""
         return self.text.split("\n")

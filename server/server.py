@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..linter.textfile import UnreadableFile, decode_text, normalize_newlines
-from ..linter.workspace import FIXTURE_NAMES, absolute, find_workspace_root
+from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
 from .convert import Converter, path_of, uri_of
 from .settings import SECTION, config_files, resolve, settings_mapping

@@ -12,14 +12,10 @@ from __future__ import annotations
 import enum
 import inspect
 import re
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
 from ..diagnostics import Diagnostic, Fix, Related, Severity
 from ..textfile import Span
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..context import ProbeContext, SkillContext, OutputSpecContext, WorkspaceContext
-
 
 class Scope(str, enum.Enum):
     """What a rule's ``check`` receives."""

@@ -4,7 +4,6 @@ as a real process."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path

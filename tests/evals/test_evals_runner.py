@@ -6,10 +6,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 

@@ -9,8 +9,6 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
-import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities

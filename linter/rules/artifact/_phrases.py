@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Sequence
+from typing import Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -165,6 +165,16 @@ def front_matter_of(context) -> Parsed | None:
     return parse_front_matter(document.text)
 
 
+def key_of(context, key: str):
+    """``(parsed front matter, entry of key)`` when the front matter is usable and
+    has ``key``; ``(None, None)`` otherwise (other rules report why)."""
+    parsed = front_matter_of(context)
+    if not usable(parsed):
+        return None, None
+    entry = parsed.get(key)
+    return (parsed, entry) if entry is not None else (None, None)
+
+
 def usable(parsed: Parsed | None) -> bool:
     """Whether the front matter exists, closes, composes and is a mapping (or empty)."""
     return (

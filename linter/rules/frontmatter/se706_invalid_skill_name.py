@@ -8,7 +8,7 @@ import unicodedata
 
 from ...diagnostics import Fix, Severity, TextEdit
 from ..base import Rule, Scope
-from ._parse import front_matter_of, usable
+from ._parse import key_of
 
 MAX_NAME = 64
 
@@ -72,12 +72,9 @@ class InvalidSkillName(Rule):
     tags = ("frontmatter",)
 
     def check(self, context):
-        parsed = front_matter_of(context)
-        if not usable(parsed):
-            return
-        entry = parsed.get("name")
+        parsed, entry = key_of(context, "name")
         if entry is None:
-            return  # SE705
+            return  # no usable front matter (SE701-SE704) or no `name` (SE705 if required)
         span = parsed.value_span(context.path, entry)
         value = entry.string
         if value is None:

@@ -7,7 +7,7 @@ import unicodedata
 
 from ...diagnostics import Fix, Severity, TextEdit
 from ..base import Rule, Scope
-from ._parse import front_matter_of, usable
+from ._parse import key_of
 from .se706_invalid_skill_name import name_problem
 
 
@@ -43,10 +43,7 @@ class NameFolderMismatch(Rule):
     tags = ("frontmatter",)
 
     def check(self, context):
-        parsed = front_matter_of(context)
-        if not usable(parsed):
-            return
-        entry = parsed.get("name")
+        parsed, entry = key_of(context, "name")
         value = entry.string if entry is not None else None
         if value is None or name_problem(value) is not None:
             return

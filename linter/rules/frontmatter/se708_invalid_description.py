@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
-from ._parse import front_matter_of, usable
+from ._parse import key_of
 
 MAX_DESCRIPTION = 1024
 
@@ -39,12 +39,9 @@ class InvalidDescription(Rule):
     tags = ("frontmatter",)
 
     def check(self, context):
-        parsed = front_matter_of(context)
-        if not usable(parsed):
-            return
-        entry = parsed.get("description")
+        parsed, entry = key_of(context, "description")
         if entry is None:
-            return  # SE705
+            return  # no usable front matter (SE701-SE704) or no `description` (SE705 if required)
         span = parsed.value_span(context.path, entry)
         value = entry.string
         if value is None:

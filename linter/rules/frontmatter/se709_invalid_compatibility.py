@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
-from ._parse import front_matter_of, usable
+from ._parse import key_of
 
 MAX_COMPATIBILITY = 500
 
@@ -38,12 +38,9 @@ class InvalidCompatibility(Rule):
     tags = ("frontmatter",)
 
     def check(self, context):
-        parsed = front_matter_of(context)
-        if not usable(parsed):
-            return
-        entry = parsed.get("compatibility")
+        parsed, entry = key_of(context, "compatibility")
         if entry is None:
-            return
+            return  # no usable front matter (SE701-SE704) or no `compatibility` (SE705 if required)
         span = parsed.value_span(context.path, entry)
         value = entry.string
         if value is None:
