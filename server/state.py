@@ -150,7 +150,7 @@ class WorkspaceState:
         done = 0
         for start in range(0, len(probes), CHUNK):
             chunk = probes[start : start + CHUNK]
-            changes = self.lint_probes(chunk)
+            changes = self.lint_probes(chunk, announce=False)
             done += len(chunk)
             yield done, total, changes
         changes = Changes()
@@ -159,8 +159,14 @@ class WorkspaceState:
         changes.update(self.workspace_pass(None))
         yield total, total, changes
 
-    def lint_probes(self, paths: Iterable[Path]) -> Changes:
-        """Run the local rules over the probes ``paths``; store their findings."""
+    def lint_probes(self, paths: Iterable[Path], announce: bool = True) -> Changes:
+        """Run the local rules over the probes ``paths``; store their findings.
+
+        ``announce`` publishes every linted probe.json even when its findings
+        did not change (after an edit, so a client sees each dependent
+        re-published); the start-up scan leaves it off, since a client holds
+        no diagnostics yet and an empty list for each clean probe would only
+        cost serialization."""
         paths = sorted(set(paths))
         changes = Changes()
         if not paths:
@@ -175,7 +181,8 @@ class WorkspaceState:
         for path in paths:
             self._index_probe(path)
             changes.files |= self._set((LOCAL, path), found[path])
-            changes.always.add(path)
+            if announce:
+                changes.always.add(path)
         return changes
 
     def lint_file_unit(self, path: Path) -> Changes:
