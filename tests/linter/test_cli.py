@@ -214,3 +214,38 @@ def test_worker_processes_give_the_same_diagnostics(tmp_path: Path) -> None:
     parallel = lint_paths([target], jobs=2).diagnostics
     assert len(serial) > PARALLEL_MIN_PROBES
     assert [(d.code, d.path, d.start, d.message) for d in parallel] == [(d.code, d.path, d.start, d.message) for d in serial]
+
+
+CRASHING_RULE = '''
+import sys
+from skill_eval.linter import engine
+from skill_eval.linter.diagnostics import Severity
+from skill_eval.linter.rules.base import Rule, Scope
+
+class Crashes(Rule):
+    """## What it does\\nCrashes on one probe.\\n## Why is this bad?\\n-\\n## Example\\n-\\n## Fix\\n-"""
+    code, name, severity, scope = "SE999", "crashes", Severity.ERROR, Scope.PROBE
+    def check(self, context):
+        if context.probe_id == "renamed":
+            raise ZeroDivisionError("boom")
+        return ()
+
+engine.REGISTRY = engine.REGISTRY + (Crashes,)
+from skill_eval.linter.cli import main
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+def test_a_crashing_rule_becomes_se000_and_the_rest_is_still_linted(workspace: Path) -> None:
+    """A rule that raises: SE000 for that file, every other rule still reports,
+    exit status 1 (findings), never 2, and no traceback."""
+    result = subprocess.run([sys.executable, "-c", CRASHING_RULE, str(workspace), "--output-format", "json"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    items = json.loads(result.stdout)
+    codes = {item["code"] for item in items}
+    assert "SE000" in codes and "SE101" in codes
+    crash = next(item for item in items if item["code"] == "SE000")
+    assert crash["filename"].endswith("renamed/probe.json")
+    assert "SE999 (crashes) crashed on this file: ZeroDivisionError: boom" in crash["message"]
