@@ -146,6 +146,9 @@ def _lint(args: argparse.Namespace) -> int:
             diagnostics = result.diagnostics
             if args.extend_ignore:
                 diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    if not result.checked:
+        names = ", ".join(str(p) for p in (args.paths or [Path(".")]))
+        print(f"skill-eval-lint: warning: no probe.json, SKILL.md or output-spec.md found in {names}", file=sys.stderr)
     report = _render(args, diagnostics, len(result.checked), fixed)
     if args.output_file:
         args.output_file.write_text(report + ("\n" if report else ""), encoding="utf-8")

@@ -249,3 +249,10 @@ def test_a_crashing_rule_becomes_se000_and_the_rest_is_still_linted(workspace: P
     crash = next(item for item in items if item["code"] == "SE000")
     assert crash["filename"].endswith("renamed/probe.json")
     assert "SE999 (crashes) crashed on this file: ZeroDivisionError: boom" in crash["message"]
+
+
+def test_nothing_to_lint_warns(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("hello\n")
+    result = run_cli(str(tmp_path / "README.md"))
+    assert result.returncode == 0
+    assert "warning: no probe.json, SKILL.md or output-spec.md found" in result.stderr
