@@ -190,10 +190,14 @@ def lint_targets(
         for ref in (probe.artifact_ref,):
             if isinstance(ref, Path):
                 checked.add(ref)
-    fixture_paths = {s.path for s in skills} | {s.path for s in specs}
-    for probe in probes:
-        fixture_paths.update(ref for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path))
-    kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths)]
+    fixture_paths: set[Path] | None = None
+    if any(d.path.suffix.lower() == ".md" and d.path.name not in ("SKILL.md", "output-spec.md") for d in diagnostics):
+        # Only a finding in a custom-named .md can need this set (is that file a
+        # skill or spec, which honours directives, or an artifact, which does not?).
+        fixture_paths = {s.path for s in skills} | {s.path for s in specs}
+        for probe in probes:
+            fixture_paths.update(ref for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path))
+    kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths or set())]
     kept.sort(key=Diagnostic.sort_key)
     return _dedupe(kept), checked
 
