@@ -190,6 +190,14 @@ class LintSession:
         """Every probe.json of the workspace (for workspace-wide checks)."""
         return list(self.reader.walk_files(self.root, frozenset({PROBE_FILE})))
 
+    def probe_paths_below(self, folder: Path) -> list[Path]:
+        """Every probe.json under ``folder``: filtered from :attr:`all_probe_paths`
+        when the workspace was already walked, else walked from ``folder``."""
+        if "all_probe_paths" not in self.__dict__:
+            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE})))
+        prefix = str(folder).rstrip(os.sep) + os.sep
+        return [path for path in self.all_probe_paths if str(path).startswith(prefix)]
+
     def forget(self, path: Path) -> None:
         """Drop what this session cached about ``path`` after its content changed
         (an editor buffer, or the file on disk), or it was created or deleted.
@@ -452,7 +460,7 @@ class OutputSpecContext(_FileContext):
         nearest = self.session.nearest(self.path.parent, SKILL_FILE)
         if nearest is not None:
             paths.append(nearest)
-        for probe_path in self.session.reader.walk_files(self.path.parent, frozenset({PROBE_FILE})):
+        for probe_path in self.session.probe_paths_below(self.path.parent):
             probe = self.session.probe(probe_path)
             if probe.output_spec_ref == self.path and isinstance(probe.skill_ref, Path) and probe.skill_ref not in paths:
                 paths.append(probe.skill_ref)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from .config import Config, load_config
 from .context import LintSession, WorkspaceContext
@@ -104,6 +104,28 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def _fork_pool(session: LintSession, workers: int):
+    """A pool of ``workers`` processes forked from this one, inheriting ``session``.
+
+    The workers do not get this process's standard streams: in the language
+    server another thread is blocked reading stdin (holding its lock, which a
+    forked child would wait on forever when multiprocessing closes stdin), and
+    stdout carries the protocol, which no worker may write or flush into.
+    """
+    import multiprocessing
+    import sys
+
+    global _WORKER_SESSION
+    streams = sys.stdin, sys.stdout
+    _WORKER_SESSION = session
+    sys.stdin = sys.stdout = None
+    try:
+        return multiprocessing.get_context("fork").Pool(workers)
+    finally:
+        sys.stdin, sys.stdout = streams
+        _WORKER_SESSION = None
+
+
 _WORKER_SESSION: LintSession | None = None
 """The session a forked worker inherits from the parent (set just before forking)."""
 
@@ -123,30 +145,27 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     The probes are cut into contiguous chunks (neighbours share a SKILL.md, so
     each worker parses few skills), several per worker so that a slow chunk
     does not leave a core idle. Workspace-wide rules (duplicate ids, reused
-    scenarios, run records) need every probe at once and share its loading:
-    together they are one task, queued first since it is the longest. Forking copies the parent's imported modules, so a worker
+    scenarios, run records) need every probe at once, and so do the SKILL.md
+    and output-spec checks (an output spec's skills are found through the
+    probes naming it): they share that loading as one task, queued first since
+    it is the longest. Forking copies the parent's imported modules, so a worker
     starts in milliseconds; results come back pickled and are merged, deduped
     and sorted here.
     """
     import math
-    import multiprocessing
 
-    global _WORKER_SESSION
     probes = sorted(targets.probes)
     size = math.ceil(len(probes) / (jobs * 4))
-    everything = Targets(probes=set(probes))
-    tasks: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = [(everything, frozenset({Scope.WORKSPACE}), None)]
+    whole = Targets(probes=set(probes), skills=set(targets.skills), output_specs=set(targets.output_specs))
+    wide = [rule.code for rule in enabled_rules(session.config) if Scope.WORKSPACE in rule.scopes()]
+    tasks: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = [
+        (whole, frozenset({Scope.WORKSPACE}), (code,)) for code in wide
+    ]
+    tasks.append((whole, frozenset({Scope.SKILL, Scope.OUTPUT_SPEC}), None))
     tasks += [(Targets(probes=set(probes[i : i + size])), frozenset({Scope.PROBE}), None)
               for i in range(0, len(probes), size)]
-    if targets.skills or targets.output_specs:
-        tasks.append((Targets(skills=set(targets.skills), output_specs=set(targets.output_specs)),
-                      frozenset({Scope.SKILL, Scope.OUTPUT_SPEC}), None))
-    _WORKER_SESSION = session
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            results = pool.map(_lint_task, tasks, chunksize=1)
-    finally:
-        _WORKER_SESSION = None
+    with _fork_pool(session, jobs) as pool:
+        results = pool.map(_lint_task, tasks, chunksize=1)
     diagnostics: list[Diagnostic] = []
     checked: set[Path] = set()
     for found, seen in results:
@@ -154,6 +173,71 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
         checked |= seen
     diagnostics.sort(key=Diagnostic.sort_key)
     return _dedupe(diagnostics), checked
+
+
+def lint_probes_in_workers(
+    session: LintSession,
+    probe_paths: Sequence[Path],
+    rules: Sequence[Rule],
+    workers: int,
+    chunk: int = 64,
+) -> Iterator[tuple[list[Path], list[Diagnostic]]]:
+    """Run ``rules``' probe checks over ``probe_paths`` in ``workers`` forked
+    processes; iterate ``(chunk of probe paths, their diagnostics)`` as each
+    chunk finishes (in no fixed order), for a caller that reports progress.
+
+    The workers start at once: the caller may do other work (the language
+    server runs the workspace-wide rules) before it iterates. Each chunk's
+    diagnostics are exactly what :func:`lint_targets` gives for it. The
+    workers inherit ``session`` (its reader, unsaved buffers included) as it is
+    at the call; what they load stays in them, so the caller's session is not
+    warmed (nor its memory grown). With ``workers`` = 0, fewer than :data:`PARALLEL_MIN_PROBES` probes
+    or no ``fork``, the chunks are linted in this process, lazily.
+    """
+    paths = sorted(probe_paths)
+    chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
+    if workers < 1 or len(paths) < PARALLEL_MIN_PROBES or not _can_fork():
+        return ((part, lint_targets(session, Targets(probes=set(part)), rules, scopes=_PROBE_SCOPE)[0]) for part in chunks)
+    codes = tuple(rule.code for rule in rules)
+    tasks = [(Targets(probes=set(part)), _PROBE_SCOPE, codes) for part in chunks]
+    pool = _fork_pool(session, workers)
+    results = pool.imap_unordered(_indexed_lint_task, enumerate(tasks))
+    return _PoolResults(pool, results, chunks)
+
+
+_PROBE_SCOPE = frozenset({Scope.PROBE})
+
+
+class _PoolResults:
+    """The results of a worker pool by chunk; the pool ends with the iteration
+    or with :meth:`close` (a caller that stops early)."""
+
+    def __init__(self, pool, results, chunks: list[list[Path]]) -> None:
+        self._pool = pool
+        self._results = results
+        self._chunks = chunks
+
+    def __iter__(self) -> "_PoolResults":
+        return self
+
+    def __next__(self) -> tuple[list[Path], list[Diagnostic]]:
+        try:
+            index, (diagnostics, _checked) = next(self._results)
+        except BaseException:
+            self.close()
+            raise
+        return self._chunks[index], diagnostics
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+
+def _indexed_lint_task(item: tuple[int, tuple[Targets, frozenset, tuple[str, ...] | None]]):
+    index, task = item
+    return index, _lint_task(task)
 
 
 def lint_targets(
@@ -247,4 +331,4 @@ def _dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return unique
 
 
-__all__ = ["LintResult", "lint_paths", "lint_targets", "enabled_rules", "Span"]
+__all__ = ["LintResult", "lint_paths", "lint_targets", "lint_probes_in_workers", "enabled_rules", "Span"]

@@ -31,11 +31,23 @@ from typing import Iterable, Iterator, Mapping
 from ..linter.config import Config
 from ..linter.context import FileProblem, LintSession
 from ..linter.diagnostics import Diagnostic
-from ..linter.engine import enabled_rules, lint_targets
+from ..linter.engine import (
+    default_jobs,
+    enabled_rules,
+    lint_probes_in_workers,
+    lint_targets,
+)
 from ..linter.reader import OverlayReader
 from ..linter.rules.base import Scope
 from ..linter.textfile import TextDocument
-from ..linter.workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Targets, absolute, discover
+from ..linter.workspace import (
+    OUTPUT_SPEC_FILE,
+    PROBE_FILE,
+    SKILL_FILE,
+    Targets,
+    absolute,
+    discover,
+)
 
 CHUNK = 64
 """Probes linted per engine call during a scan (progress is reported between chunks)."""
@@ -81,8 +93,13 @@ def is_calibration_file(path: Path) -> bool:
 class WorkspaceState:
     """Lint state of one workspace root: session, units, stored diagnostics, index."""
 
-    def __init__(self, root: Path, config: Config, buffers: Mapping[Path, str], scope: Iterable[Path] = ()) -> None:
+    def __init__(
+        self, root: Path, config: Config, buffers: Mapping[Path, str], scope: Iterable[Path] = (), jobs: int | None = None
+    ) -> None:
+        """``jobs``: processes for the start-up scan's local rules (default: the CPUs
+        this process may use; 1 lints in this process)."""
         self.root = root
+        self.jobs = default_jobs() if jobs is None else jobs
         self.buffers = buffers
         self.scope: set[Path] = {absolute(folder) for folder in scope}
         self.reader = OverlayReader(buffers)
@@ -95,6 +112,8 @@ class WorkspaceState:
         """probe.json -> (probe.json, artifact, skill, output spec) it reads (missing ones too)."""
         self.dependents: dict[Path, set[Path]] = {}
         """file -> probe.json of the probes reading it."""
+        self._relinted_while_scanning: set[Path] | None = None
+        """During a scan: probes an edit re-linted (the scan's findings for them are older)."""
         self.configure(config)
 
     # -- configuration -------------------------------------------------------------
@@ -145,19 +164,45 @@ class WorkspaceState:
         self.skills |= targets.skills
         self.specs |= targets.output_specs
         probes = sorted(self.probes)
+        if not self.scope and "all_probe_paths" not in self.session.__dict__:
+            self.session.all_probe_paths = probes  # the whole workspace was just walked
         others = sorted(self.skills) + sorted(self.specs)
         total = len(probes) + len(others)
         done = 0
-        for start in range(0, len(probes), CHUNK):
-            chunk = probes[start : start + CHUNK]
-            changes = self.lint_probes(chunk, announce=False)
-            done += len(chunk)
-            yield done, total, changes
+        self._relinted_while_scanning = set()
+        results = None
+        try:
+            # Workers lint the probes while this process runs the SKILL.md,
+            # output-spec and workspace-wide checks (which need every probe loaded here).
+            workers = self.jobs - 1 if self.jobs > 1 else 0
+            results = lint_probes_in_workers(self.session, probes, self.local_rules, workers, CHUNK)
+            if workers:
+                yield done, total, self._lint_others(others)
+                done += len(others)
+            for chunk, diagnostics in results:
+                done += len(chunk)
+                # A probe an edit re-linted meanwhile has newer findings than these.
+                stale = self._relinted_while_scanning
+                if stale:
+                    chunk = [path for path in chunk if path not in stale]
+                    diagnostics = [d for d in diagnostics if d.probe is None or d.probe / PROBE_FILE not in stale]
+                changes = self._store_probe_findings(chunk, diagnostics, announce=False) if chunk else Changes()
+                yield done, total, changes
+        finally:
+            self._relinted_while_scanning = None
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+        if not workers:
+            yield total, total, self._lint_others(others)
+
+    def _lint_others(self, others: list[Path]) -> Changes:
+        """The SKILL.md and output-spec units, then the workspace-wide rules over every probe."""
         changes = Changes()
         for path in others:
             changes.update(self.lint_file_unit(path))
         changes.update(self.workspace_pass(None))
-        yield total, total, changes
+        return changes
 
     def lint_probes(self, paths: Iterable[Path], announce: bool = True) -> Changes:
         """Run the local rules over the probes ``paths``; store their findings.
@@ -168,11 +213,15 @@ class WorkspaceState:
         no diagnostics yet and an empty list for each clean probe would only
         cost serialization."""
         paths = sorted(set(paths))
-        changes = Changes()
         if not paths:
-            return changes
-        found: dict[Path, list[Diagnostic]] = {path: [] for path in paths}
+            return Changes()
         diagnostics, _checked = lint_targets(self.session, Targets(probes=set(paths)), self.local_rules)
+        return self._store_probe_findings(paths, diagnostics, announce)
+
+    def _store_probe_findings(self, paths: list[Path], diagnostics: list[Diagnostic], announce: bool) -> Changes:
+        """Store the local rules' findings for the probes ``paths`` (sorted) and index them."""
+        changes = Changes()
+        found: dict[Path, list[Diagnostic]] = {path: [] for path in paths}
         for diagnostic in diagnostics:
             unit = diagnostic.probe / PROBE_FILE if diagnostic.probe is not None else None
             if unit not in found:  # a probe-scope finding without its probe: keep it with the first
@@ -260,6 +309,8 @@ class WorkspaceState:
                 self.specs.add(path)
                 file_units.add(path)
         changes = self.lint_probes(probes)
+        if self._relinted_while_scanning is not None:
+            self._relinted_while_scanning |= probes
         for path in sorted(file_units):
             changes.update(self.lint_file_unit(path))
         if wide:

@@ -1,0 +1,85 @@
+"""The start-up scan of a large workspace lints probes in forked workers
+(:func:`skill_eval.linter.engine.lint_probes_in_workers`): the findings must be
+the serial scan's, and an edit made while the workers run must win over their
+older findings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from skill_eval.linter.config import load_config
+from skill_eval.linter.engine import PARALLEL_MIN_PROBES, _can_fork
+from skill_eval.server.state import WorkspaceState
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+pytestmark = pytest.mark.skipif(not _can_fork(), reason="workers are forked")
+
+
+@pytest.fixture(scope="module")
+def big_workspace(tmp_path_factory) -> Path:
+    """The examples with their probes copied until there are enough for workers."""
+    target = tmp_path_factory.mktemp("parallel") / "big"
+    shutil.copytree(EXAMPLES, target)
+    probes_dir = target / "skills" / "closeout-review" / "evals" / "probes"
+    originals = sorted(p for p in probes_dir.iterdir() if p.is_dir())
+    count = 0
+    while count < PARALLEL_MIN_PROBES:
+        for original in originals:
+            copy = probes_dir / f"{original.name}-{count}"
+            shutil.copytree(original, copy)
+            probe = copy / "probe.json"
+            data = json.loads(probe.read_text())
+            data["id"] = f"{data['id']}-{count}"
+            probe.write_text(json.dumps(data))
+            count += 1
+    return target
+
+
+def scanned(root: Path, jobs: int, buffers: dict | None = None) -> WorkspaceState:
+    state = WorkspaceState(root, load_config(root), buffers if buffers is not None else {}, jobs=jobs)
+    steps = list(state.scan())
+    assert steps[-1][0] == steps[-1][1], "the last step reports everything done"
+    return state
+
+
+def findings(state: WorkspaceState) -> dict[Path, list[tuple]]:
+    return {
+        path: [(d.code, d.start, d.end, d.message) for d in found]
+        for path, found in state.all_diagnostics().items()
+    }
+
+
+def test_workers_find_what_the_serial_scan_finds(big_workspace: Path) -> None:
+    serial = scanned(big_workspace, jobs=1)
+    parallel = scanned(big_workspace, jobs=2)
+    assert sum(len(found) for found in findings(serial).values()) > PARALLEL_MIN_PROBES
+    assert findings(parallel) == findings(serial)
+    assert parallel.probe_files == serial.probe_files, "the reverse index is built from the workers' chunks too"
+    assert parallel.dependents == serial.dependents
+
+
+def test_an_edit_during_the_scan_wins_over_the_workers_older_findings(big_workspace: Path) -> None:
+    """Workers lint the files as they were when the scan started; a probe an
+    edit re-lints meanwhile keeps the edit's findings."""
+    buffers: dict[Path, str] = {}
+    state = WorkspaceState(big_workspace, load_config(big_workspace), buffers, jobs=2)
+    probe = sorted(state.discover().probes)[-1]  # in the last chunk: still running when the edit lands
+    data = json.loads(probe.read_text())
+    steps = state.scan()
+    next(steps)  # workers started; SKILL.md, output-spec and workspace checks done here
+    data["seeded_defects"] = 99
+    buffers[probe] = json.dumps(data, indent=2)
+    state.changed({probe})
+    for _step in steps:
+        pass
+    codes = [d.code for d in state.diagnostics_for(probe)]
+    assert "SE201" in codes, "the edited (unsaved) count drifted: the edit's finding is kept"
+    del buffers[probe]
+    state.changed({probe})
+    assert [d.code for d in state.diagnostics_for(probe)] == [
+        d.code for d in scanned(big_workspace, jobs=1).diagnostics_for(probe)
+    ]
