@@ -145,3 +145,15 @@ def test_matcher_never_raises_and_spans_are_phrases(before: str, phrase: str, af
 def test_matcher_never_raises_on_arbitrary_text(text: str) -> None:
     for match in find_phrases(text, SIGNPOSTING + QUIZ, ("hint text",)):
         assert MATCHER.fullmatch_words(normalize_words(match.text))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60) | st.text(max_size=40))
+def test_fast_word_split_finds_the_regex_words(text: str) -> None:
+    """The translate-and-split path for ASCII text gives exactly the token
+    regex's words (phrase offsets rely on both tokenizations agreeing)."""
+    from skill_eval.linter.rules.artifact._phrases import _PLAIN_TOKEN, _TOKEN, _token_regex, _words_of
+
+    regex = _token_regex(text)
+    expected = [word for word in regex.findall(text) if word] if regex is _TOKEN else _PLAIN_TOKEN.findall(text)
+    assert _words_of(text) == expected

@@ -74,6 +74,30 @@ def _token_regex(text: str) -> re.Pattern:
     return _TOKEN if "&" in text or "<" in text else _PLAIN_TOKEN
 
 
+_ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum() and chr(c) != "'"})
+"""Every ASCII character that cannot be part of a word, as a space."""
+
+
+def _words_of(text: str) -> list[str]:
+    """The words of ``text`` (after :data:`_APOSTROPHES`), as :data:`_TOKEN` finds them.
+
+    An ASCII text without ``&`` or ``<`` (the usual artifact) is split with
+    ``str.translate`` and ``str.split``, ~3x faster than the regex: a maximal
+    run of letters, digits and apostrophes holds exactly the regex's words of
+    that run, so only runs with an apostrophe go through the regex."""
+    if text.isascii() and "&" not in text and "<" not in text:
+        words = []
+        for run in text.translate(_ASCII_SEPARATORS).split():
+            if "'" in run:
+                words.extend(_PLAIN_TOKEN.findall(run))
+            else:
+                words.append(run)
+        return words
+    regex = _token_regex(text)
+    found = regex.findall(text)
+    return list(filter(None, found)) if regex is _TOKEN else found
+
+
 _NOT_STEMS = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
 _SUFFIXES = {"s": "is", "re": "are", "ve": "have", "ll": "will", "d": "would", "m": "am"}
 _WHOLE = {
@@ -126,10 +150,7 @@ def normalize_words(text: str) -> str:
     """``text`` as its words: casefolded, contractions expanded, separated by
     single spaces (the parts of one expanded word by ``~``). Cached by content
     (rules run one after the other over every probe, so the cache is large)."""
-    translated = text.translate(_APOSTROPHES)
-    regex = _token_regex(translated)
-    found = regex.findall(translated)
-    words = " ".join(filter(None, found) if regex is _TOKEN else found).casefold()
+    words = " ".join(_words_of(text.translate(_APOSTROPHES))).casefold()
     tokens = words.split(" ")
     if "'" in words or not _WHOLE_WORDS.isdisjoint(tokens):
         words = " ".join(["~".join(expand_word(t)) if "'" in t or t in _WHOLE_WORDS else t for t in tokens])
