@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skill_eval.linter.engine import lint_paths
 from skill_eval.linter.rules.artifact._common import artifact_lines
@@ -113,3 +115,12 @@ def test_se501_skill_example(tmp_path: Path) -> None:
     result = lint_paths([root], overrides={"select": ("SE501",)})
     assert [(d.code, d.path.name) for d in result.diagnostics] == [("SE501", "question.md")]
     assert result.diagnostics[0].related[0].span.path == skill
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60) | st.text(max_size=40))
+def test_shingle_words_split_fast_as_the_regex_does(text: str) -> None:
+    """SE501's translate-and-split path for ASCII text finds the regex's words."""
+    from skill_eval.linter.rules.calibration.se501_reused_scenario import _WORD, _words
+
+    assert _words(text) == _WORD.findall(text.casefold())

@@ -21,13 +21,25 @@ MIN_EXAMPLE_SHINGLES = 10
 MAX_RELATED = 10
 
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+"""Every ASCII character that is not a letter or digit, as a space."""
+
+
+def _words(text: str) -> list[str]:
+    """The casefolded words of ``text`` (runs of letters and digits), as
+    :data:`_WORD` finds them; an ASCII text is split with ``str.translate`` and
+    ``str.split`` instead, ~3x faster."""
+    folded = text.casefold()
+    if folded.isascii():
+        return folded.translate(_ASCII_SEPARATORS).split()
+    return _WORD.findall(folded)
 
 
 @lru_cache(maxsize=16384)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
     punctuation ignored), as sorted 64-bit hashes. Cached by content."""
-    words = _WORD.findall(text.casefold())
+    words = _words(text)
     if len(words) < SHINGLE:
         return array("q")
     grams = zip(*(words[i:] for i in range(SHINGLE)))
