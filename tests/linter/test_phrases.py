@@ -157,3 +157,41 @@ def test_fast_word_split_finds_the_regex_words(text: str) -> None:
     regex = _token_regex(text)
     expected = [word for word in regex.findall(text) if word] if regex is _TOKEN else _PLAIN_TOKEN.findall(text)
     assert _words_of(text) == expected
+
+
+_PHRASE_VOCABULARY = sorted(
+    {word for phrase in SIGNPOSTING + QUIZ for word in normalize_words(phrase.replace("{", " ").replace("}", " ").replace("|", " ")).replace("~", " ").split()}
+    | {"the", "report", "total", "row", "isn't", "what's", "can't", "."}
+)
+
+
+@st.composite
+def _texts_near_phrases(draw) -> str:
+    """Text made of instances of shipped phrases (each ``{...}`` group expanded
+    one way), filler words, and sometimes a dropped word (a near miss)."""
+    import re as _re
+
+    parts: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        phrase = draw(st.sampled_from(SIGNPOSTING + QUIZ))
+        instance = _re.sub(r"\{([^{}]*)\}", lambda m: draw(st.sampled_from(m.group(1).split("|"))), phrase)
+        words = instance.split()
+        if words and draw(st.booleans()):
+            del words[draw(st.integers(0, len(words) - 1))]
+        parts.extend(draw(st.lists(st.sampled_from(_PHRASE_VOCABULARY), max_size=3)))
+        parts.extend(words)
+    return " ".join(parts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts_near_phrases())
+def test_the_word_set_prefilter_never_drops_an_occurrence(text: str) -> None:
+    """Only phrases whose mandatory words all occur in a text are scanned: the
+    result equals scanning every phrase's regex over the text."""
+    for phrases in (SIGNPOSTING, QUIZ):
+        matcher = compile_phrases(phrases)
+        padded = " " + normalize_words(text) + " "
+        everything = sorted(
+            (m.start(), m.end() - 1) for entry in matcher._entries for m in entry.regex.finditer(padded)
+        )
+        assert sorted(matcher.occurrences(text)) == everything

@@ -161,6 +161,13 @@ def _word_list(text: str) -> list[str]:
     return normalize_words(text).replace("~", " ").split(" ")
 
 
+@lru_cache(maxsize=1024)
+def _word_set(text: str) -> frozenset[str]:
+    """The distinct words of :func:`_word_list` (cached by content: both phrase
+    rules ask for it)."""
+    return frozenset(_word_list(text))
+
+
 @lru_cache(maxsize=64)
 def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
     """The original ``(start, end)`` of each word of ``text``, in order: word
@@ -271,14 +278,22 @@ class _Phrase:
     """One phrase: its regex over ``" " + words + " "`` (compiled on first use)
     and the words one of which any match contains."""
 
-    __slots__ = ("phrase", "elements", "keys", "_body", "_compiled")
+    __slots__ = ("phrase", "elements", "keys", "required", "_body", "_compiled")
 
     def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]]) -> None:
         self.phrase = phrase
         self.elements = elements
         self.keys = _key_words(elements)
+        self.required = tuple(tuple(frozenset(alt) for alt in element) for element in elements if () not in element)
+        """Per mandatory element, the word sets of its alternatives: a text the
+        phrase occurs in holds all the words of one alternative of each."""
         self._body: str | None = None
         self._compiled: re.Pattern | None = None
+
+    def may_occur_in(self, words: frozenset[str]) -> bool:
+        """False when a text with these words cannot hold the phrase (no regex
+        is compiled or run for it then)."""
+        return all(any(alt <= words for alt in element) for element in self.required)
 
     @property
     def body(self) -> str:
@@ -329,15 +344,16 @@ class PhraseMatcher:
         return bool(self._entries)
 
     def _candidates(self, text: str) -> list[_Phrase]:
-        present = self.keys.intersection(_word_list(text))
+        words = _word_set(text)
+        present = self.keys.intersection(words)
         if not present:
             return []
         indexes = sorted({i for key in present for i in self._by_key[key]})
-        return [self._entries[i] for i in indexes]
+        return [entry for entry in map(self._entries.__getitem__, indexes) if entry.may_occur_in(words)]
 
     def might_match(self, text: str) -> bool:
         """A cheap test: False when no phrase can occur in ``text``."""
-        return not self.keys.isdisjoint(_word_list(text))
+        return not self.keys.isdisjoint(_word_set(text))
 
     def fullmatch_words(self, words: str) -> bool:
         """Whether normalized ``words`` (single spaces) are, as a whole, one of the phrases."""
