@@ -38,5 +38,15 @@ def __getattr__(name: str):
         return lint_paths
     raise AttributeError(name)
 
+def read_data(name: str) -> str:
+    """The text of the shipped data file ``linter/data/<name>`` (phrase lists,
+    the probe schema). Read beside this module rather than through
+    ``importlib.resources``, whose import costs ~7 ms of every start: the
+    package is always installed as plain files."""
+    from pathlib import Path
+
+    return (Path(__file__).parent / "data" / name).read_text(encoding="utf-8")
+
+
 DOCS_BASE_URL = "https://github.com/skill-eval/skill-eval/blob/main/docs/rules"
 """Where each rule's generated page lives (``docs/rules/CODE.md``)."""

@@ -6,7 +6,6 @@ server calls with its own session (an overlay reader of unsaved buffers).
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -303,6 +302,8 @@ def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Dia
     try:
         found = list(rule.check(context))
     except Exception as error:  # noqa: BLE001 - a crashing rule must not stop the run
+        import traceback
+
         return [InternalError.from_exception(rule, error, path, traceback.format_exc())]
     if probe_folder is not None:
         found = [d if d.probe is not None else _with_probe(d, probe_folder) for d in found]

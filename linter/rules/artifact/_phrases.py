@@ -29,8 +29,9 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Iterable
+
+from ... import read_data
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -452,7 +453,7 @@ def _key_words(elements: list[list[tuple[str, ...]]]) -> set[str]:
 @lru_cache(maxsize=1)
 def load_phrase_lists() -> dict[str, tuple[str, ...]]:
     """The shipped phrase lists, by table name (``signposting``, ``quiz-framing``)."""
-    raw = resources.files("skill_eval.linter").joinpath("data/phrases.toml").read_text(encoding="utf-8")
+    raw = read_data("phrases.toml")
     data = tomllib.loads(raw)
     return {name: tuple(table.get("phrases", ())) for name, table in data.items() if isinstance(table, dict)}
 
