@@ -34,7 +34,6 @@ caught more often than treatment), ``mixed`` (anything else) and ``pending``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -52,6 +51,8 @@ _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
 
 
 def sha256_bytes(data: bytes) -> str:
+    import hashlib  # only workspaces with run records need it (~5 ms to import)
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -195,3 +195,24 @@ def test_the_word_set_prefilter_never_drops_an_occurrence(text: str) -> None:
             (m.start(), m.end() - 1) for entry in matcher._entries for m in entry.regex.finditer(padded)
         )
         assert sorted(matcher.occurrences(text)) == everything
+
+
+@pytest.mark.parametrize(
+    "piece", ["note", "keep in mind", "cannot", "dont", "what's", "Note", "don't skim", "naïve", "x2", "heads-up"]
+)
+def test_phrase_pieces_normalize_like_artifact_words(piece: str) -> None:
+    """The shortcut for plain lowercase words gives what normalize_words gives."""
+    from skill_eval.linter.rules.artifact._phrases import _phrase_words
+
+    assert _phrase_words(piece) == tuple(normalize_words(piece).replace("~", " ").split())
+
+
+def test_shipped_phrases_parse_as_with_normalize_words() -> None:
+    import re as _re
+
+    from skill_eval.linter.rules.artifact._phrases import _phrase_words
+
+    for phrase in SIGNPOSTING + QUIZ:
+        for piece in _re.split(r"[{}|]", phrase):
+            for word in piece.split():
+                assert _phrase_words(word) == tuple(normalize_words(word).replace("~", " ").split()), word

@@ -184,6 +184,15 @@ class PhraseError(ValueError):
     """A phrase that cannot be compiled (unbalanced or nested ``{...}``)."""
 
 
+def _phrase_words(text: str) -> tuple[str, ...]:
+    """The normalized words of a piece of a phrase (most are already plain
+    lowercase words: those skip :func:`normalize_words`)."""
+    words = text.split()
+    if all(word.isascii() and word.isalpha() and word.islower() and word not in _WHOLE_WORDS for word in words):
+        return tuple(words)
+    return tuple(normalize_words(text).replace("~", " ").split())
+
+
 def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
     """A phrase as a list of elements, each a list of alternatives (word tuples)."""
     elements: list[list[tuple[str, ...]]] = []
@@ -194,11 +203,11 @@ def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
         if open_at == -1:
             if close_at != -1:
                 raise PhraseError(f"unbalanced '}}' in phrase {phrase!r}")
-            elements.extend([tuple(normalize_words(word).replace("~", " ").split())] for word in rest.split())
+            elements.extend([_phrase_words(word)] for word in rest.split())
             break
         if close_at != -1 and close_at < open_at:
             raise PhraseError(f"unbalanced '}}' in phrase {phrase!r}")
-        elements.extend([tuple(normalize_words(word).replace("~", " ").split())] for word in rest[:open_at].split())
+        elements.extend([_phrase_words(word)] for word in rest[:open_at].split())
         close_at = rest.find("}", open_at)
         if close_at == -1:
             raise PhraseError(f"unclosed '{{' in phrase {phrase!r}")
@@ -207,7 +216,7 @@ def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
         body = rest[open_at + 1 : close_at]
         if "{" in body:
             raise PhraseError(f"nested '{{' in phrase {phrase!r}")
-        alternatives = list(dict.fromkeys(tuple(normalize_words(alt).replace("~", " ").split()) for alt in body.split("|")))
+        alternatives = list(dict.fromkeys(_phrase_words(alt) for alt in body.split("|")))
         elements.append(alternatives)
         rest = rest[close_at + 1 :]
     return [[alt for alt in element] for element in elements if element != [()]]
