@@ -214,22 +214,23 @@ def lint_probes_in_workers(
     tasks = [(Targets(probes=set(part)), _PROBE_SCOPE, codes) for part in chunks]
     pool = _fork_pool(session, workers, tasks)
     results = pool.imap_unordered(_indexed_lint_task, range(len(tasks)))
-    return _PoolResults(pool, results, chunks)
+    return PoolResults(pool, results, chunks)
 
 
 _PROBE_SCOPE = frozenset({Scope.PROBE})
 
 
-class _PoolResults:
-    """The results of a worker pool by chunk; the pool ends with the iteration
-    or with :meth:`close` (a caller that stops early)."""
+class PoolResults:
+    """What :func:`lint_probes_in_workers` returns when it forked workers: their
+    results by chunk; the pool ends with the iteration or with :meth:`close`
+    (a caller that stops early)."""
 
     def __init__(self, pool, results, chunks: list[list[Path]]) -> None:
         self._pool = pool
         self._results = results
         self._chunks = chunks
 
-    def __iter__(self) -> "_PoolResults":
+    def __iter__(self) -> "PoolResults":
         return self
 
     def __next__(self) -> tuple[list[Path], list[Diagnostic]]:

@@ -461,6 +461,8 @@ def create_server() -> SkillEvalLanguageServer:
         ls.build_states()
         await ls.register_watchers()
         await ls.scan(list(ls.states.values()))
+        for state in ls.states.values():
+            ls.publish(state, state.warm_up())
         ls.ready = True
 
     @feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -32,6 +32,7 @@ from ..linter.config import Config
 from ..linter.context import FileProblem, LintSession
 from ..linter.diagnostics import Diagnostic
 from ..linter.engine import (
+    PoolResults,
     default_jobs,
     enabled_rules,
     lint_probes_in_workers,
@@ -112,6 +113,8 @@ class WorkspaceState:
         """probe.json -> (probe.json, artifact, skill, output spec) it reads (missing ones too)."""
         self.dependents: dict[Path, set[Path]] = {}
         """file -> probe.json of the probes reading it."""
+        self._scanned_in_workers = False
+        """Whether the last scan linted the probes in worker processes (see :meth:`warm_up`)."""
         self._relinted_while_scanning: set[Path] | None = None
         """During a scan: probes an edit re-linted (the scan's findings for them are older)."""
         self.configure(config)
@@ -176,6 +179,7 @@ class WorkspaceState:
             # output-spec and workspace-wide checks (which need every probe loaded here).
             workers = self.jobs - 1 if self.jobs > 1 else 0
             results = lint_probes_in_workers(self.session, probes, self.local_rules, workers, CHUNK)
+            self._scanned_in_workers = isinstance(results, PoolResults)
             if workers:
                 yield done, total, self._lint_others(others)
                 done += len(others)
@@ -195,6 +199,21 @@ class WorkspaceState:
                 close()
         if not workers:
             yield total, total, self._lint_others(others)
+
+    def warm_up(self) -> Changes:
+        """Lint a probe in this process after a scan whose probe lint ran in
+        workers (an open probe if any, else the first), so that what every
+        probe's lint builds once per process (phrase matchers, the schema
+        validator, parsed skills and specs) exists before the first edit
+        arrives rather than delaying it (~0.1 s)."""
+        if not self._scanned_in_workers or not self.probes:
+            return Changes()
+        self._scanned_in_workers = False
+        opened = sorted(
+            probe for probe in self.probes
+            if any(file in self.buffers for file in self.probe_files.get(probe, (probe,)))
+        )
+        return self.lint_probes(opened[:16] or [min(self.probes)], announce=False)
 
     def _lint_others(self, others: list[Path]) -> Changes:
         """The SKILL.md and output-spec units, then the workspace-wide rules over every probe."""
@@ -367,6 +386,7 @@ class WorkspaceState:
         changes = Changes()
         for _done, _total, step in self.scan():
             changes.update(step)
+        changes.update(self.warm_up())
         return changes
 
     # -- queries -------------------------------------------------------------------
