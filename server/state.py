@@ -112,7 +112,8 @@ class WorkspaceState:
         self.probe_files: dict[Path, tuple[Path, ...]] = {}
         """probe.json -> (probe.json, artifact, skill, output spec) it reads (missing ones too)."""
         self.dependents: dict[Path, set[Path]] = {}
-        """file -> probe.json of the probes reading it."""
+        """file -> probe.json of the probes reading it (a probe.json is not listed
+        as read by its own probe: one set per probe cost ~3 MB at 10,000 probes)."""
         self._scanned_in_workers = False
         """Whether the last scan linted the probes in worker processes (see :meth:`warm_up`)."""
         self._relinted_while_scanning: set[Path] | None = None
@@ -468,7 +469,7 @@ class WorkspaceState:
             else:
                 files.append(path)
         self.probe_files[path] = tuple(files)
-        for file in set(files):
+        for file in set(files) - {path}:
             self.dependents.setdefault(file, set()).add(path)
 
     def _unindex_probe(self, path: Path) -> None:

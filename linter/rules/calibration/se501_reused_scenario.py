@@ -38,12 +38,16 @@ def _words(text: str) -> list[str]:
 @lru_cache(maxsize=16384)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
-    punctuation ignored), as sorted 64-bit hashes. Cached by content."""
+    punctuation ignored), as sorted 32-bit hashes. Cached by content.
+
+    32 bits halve what a language server holds for 10,000 artifacts (~9 MB);
+    two artifacts of ~250 5-grams share a false one with a chance of ~1 in
+    70,000, which moves their similarity by 0.4%."""
     words = _words(text)
     if len(words) < SHINGLE:
-        return array("q")
+        return array("I")
     grams = zip(*(words[i:] for i in range(SHINGLE)))
-    return array("q", sorted(set(map(hash, grams))))
+    return array("I", sorted({hash(gram) & 0xFFFFFFFF for gram in grams}))
 
 
 def _first_line_span(document: TextDocument) -> Span:
