@@ -90,20 +90,24 @@ class LintSession:
         except UnreadableFile as error:
             return FileProblem(path, "unreadable", error.reason, error.fix, error.line, error.column)
 
-    def resolve(self, base: Path, relative: str) -> Path | FileProblem:
+    def resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
         """``relative`` (from probe.json) joined to ``base``; a problem if it leaves
         the workspace (symlinks resolved first) or loops. Memoized: probes that
-        share a SKILL.md share its resolution."""
+        share a SKILL.md share its resolution; a probe's own default artifact
+        (``question.md`` in its folder) is resolved once, so not remembered
+        (``remember=False``; 10,000 entries were ~1.5 MB in a language server)."""
+        if not remember:
+            return self._resolved.get((base, relative)) or self._resolve(base, relative, remember=False)
         key = (base, relative)
         found = self._resolved.get(key)
         if found is None:
             found = self._resolved[key] = self._resolve(base, relative)
         return found
 
-    def _resolve(self, base: Path, relative: str) -> Path | FileProblem:
+    def _resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
         joined = Path(os.path.normpath(os.path.join(base, relative)))
         try:
-            real = self._realpath(str(joined))
+            real = self._realpath(str(joined), remember)
         except (OSError, RuntimeError, ValueError):
             return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
         root = str(self.resolved_root)
@@ -112,15 +116,19 @@ class LintSession:
                                "keep skills, specs and artifacts inside the workspace")
         return joined
 
-    def _realpath(self, path: str) -> str:
+    def _realpath(self, path: str, remember_folder: bool = True) -> str:
         """``os.path.realpath`` with the real paths of folders memoized: probes
-        share their ancestors, so each new folder costs one ``lstat``."""
+        share their ancestors, so each new folder costs one ``lstat``
+        (``remember_folder=False``: the file's own folder is not remembered,
+        its ancestors are)."""
         parent, name = os.path.split(path)
         if not name:
             return parent
         real_parent = self._real_folders.get(parent)
         if real_parent is None:
-            real_parent = self._real_folders[parent] = self._realpath(parent)
+            real_parent = self._realpath(parent)
+            if remember_folder:
+                self._real_folders[parent] = real_parent
         candidate = os.path.join(real_parent, name)
         return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
@@ -147,9 +155,11 @@ class LintSession:
                     paths.add(ref)
         return paths
 
-    def nearest(self, start: Path, name: str) -> Path | None:
+    def nearest(self, start: Path, name: str, remember: bool = True) -> Path | None:
         """The nearest ``name`` walking up from ``start`` to the workspace root
-        (memoized per folder: sibling probes share the walk)."""
+        (memoized per folder: sibling probes share the walk). A probe asks
+        for its own folder once, so it passes ``remember=False``: only the
+        folders above, which siblings share, are remembered."""
         key = (start, name)
         if key in self._nearest:
             return self._nearest[key]
@@ -160,7 +170,8 @@ class LintSession:
             found = None
         else:
             found = self.nearest(start.parent, name)
-        self._nearest[key] = found
+        if remember:
+            self._nearest[key] = found
         return found
 
     @cached_property
@@ -307,8 +318,8 @@ class ProbeContext:
         if value is not None:
             return None  # a schema violation, reported by SE002
         if default_name is not None:
-            return self.session.resolve(self.folder, default_name)
-        found = self.session.nearest(self.folder, walk_name) if walk_name else None
+            return self.session.resolve(self.folder, default_name, remember=False)
+        found = self.session.nearest(self.folder, walk_name, remember=False) if walk_name else None
         if found is None:
             return FileProblem(self.folder / walk_name, "missing",
                                f"no {walk_name} found in this probe's folder or above it (up to the workspace root)",
