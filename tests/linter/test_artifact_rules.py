@@ -124,3 +124,24 @@ def test_shingle_words_split_fast_as_the_regex_does(text: str) -> None:
     from skill_eval.linter.rules.calibration.se501_reused_scenario import _WORD, _words
 
     assert _words(text) == _WORD.findall(text.casefold())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 50), max_size=30), max_size=12))
+def test_shared_grams_never_miss_a_shared_one(raw: list[list[int]]) -> None:
+    """SE501's bitmap of 5-grams seen may take a unique 5-gram as shared (it is
+    only indexed needlessly) but must never miss one that is shared: prefix
+    filtering would then miss a pair."""
+    from array import array
+
+    from skill_eval.linter.rules.calibration.se501_reused_scenario import _shared_grams
+
+    sets = [array("I", sorted(set(values))) for values in raw]
+    seen: set[int] = set()
+    expected: set[int] = set()
+    for grams in sets:
+        expected.update(seen.intersection(grams))
+        seen.update(grams)
+    found = _shared_grams(sets)
+    assert expected <= found
+    assert found <= seen
