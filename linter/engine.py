@@ -116,13 +116,19 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
     """
     import multiprocessing
     import sys
+    import warnings
 
     global _WORKER_SESSION, _WORKER_TASKS
     streams = sys.stdin, sys.stdout
     _WORKER_SESSION, _WORKER_TASKS = session, tasks
     sys.stdin = sys.stdout = None
     try:
-        return multiprocessing.get_context("fork").Pool(workers)
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that forking a process with threads may
+            # deadlock the child: the workers run engine code only, and the one
+            # lock they could meet (stdin's) is out of their reach above.
+            warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
+            return multiprocessing.get_context("fork").Pool(workers)
     finally:
         sys.stdin, sys.stdout = streams
         _WORKER_SESSION, _WORKER_TASKS = None, []
