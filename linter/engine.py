@@ -165,8 +165,10 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     does not leave a core idle. Workspace-wide rules (duplicate ids, reused
     scenarios, run records) need every probe at once, and so do the SKILL.md
     and output-spec checks (an output spec's skills are found through the
-    probes naming it): they share that loading as one task, queued first since
-    it is the longest. Forking copies the parent's imported modules, so a worker
+    probes naming it): each such rule is a task of its own, and so is the
+    SKILL.md/output-spec pass, queued first since they are the longest (SE501
+    alone is most of that work); a worker that ran one has the probes loaded
+    for the next. Forking copies the parent's imported modules, so a worker
     starts in milliseconds; results come back pickled and are merged, deduped
     and sorted here.
     """
@@ -209,8 +211,9 @@ def lint_probes_in_workers(
     diagnostics are exactly what :func:`lint_targets` gives for it. The
     workers inherit ``session`` (its reader, unsaved buffers included) as it is
     at the call; what they load stays in them, so the caller's session is not
-    warmed (nor its memory grown). With ``workers`` = 0, fewer than :data:`PARALLEL_MIN_PROBES` probes
-    or no ``fork``, the chunks are linted in this process, lazily.
+    warmed (nor its memory grown). With ``workers`` = 0, fewer than
+    :data:`PARALLEL_MIN_PROBES` probes or no ``fork``, the chunks are linted
+    in this process, lazily.
     """
     paths = sorted(probe_paths)
     chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
@@ -255,6 +258,7 @@ class PoolResults:
 
 
 def _indexed_lint_task(index: int):
+    """:func:`_lint_task` with its index, for results that arrive out of order."""
     return index, _lint_task(index)
 
 
