@@ -195,21 +195,9 @@ def test_worker_processes_give_the_same_diagnostics(tmp_path: Path) -> None:
     """A workspace large enough for workers lints the same with -j 1 and -j 2."""
     from skill_eval.linter.engine import PARALLEL_MIN_PROBES, lint_paths
 
-    source = EXAMPLES
-    target = tmp_path / "big"
-    shutil.copytree(source, target)
-    probes_dir = target / "skills" / "closeout-review" / "evals" / "probes"
-    originals = sorted(p for p in probes_dir.iterdir() if p.is_dir())
-    count = 0
-    while count < PARALLEL_MIN_PROBES:
-        for original in originals:
-            copy = probes_dir / f"{original.name}-{count}"
-            shutil.copytree(original, copy)
-            probe = copy / "probe.json"
-            data = json.loads(probe.read_text())
-            data["id"] = f"{data['id']}-{count}"
-            probe.write_text(json.dumps(data))
-            count += 1
+    from _large_workspace import copy_examples_with_probes
+
+    target = copy_examples_with_probes(tmp_path / "big", PARALLEL_MIN_PROBES)
     serial = lint_paths([target], jobs=1).diagnostics
     parallel = lint_paths([target], jobs=2).diagnostics
     assert len(serial) > PARALLEL_MIN_PROBES

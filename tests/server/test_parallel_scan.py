@@ -6,15 +6,14 @@ older findings."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from _large_workspace import copy_examples_with_probes
+
 from skill_eval.linter.config import load_config
 from skill_eval.linter.engine import PARALLEL_MIN_PROBES, _can_fork
 from skill_eval.server.state import WorkspaceState
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 pytestmark = pytest.mark.skipif(not _can_fork(), reason="workers are forked")
 
@@ -22,21 +21,7 @@ pytestmark = pytest.mark.skipif(not _can_fork(), reason="workers are forked")
 @pytest.fixture(scope="module")
 def big_workspace(tmp_path_factory) -> Path:
     """The examples with their probes copied until there are enough for workers."""
-    target = tmp_path_factory.mktemp("parallel") / "big"
-    shutil.copytree(EXAMPLES, target)
-    probes_dir = target / "skills" / "closeout-review" / "evals" / "probes"
-    originals = sorted(p for p in probes_dir.iterdir() if p.is_dir())
-    count = 0
-    while count < PARALLEL_MIN_PROBES:
-        for original in originals:
-            copy = probes_dir / f"{original.name}-{count}"
-            shutil.copytree(original, copy)
-            probe = copy / "probe.json"
-            data = json.loads(probe.read_text())
-            data["id"] = f"{data['id']}-{count}"
-            probe.write_text(json.dumps(data))
-            count += 1
-    return target
+    return copy_examples_with_probes(tmp_path_factory.mktemp("parallel") / "big", PARALLEL_MIN_PROBES)
 
 
 def scanned(root: Path, jobs: int, buffers: dict | None = None) -> WorkspaceState:
