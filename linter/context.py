@@ -47,9 +47,19 @@ class FileProblem:
 class LintSession:
     """Shared state of one lint run over one workspace root."""
 
-    def __init__(self, root: Path, config: Config, reader: Reader, probe_paths: list[Path] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        config: Config,
+        reader: Reader,
+        probe_paths: list[Path] | None = None,
+        walked_fixtures: set[Path] | None = None,
+    ) -> None:
         """``probe_paths``, when the caller already walked the whole workspace,
-        spares :attr:`all_probe_paths` a second walk."""
+        spares :attr:`all_probe_paths` a second walk; ``walked_fixtures`` (every
+        SKILL.md and output-spec.md that walk found) spares :meth:`nearest` a
+        ``stat`` in each folder without one. Both describe the files as they
+        are for this session (the CLI's); a long-lived session leaves them out."""
         self.root = root
         self.config = config
         self.reader = reader
@@ -61,6 +71,7 @@ class LintSession:
         self._resolved: dict[tuple[Path, str], Path | FileProblem] = {}
         if probe_paths is not None:
             self.__dict__["all_probe_paths"] = list(probe_paths)
+        self._walked_fixtures = walked_fixtures
         self._real_folders: dict[str, str] = {}
 
     @cached_property
@@ -164,7 +175,8 @@ class LintSession:
         if key in self._nearest:
             return self._nearest[key]
         candidate = start / name
-        if self.reader.is_file(candidate):
+        walked = self._walked_fixtures if name in (SKILL_FILE, OUTPUT_SPEC_FILE) else None
+        if (walked is None or candidate in walked) and self.reader.is_file(candidate):
             found: Path | None = candidate
         elif start == self.root or not str(start).startswith(self._root_prefix):
             found = None

@@ -70,8 +70,10 @@ def lint_paths(
         root_config = config or load_config(root, config_path)
         if overrides:
             root_config = root_config.with_overrides(**overrides)
-        known = sorted(targets.probes) if root in whole else None
-        session = LintSession(root, root_config, reader, known)
+        if root in whole:
+            session = LintSession(root, root_config, reader, sorted(targets.probes), targets.skills | targets.output_specs)
+        else:
+            session = LintSession(root, root_config, reader)
         result.sessions.append(session)
         if jobs > 1 and len(targets.probes) >= PARALLEL_MIN_PROBES and _can_fork():
             diagnostics, checked = _lint_in_workers(session, targets, jobs)
