@@ -12,11 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING
 
 from ...markdown import FrontMatter, parse_markdown
 from ...textfile import Span
+
+if TYPE_CHECKING:  # pragma: no cover
+    import yaml
+
+# PyYAML is imported when a front matter is composed (~22 ms that a run linting
+# no SKILL.md, e.g. pre-commit over a few probe files, never needs); nodes are
+# told apart by their ``id`` ("scalar", "sequence", "mapping") meanwhile.
 
 STR_TAG = "tag:yaml.org,2002:str"
 NULL_TAG = "tag:yaml.org,2002:null"
@@ -37,22 +43,22 @@ class Entry:
     def string(self) -> str | None:
         """The value when it is a YAML string (plain, quoted or block scalar)."""
         node = self.value_node
-        if isinstance(node, yaml.ScalarNode) and node.tag == STR_TAG:
+        if node.id == "scalar" and node.tag == STR_TAG:
             return node.value
         return None
 
     @property
     def is_null(self) -> bool:
         node = self.value_node
-        return isinstance(node, yaml.ScalarNode) and node.tag == NULL_TAG
+        return node.id == "scalar" and node.tag == NULL_TAG
 
     @property
     def kind(self) -> str:
         """What the value is, for messages (``a string``, ``a number``, ``a list``...)."""
         node = self.value_node
-        if isinstance(node, yaml.MappingNode):
+        if node.id == "mapping":
             return "a mapping"
-        if isinstance(node, yaml.SequenceNode):
+        if node.id == "sequence":
             return "a list"
         tag = node.tag.rsplit(":", 1)[-1]
         return {"str": "a string", "null": "empty", "int": "a number", "float": "a number",
@@ -81,7 +87,7 @@ class Parsed:
 
     @property
     def is_mapping(self) -> bool:
-        return isinstance(self.root, yaml.MappingNode)
+        return self.root is not None and self.root.id == "mapping"
 
     def get(self, key: str) -> Entry | None:
         """The last entry for ``key`` (what a YAML loader would keep)."""
@@ -140,6 +146,8 @@ def parse_front_matter(text: str) -> Parsed:
     front = parse_markdown(text).front_matter
     if front is None or front.end_line is None:
         return Parsed(text, front, None, None, ())
+    import yaml
+
     try:
         root = yaml.compose(front.text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:

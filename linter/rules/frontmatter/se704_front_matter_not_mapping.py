@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import yaml
-
 from ...diagnostics import Severity
 from ..base import Rule, Scope
 from ._parse import front_matter_of
@@ -42,7 +40,7 @@ class FrontMatterNotMapping(Rule):
         if parsed is None or parsed.root is None or parsed.is_mapping:
             return
         root = parsed.root
-        kind = "a list" if isinstance(root, yaml.SequenceNode) else "a single value"
+        kind = "a list" if root.id == "sequence" else "a single value"
         yield self.diagnostic(
             parsed.node_span(context.path, root),
             f"the front matter is {kind}, not a mapping of keys such as `name:` and `description:`",
