@@ -177,8 +177,11 @@ class WorkspaceState:
         results = None
         try:
             # Workers lint the probes while this process runs the SKILL.md,
-            # output-spec and workspace-wide checks (which need every probe loaded here).
-            workers = self.jobs - 1 if self.jobs > 1 else 0
+            # output-spec and workspace-wide checks (which need every probe loaded
+            # here). As many workers as CPUs, plus this process: on 2 cores that
+            # scanned 1,000 probes in 1.40-1.64 s against 1.55-1.98 s with one
+            # worker (this process finishes first and the OS shares the rest).
+            workers = self.jobs if self.jobs > 1 else 0
             results = lint_probes_in_workers(self.session, probes, self.local_rules, workers, CHUNK)
             self._scanned_in_workers = isinstance(results, PoolResults)
             if workers:
