@@ -392,14 +392,21 @@ def _skill_heading(here: Place) -> tuple[Path, MarkdownDocument, Heading] | None
     return here.path, markdown, heading
 
 
-def references(ls: "SkillEvalLanguageServer", params: types.ReferenceParams) -> list[types.Location] | None:
+def _heading_under_cursor(ls: "SkillEvalLanguageServer", params) -> tuple[Place, Path, MarkdownDocument, Heading] | None:
+    """Where the cursor of a references / rename request is, and the SKILL.md
+    heading it is on or names (``None`` when it is on no heading)."""
     here = place(ls, params.text_document.uri, params.position)
     if here is None:
         return None
     found = _skill_heading(here)
+    return None if found is None else (here, *found)
+
+
+def references(ls: "SkillEvalLanguageServer", params: types.ReferenceParams) -> list[types.Location] | None:
+    found = _heading_under_cursor(ls, params)
     if found is None:
         return None
-    skill_path, _markdown, heading = found
+    here, skill_path, _markdown, heading = found
     converter = ls.converter
     locations = []
     if params.context.include_declaration:
@@ -457,13 +464,10 @@ def code_lens(ls: "SkillEvalLanguageServer", params: types.CodeLensParams) -> li
 
 
 def prepare_rename(ls: "SkillEvalLanguageServer", params: types.PrepareRenameParams):
-    here = place(ls, params.text_document.uri, params.position)
-    if here is None:
-        return None
-    found = _skill_heading(here)
+    found = _heading_under_cursor(ls, params)
     if found is None:
         return None
-    skill_path, _markdown, heading = found
+    here, skill_path, _markdown, heading = found
     if here.path == skill_path:
         rng = ls.converter.range(heading_span(skill_path, heading))
     else:
@@ -473,13 +477,10 @@ def prepare_rename(ls: "SkillEvalLanguageServer", params: types.PrepareRenamePar
 
 
 def rename(ls: "SkillEvalLanguageServer", params: types.RenameParams) -> types.WorkspaceEdit | None:
-    here = place(ls, params.text_document.uri, params.position)
-    if here is None:
-        return None
-    found = _skill_heading(here)
+    found = _heading_under_cursor(ls, params)
     if found is None:
         return None
-    skill_path, markdown, heading = found
+    here, skill_path, markdown, heading = found
     new_name = " ".join(params.new_name.split())
     if not new_name:
         return None
