@@ -16,7 +16,6 @@ the file and the key.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import sys
 from dataclasses import dataclass, field, replace
@@ -25,10 +24,16 @@ from typing import Any, Mapping
 
 from .textfile import DEFAULT_MAX_FILE_SIZE
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+
+def _toml():
+    """The TOML reader, imported when a config file is read (~5 ms of a start
+    that has none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -112,6 +117,8 @@ _KNOWN_KEYS = {
 def _fail(source: str, key: str, problem: str, known: set[str] | None = None) -> ConfigError:
     hint = ""
     if known:
+        import difflib  # only when a suggestion is made
+
         close = difflib.get_close_matches(key, sorted(known), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (known keys: {', '.join(sorted(known))})"
     return ConfigError(f"{source}: {problem}{hint}")
@@ -234,6 +241,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
 
 def read_config_file(path: Path) -> Config:
     """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml`` (``[tool.skill-eval]``)."""
+    tomllib = _toml()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except OSError as error:

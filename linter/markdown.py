@@ -261,6 +261,19 @@ class MarkdownDocument:
     def path_of(self, heading: Heading) -> str:
         """The shortest ``Parent > Child`` form that names only ``heading``
         (its plain text when that is already unique)."""
+        index = heading.index
+        if 0 <= index < len(self.headings) and self.headings[index] == heading:
+            return self.heading_paths[index]
+        return self._path_of(heading)
+
+    @cached_property
+    def heading_paths(self) -> tuple[str, ...]:
+        """:meth:`path_of` of every heading, by index: computed once per
+        document (each path searches the headings, and every misanchored probe
+        of a skill offers all of them as suggestions)."""
+        return tuple(self._path_of(heading) for heading in self.headings)
+
+    def _path_of(self, heading: Heading) -> str:
         if len(self.find_headings(heading.text)) <= 1:
             return heading.text
         names = [heading.text]
@@ -282,7 +295,7 @@ class MarkdownDocument:
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
-        choices = list(dict.fromkeys(self.path_of(h) for h in self.headings))
+        choices = list(dict.fromkeys(self.heading_paths))
         exact = [c for c in choices if c.casefold() == wanted.casefold()]
         scored = process.extract(wanted, choices, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
         best = scored[0][1] if scored else 0

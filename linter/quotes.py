@@ -85,9 +85,9 @@ class QuoteMatch:
         return len(self.occurrences) > 1
 
 
-_COLLAPSIBLE_RUN = re.compile(r"[^\S ]\s*|\s\s+")
-"""Whitespace that collapsing changes: runs of two or more, or one non-space
-(a run starting with a non-space character is taken whole by the first branch)."""
+_LONG_RUN = re.compile(r"\s\s+")
+"""Whitespace runs that collapsing shortens (two characters or more): a lone
+newline or tab becomes one space too, but no offset moves for it."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def _collapse(text: str) -> _Collapsed:
     """``text`` with each whitespace run as one space. ``str.split`` and
     ``str.isspace`` share the regex ``\\s`` definition of whitespace, and
     splitting is ~4x faster than a regex substitution here."""
-    spans = [match.span() for match in _COLLAPSIBLE_RUN.finditer(text)]
+    spans = [match.span() for match in _LONG_RUN.finditer(text)]
     extra = tuple(accumulate([end - start - 1 for start, end in spans]))
     starts = tuple([start - removed + (end - start - 1) for (start, end), removed in zip(spans, extra)])
     collapsed = " ".join(text.split())

@@ -7,11 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skill_eval.linter.rules.artifact._phrases import (
+    GENERATED_TABLES,
     PhraseError,
+    PhraseMatcher,
     _parse,
     _word_spans,
     compile_phrases,
     find_phrases,
+    generate_phrase_tables_code,
     load_phrase_lists,
     normalize_words,
 )
@@ -22,6 +25,28 @@ QUIZ = load_phrase_lists()["quiz-framing"]
 
 def found(text: str, phrases=SIGNPOSTING, allow=()) -> list[str]:
     return [m.text for m in find_phrases(text, phrases, allow)]
+
+
+def test_generated_phrase_tables_are_current() -> None:
+    from pathlib import Path
+
+    import skill_eval.linter.rules.artifact._phrases as phrases
+
+    generated = Path(phrases.__file__).with_name(GENERATED_TABLES + ".py")
+    assert generated.read_text(encoding="utf-8") == generate_phrase_tables_code(), (
+        "run `python -m skill_eval.linter.rules.artifact._phrases --regenerate` after editing data/phrases.toml"
+    )
+
+
+def test_shipped_parse_equals_parsing_the_phrase() -> None:
+    """The generated tables only spare the parse: a matcher built from them
+    holds exactly what parsing each phrase gives."""
+    from skill_eval.linter.rules.artifact._phrases import _key_words
+
+    matcher = PhraseMatcher(SIGNPOSTING + QUIZ)
+    for entry in matcher._entries:
+        assert entry.elements == _parse(entry.phrase), entry.phrase
+        assert set(entry.keys) == _key_words(_parse(entry.phrase)), entry.phrase
 
 
 def test_shipped_lists_parse_strictly() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from ...markdown import Heading, Window
@@ -27,6 +26,8 @@ def closest(word: str, choices: list[str], limit: int = 3, cutoff: float = 0.75)
     0.75 keeps ``verdit`` -> ``verdict`` and drops ``severity`` -> ``verdict``)."""
     unique = list(dict.fromkeys(choices))
     exact = [c for c in unique if c.casefold() == word.casefold() and c != word]
+    import difflib  # only when a suggestion is made
+
     close = difflib.get_close_matches(word, unique, n=limit + len(exact), cutoff=cutoff)
     ranked = exact + [c for c in close if c not in exact and c != word]
     return ranked[:limit]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 
 from ...diagnostics import Fix, Severity, TextEdit
 from ..base import Rule, Scope
@@ -54,6 +53,8 @@ class UnknownFrontMatterKey(Rule):
             if entry.key in allowed:
                 continue
             span = parsed.key_span(context.path, entry)
+            import difflib  # only when a suggestion is made
+
             close = difflib.get_close_matches(entry.key, SPEC_KEYS, n=1, cutoff=0.75)
             fixes = []
             hint = ""
