@@ -64,6 +64,7 @@ class LintSession:
         self.config = config
         self.reader = reader
         self._documents: dict[Path, TextDocument | FileProblem] = {}
+        self._raw: dict[Path, bytes | None] = {}
         self._probes: dict[Path, ProbeContext] = {}
         self._skills: dict[Path, SkillContext] = {}
         self._output_specs: dict[Path, OutputSpecContext] = {}
@@ -84,6 +85,21 @@ class LintSession:
         if cached is None:
             cached = self._documents[path] = self._load(path)
         return cached
+
+    def read_raw(self, path: Path) -> bytes | None:
+        """``path``'s bytes through the reader, or ``None`` when it cannot be
+        read; once per session (the probes of a suite share its frozen.json,
+        which most suites do not have)."""
+        try:
+            return self._raw[path]
+        except KeyError:
+            pass
+        try:
+            raw = self.reader.read_bytes(path)
+        except OSError:
+            raw = None
+        self._raw[path] = raw
+        return raw
 
     def _load(self, path: Path) -> TextDocument | FileProblem:
         try:
@@ -235,6 +251,7 @@ class LintSession:
         instead of re-reading the whole workspace on every edit.
         """
         self._documents.pop(path, None)
+        self._raw.pop(path, None)
         self._skills.pop(path, None)
         self._output_specs.pop(path, None)
         walked = path.name in (SKILL_FILE, OUTPUT_SPEC_FILE)

@@ -167,10 +167,12 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     does not leave a core idle. Workspace-wide rules (duplicate ids, reused
     scenarios, run records) need every probe at once, and so do the SKILL.md
     and output-spec checks (an output spec's skills are found through the
-    probes naming it): each such rule is a task of its own, and so is the
-    SKILL.md/output-spec pass, queued first since they are the longest (SE501
-    alone is most of that work); a worker that ran one has the probes loaded
-    for the next. Forking copies the parent's imported modules, so a worker
+    probes naming it): the workspace-wide rules are one task (each loading
+    every probe.json in a worker of its own cost ~0.1 s of CPU per rule at
+    1,000 probes; SE501 is most of that task's work), and the
+    SKILL.md/output-spec pass another, queued first since they are the
+    longest; the worker that ran the first has every probe loaded for its
+    chunks. Forking copies the parent's imported modules, so a worker
     starts in milliseconds; results come back pickled and are merged, deduped
     and sorted here.
     """
@@ -179,10 +181,8 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     probes = sorted(targets.probes)
     size = math.ceil(len(probes) / (jobs * 4))
     whole = Targets(probes=set(probes), skills=set(targets.skills), output_specs=set(targets.output_specs))
-    wide = [rule.code for rule in enabled_rules(session.config) if Scope.WORKSPACE in rule.scopes()]
-    tasks: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = [
-        (whole, _WORKSPACE_SCOPE, (code,)) for code in wide
-    ]
+    wide = tuple(rule.code for rule in enabled_rules(session.config) if Scope.WORKSPACE in rule.scopes())
+    tasks: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = [(whole, _WORKSPACE_SCOPE, wide)] if wide else []
     tasks.append((whole, frozenset({Scope.SKILL, Scope.OUTPUT_SPEC}), None))
     tasks += [(Targets(probes=set(probes[i : i + size])), frozenset({Scope.PROBE}), None)
               for i in range(0, len(probes), size)]

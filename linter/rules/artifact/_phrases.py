@@ -288,16 +288,22 @@ class _Phrase:
         self.phrase = phrase
         self.elements = elements
         self.keys = _key_words(elements) if keys is None else keys
-        self.required = tuple(tuple(frozenset(alt) for alt in element) for element in elements if () not in element)
-        """Per mandatory element, the word sets of its alternatives: a text the
-        phrase occurs in holds all the words of one alternative of each."""
+        self.required = tuple(_requirement(element) for element in elements if () not in element)
+        """Per mandatory element, what a text the phrase occurs in holds: one of
+        the element's one-word alternatives (a set, tested with one C-level
+        ``isdisjoint``), or all the words of one of its longer alternatives."""
         self._body: str | None = None
         self._compiled: re.Pattern | None = None
 
     def may_occur_in(self, words: frozenset[str]) -> bool:
         """False when a text with these words cannot hold the phrase (no regex
         is compiled or run for it then)."""
-        return all(any(alt <= words for alt in element) for element in self.required)
+        for single_words, longer in self.required:
+            if single_words and not single_words.isdisjoint(words):
+                continue
+            if not any(alternative <= words for alternative in longer):
+                return False
+        return True
 
     @property
     def body(self) -> str:
@@ -316,6 +322,14 @@ class _Phrase:
         if self._compiled is None:
             self._compiled = re.compile(self.body + "(?= )")
         return self._compiled
+
+
+def _requirement(element: list[tuple[str, ...]]) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+    """An element's alternatives for :meth:`_Phrase.may_occur_in`: the words of
+    its one-word alternatives, and the word sets of the longer ones."""
+    single_words = frozenset(alt[0] for alt in element if len(alt) == 1)
+    longer = tuple(frozenset(alt) for alt in element if len(alt) > 1)
+    return single_words, longer
 
 
 class PhraseMatcher:

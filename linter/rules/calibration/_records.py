@@ -16,6 +16,7 @@ from ...runs import suite_runs_files as _suite_files
 from ...textfile import Span
 
 _RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
+_SUITE_FILES: "weakref.WeakKeyDictionary[Any, dict[Path, list[Path]]]" = weakref.WeakKeyDictionary()
 
 
 def suite_of(context) -> Path:
@@ -37,8 +38,20 @@ def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
     probe_id = context.probe_id
     if probe_id is None:
         return []
-    return [(line, record) for path in _suite_files(suite_of(context))
+    return [(line, record) for path in _runs_files_of_suite(context.session, suite_of(context))
             for line, record in read_runs_file(path).records if record.get("probe") == probe_id]
+
+
+def _runs_files_of_suite(session, suite: Path) -> list[Path]:
+    """One suite's runs files, listed once per session (the probes of a suite
+    share the listing: a thousand probes asked for it a thousand times)."""
+    by_suite = _SUITE_FILES.get(session)
+    if by_suite is None:
+        by_suite = _SUITE_FILES[session] = {}
+    files = by_suite.get(suite)
+    if files is None:
+        files = by_suite[suite] = _suite_files(suite)
+    return files
 
 
 def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
@@ -48,9 +61,8 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
     if probe_id is None:
         return None
     path = frozen_path(suite_of(context))
-    try:
-        raw = context.session.reader.read_bytes(path)
-    except OSError:
+    raw = context.session.read_raw(path)
+    if raw is None:
         return None
     case = read_frozen(path, raw).get((probe_id, context.version))
     return (path, raw, case) if case is not None else None
