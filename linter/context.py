@@ -9,10 +9,9 @@ read through the session's reader and parsed once however many probes use it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from .config import Config
 from .markdown import Heading, MarkdownDocument, Window, parse_markdown
@@ -24,8 +23,7 @@ from .textfile import Span, TextDocument, UnreadableFile
 from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE
 
 
-@dataclass(frozen=True)
-class FileProblem:
+class FileProblem(NamedTuple):
     """A file that cannot be used, and why.
 
     ``kind`` is ``missing``, ``unreadable`` (SE005), ``outside`` the workspace

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .textfile import Position, Span
 
@@ -17,16 +17,14 @@ class Severity(str, enum.Enum):
     INFO = "info"
 
 
-@dataclass(frozen=True)
-class TextEdit:
+class TextEdit(NamedTuple):
     """Replace ``span`` (1-based, end exclusive) with ``new_text``."""
 
     span: Span
     new_text: str
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     """A change that resolves a diagnostic.
 
     ``safe`` fixes are applied by ``skill-eval-lint --fix`` and the editor's
@@ -38,16 +36,14 @@ class Fix:
     safe: bool = False
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(NamedTuple):
     """Another location that helps explain a diagnostic."""
 
     span: Span
     message: str
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     """One finding of one rule in one file."""
 
     code: str
@@ -55,8 +51,8 @@ class Diagnostic:
     severity: Severity
     message: str
     span: Span
-    related: tuple[Related, ...] = field(default=())
-    fixes: tuple[Fix, ...] = field(default=())
+    related: tuple[Related, ...] = ()
+    fixes: tuple[Fix, ...] = ()
     probe: Path | None = None
     """The probe folder the finding belongs to, if any (for per-probe suppression)."""
 

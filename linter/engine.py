@@ -324,9 +324,7 @@ def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Dia
 
 
 def _with_probe(diagnostic: Diagnostic, folder: Path) -> Diagnostic:
-    from dataclasses import replace
-
-    return replace(diagnostic, probe=folder)
+    return diagnostic._replace(probe=folder)
 
 
 def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: set[Path]) -> bool:

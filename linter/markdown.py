@@ -13,10 +13,10 @@ block scalar, or a ``---`` inside a value, never ends it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence, TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it import MarkdownIt
@@ -49,8 +49,7 @@ def _parser() -> "MarkdownIt":
     return MarkdownIt("commonmark").enable("table")
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(NamedTuple):
     """One CommonMark heading.
 
     ``text`` is the plain text (markup dropped, code spans kept, entities
@@ -72,8 +71,7 @@ class Heading:
     """The contents of the heading's code spans, in order."""
 
 
-@dataclass(frozen=True)
-class FrontMatter:
+class FrontMatter(NamedTuple):
     """The YAML front matter block: ``text`` lies between the two markers.
 
     ``end_line`` is the closing marker's line, or ``None`` when it never closes.
@@ -84,8 +82,7 @@ class FrontMatter:
     end_line: int | None
 
 
-@dataclass(frozen=True)
-class ProseBlock:
+class ProseBlock(NamedTuple):
     """A block's lines and text. ``kind`` is ``prose`` (paragraphs, list items,
     headings, table cells, block quotes), ``code`` (fenced or indented) or
     ``html`` (an HTML block). A prose block's ``text`` is its plain text:
@@ -97,8 +94,7 @@ class ProseBlock:
     text: str
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):
     """A ``<!-- skill-eval: disable[-file] CODES -->`` comment."""
 
     line: int
@@ -208,7 +204,7 @@ class MarkdownDocument:
     front_matter: FrontMatter | None
     headings: tuple[Heading, ...]
     blocks: tuple[ProseBlock, ...]
-    directives: tuple[Directive, ...] = field(default=())
+    directives: tuple[Directive, ...] = ()
 
     @cached_property
     def lines(self) -> list[str]:

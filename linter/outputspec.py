@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdown
 
 
-@dataclass(frozen=True)
-class OutputField:
+class OutputField(NamedTuple):
     """One field of the output spec, with the lines that define it."""
 
     name: str

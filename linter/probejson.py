@@ -12,7 +12,7 @@ import re
 from sys import intern
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from . import read_data
 from .textfile import Position, Span, TextDocument
@@ -118,16 +118,14 @@ def _validator():
     return Draft202012Validator(probe_schema(), format_checker=FormatChecker())
 
 
-@dataclass(frozen=True)
-class JsonSyntaxError:
+class JsonSyntaxError(NamedTuple):
     """Where and why probe.json does not parse."""
 
     message: str
     position: Position
 
 
-@dataclass(frozen=True)
-class SchemaProblem:
+class SchemaProblem(NamedTuple):
     """One schema violation: a message and where it points.
 
     ``pointer`` is the offending value; ``anchor`` says what to point at:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class NormalizedText:
+class NormalizedText(NamedTuple):
     """``text`` normalized, with ``origin[i]`` the original offset where
     ``text[i]`` starts and ``ends[i]`` where it ends (a composed character may
     come from several original ones)."""
@@ -68,8 +67,7 @@ def normalize_quote(quote: str) -> str:
     return " ".join(unicodedata.normalize("NFC", quote).split())
 
 
-@dataclass(frozen=True)
-class QuoteMatch:
+class QuoteMatch(NamedTuple):
     """Where a quote occurs: original offsets of each occurrence."""
 
     quote: str
@@ -90,8 +88,7 @@ _LONG_RUN = re.compile(r"\s\s+")
 newline or tab becomes one space too, but no offset moves for it."""
 
 
-@dataclass(frozen=True)
-class _Collapsed:
+class _Collapsed(NamedTuple):
     """An NFC text with whitespace runs collapsed to one space, and the data to
     map an offset of ``text`` back: ``run_starts[k]`` is where the k-th run
     starts in ``text`` and ``extra[k]`` how many characters the runs up to and

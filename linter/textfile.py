@@ -13,6 +13,7 @@ import bisect
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 """The default size limit of a text file, in bytes (1 MiB)."""
@@ -77,16 +78,14 @@ def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     return normalize_newlines(text)
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     """A 1-based line and a 1-based column counted in Unicode characters."""
 
     line: int
     column: int
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """A range in one file; ``end`` is exclusive (one past the last character)."""
 
     path: Path

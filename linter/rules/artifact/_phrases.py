@@ -26,9 +26,8 @@ Matching is built for volume:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from ... import read_data
 
@@ -264,8 +263,7 @@ def _literal_elements(phrase: str) -> list[list[tuple[str, ...]]]:
     return [[(word,)] for word in normalize_words(phrase).replace("~", " ").split()]
 
 
-@dataclass(frozen=True)
-class PhraseMatch:
+class PhraseMatch(NamedTuple):
     """A phrase found in a text: original offsets (end exclusive) and the text."""
 
     start: int

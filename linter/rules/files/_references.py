@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NamedTuple, TYPE_CHECKING
 
 from ...textfile import Span, TextDocument
 
@@ -13,8 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...context import FileProblem, ProbeContext
 
 
-@dataclass(frozen=True)
-class Reference:
+class Reference(NamedTuple):
     """One file a probe references: its probe.json key and how it is found."""
 
     key: str

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NamedTuple, TYPE_CHECKING
 
 from ...markdown import FrontMatter, parse_markdown
 from ...textfile import Span
@@ -31,8 +31,7 @@ SPEC_KEYS = ("name", "description", "license", "allowed-tools", "metadata", "com
 """The keys the Agent Skills specification defines for SKILL.md front matter."""
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One ``key: value`` pair of the front matter's top-level mapping."""
 
     key: str
