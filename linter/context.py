@@ -513,9 +513,25 @@ class OutputSpecContext(_FileContext):
 class WorkspaceContext:
     """All probes being linted, and every probe of the workspace."""
 
-    def __init__(self, session: LintSession, probes: list[ProbeContext]) -> None:
+    def __init__(
+        self, session: LintSession, probes: list[ProbeContext], facts: dict[str, dict[Path, Any]] | None = None
+    ) -> None:
+        """``facts``: per rule code, :meth:`Rule.probe_facts` already computed
+        for some probes (by the parallel CLI's workers, which linted them)."""
         self.session = session
         self.probes = probes
+        self._facts = facts or {}
+
+    def probe_facts(self, rule) -> Iterator[tuple[Path, Any]]:
+        """``(probe.json path, facts)`` for every probe of the workspace whose
+        ``rule.probe_facts`` is not ``None``, in the order of
+        :meth:`all_probes`: the facts given at construction, else computed
+        here from the probe."""
+        known = self._facts.get(rule.code, {})
+        for path in self.session.all_probe_paths:
+            facts = known[path] if path in known else rule.probe_facts(self.session.probe(path))
+            if facts is not None:
+                yield path, facts
 
     @property
     def config(self) -> Config:

@@ -6,6 +6,8 @@ server calls with its own session (an overlay reader of unsaved buffers).
 
 from __future__ import annotations
 
+import bisect
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -162,39 +164,103 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     """Lint ``targets`` in ``jobs`` forked processes, with the same result as
     :func:`lint_targets`.
 
-    The probes are cut into contiguous chunks (neighbours share a SKILL.md, so
-    each worker parses few skills), several per worker so that a slow chunk
-    does not leave a core idle. Workspace-wide rules (duplicate ids, reused
-    scenarios, run records) need every probe at once, and so do the SKILL.md
-    and output-spec checks (an output spec's skills are found through the
-    probes naming it): the workspace-wide rules are one task (each loading
-    every probe.json in a worker of its own cost ~0.1 s of CPU per rule at
-    1,000 probes; SE501 is most of that task's work), and the
-    SKILL.md/output-spec pass another, queued first since they are the
-    longest; the worker that ran the first has every probe loaded for its
-    chunks. Forking copies the parent's imported modules, so a worker
-    starts in milliseconds; results come back pickled and are merged, deduped
-    and sorted here.
+    Map, then reduce. The probes are cut into contiguous chunks (neighbours
+    share a SKILL.md, so each worker parses few skills), several per worker so
+    that a slow chunk does not leave a core idle; each SKILL.md and
+    output-spec.md is checked in the chunk holding the first probe below its
+    folder (the probes its checks read are loaded there anyway). A worker
+    lints its chunk's probes, skills and specs, and computes the
+    :meth:`~skill_eval.linter.rules.base.Rule.probe_facts` of its probes for
+    the workspace-wide rules that compare probes through them (reused
+    scenarios, duplicate ids, erased cases). This process then runs the
+    workspace-wide rules over those facts: no probe is loaded twice, where a
+    task per workspace-wide rule loaded every probe (and parsed every
+    SKILL.md) once more, ~0.5 s of CPU at 1,000 probes.
+
+    Forking copies the parent's imported modules, so a worker starts in
+    milliseconds; results come back pickled and are merged, deduped and
+    sorted here.
     """
     import math
 
     probes = sorted(targets.probes)
     size = math.ceil(len(probes) / (jobs * 4))
-    whole = Targets(probes=set(probes), skills=set(targets.skills), output_specs=set(targets.output_specs))
-    wide = tuple(rule.code for rule in enabled_rules(session.config) if Scope.WORKSPACE in rule.scopes())
-    tasks: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = [(whole, _WORKSPACE_SCOPE, wide)] if wide else []
-    tasks.append((whole, frozenset({Scope.SKILL, Scope.OUTPUT_SPEC}), None))
-    tasks += [(Targets(probes=set(probes[i : i + size])), frozenset({Scope.PROBE}), None)
-              for i in range(0, len(probes), size)]
+    chunks = [Targets(probes=set(probes[i : i + size])) for i in range(0, len(probes), size)]
+    by_text = sorted((str(path), number) for number, path in enumerate(probes))
+    leftover = Targets()
+    for path in sorted(targets.skills | targets.output_specs):
+        folder = str(path.parent).rstrip(os.sep) + os.sep
+        first = bisect.bisect_left(by_text, (folder,))
+        below = first < len(by_text) and by_text[first][0].startswith(folder)
+        group = chunks[by_text[first][1] // size] if below else leftover
+        (group.skills if path in targets.skills else group.output_specs).add(path)
+    if leftover.skills or leftover.output_specs:
+        chunks.append(leftover)
+    rules = enabled_rules(session.config)
+    wide = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
+    tasks = [(chunk, _LOCAL_SCOPES, None) for chunk in chunks]
     with _fork_pool(session, jobs, tasks) as pool:
-        results = pool.map(_lint_task, range(len(tasks)), chunksize=1)
+        pending = pool.map_async(_lint_chunk_task, range(len(tasks)), chunksize=1)
+        prepare_workspace_rules(session, wide)  # while the workers lint
+        results = pending.get()
+    path_of = dict(by_text)
     diagnostics: list[Diagnostic] = []
-    checked: set[Path] = set()
-    for found, seen in results:
+    seen: set[str] = set()
+    facts: dict[str, dict[Path, object]] = {rule.code: {} for rule in wide if rule.uses_probe_facts}
+    refs: set[str] = set()
+    for found, checked_here, chunk_facts, refs_here in results:
         diagnostics.extend(found)
-        checked.update(map(Path, seen))
+        seen.update(checked_here)
+        for code, pairs in chunk_facts.items():
+            facts[code].update((probes[path_of[path]], value) for path, value in pairs)
+        refs.update(refs_here)
+    checked = {probes[path_of[text]] if text in path_of else Path(text) for text in seen}
+    fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
+    diagnostics.extend(_workspace_diagnostics(session, probes, wide, facts, fixture_paths))
     diagnostics.sort(key=Diagnostic.sort_key)
     return _dedupe(diagnostics), checked
+
+
+_LOCAL_SCOPES = frozenset({Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC})
+
+
+def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str, list], list[str]]:
+    """Chunk ``index`` of :data:`_WORKER_TASKS` for :func:`_lint_in_workers`: its
+    diagnostics, the files it checked, its probes' facts for the workspace-wide
+    rules (by code) and the SKILL.md/output-spec paths its probes name (paths
+    as strings: cheaper to pickle)."""
+    session = _WORKER_SESSION
+    targets, scopes, _codes = _WORKER_TASKS[index]
+    rules = enabled_rules(session.config)
+    diagnostics, checked = lint_targets(session, targets, rules, scopes=scopes)
+    probes = [session.probe(path) for path in sorted(targets.probes)]
+    facts = {
+        rule.code: [(str(probe.json_path), rule.probe_facts(probe)) for probe in probes]
+        for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.uses_probe_facts
+    }
+    refs = [str(ref) for probe in probes for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path)]
+    return diagnostics, [str(path) for path in checked], facts, refs
+
+
+def prepare_workspace_rules(session: LintSession, rules: Sequence[Rule]) -> None:
+    """Let ``rules`` read, ahead of their run, what they read of the workspace
+    besides the probes (the eval runs' record files): the parallel CLI calls
+    this while its workers lint."""
+    for rule in rules:
+        rule.prepare(session)
+
+
+def _workspace_diagnostics(
+    session: LintSession, probe_paths: list[Path], rules: Sequence[Rule], facts: dict, fixture_paths: set[Path]
+) -> list[Diagnostic]:
+    """The workspace-scope findings of ``rules`` for the linted ``probe_paths``,
+    over the facts the workers computed (a rule without facts reads the probes
+    here), filtered as :func:`lint_targets` filters."""
+    workspace = WorkspaceContext(session, [session.probe(path) for path in probe_paths], facts)
+    found: list[Diagnostic] = []
+    for rule in rules:
+        found.extend(_run(rule, workspace, session.root, None))
+    return [d for d in found if _is_reported(d, session, fixture_paths)]
 
 
 def lint_probes_in_workers(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import inspect
 import re
-from typing import ClassVar, Iterable
+from typing import Any, ClassVar, Iterable
 
 from ..diagnostics import Diagnostic, Fix, Related, Severity
 from ..textfile import Span
@@ -43,12 +43,30 @@ class Rule:
     """One scope, or several: ``check`` is then called with each kind of
     context (dispatch on ``isinstance``)."""
     tags: ClassVar[tuple[str, ...]] = ()
+    uses_probe_facts: ClassVar[bool] = False
+    """A workspace-wide rule that compares probes only through
+    :meth:`probe_facts` (read with ``WorkspaceContext.probe_facts``): the
+    parallel CLI computes the facts in the workers that lint the probes, and
+    runs the rule over them in the main process, which then never loads the
+    probes itself."""
 
     @classmethod
     def scopes(cls) -> tuple[Scope, ...]:
         return cls.scope if isinstance(cls.scope, tuple) else (cls.scope,)
 
     def check(self, context) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def prepare(self, session) -> None:
+        """For a workspace-wide rule: read ahead, into ``session``'s caches,
+        what it reads of the workspace besides the probes (the eval runs'
+        records). The parallel CLI calls this while its workers lint the
+        probes; by default there is nothing to read."""
+
+    def probe_facts(self, probe) -> Any:
+        """For a rule that :attr:`uses_probe_facts`: what it compares of one
+        probe (a ``ProbeContext``), as a small picklable value, or ``None``
+        when the probe has nothing to compare."""
         raise NotImplementedError
 
     def diagnostic(

@@ -38,5 +38,29 @@ def test_fixture(case: Path, request: pytest.FixtureRequest) -> None:
     assert actual == expected_file.read_text(encoding="utf-8")
 
 
+ROOT = Path(__file__).resolve().parents[2]
+PARALLEL_CASES = CASES + [ROOT / "examples"]
+
+
+def _full(diagnostics) -> list[tuple]:
+    return [(d.code, d.path, d.span, d.message, d.severity, d.related, d.fixes) for d in diagnostics]
+
+
+@pytest.mark.parametrize("case", PARALLEL_CASES, ids=[c.name for c in PARALLEL_CASES])
+def test_forked_workers_lint_each_fixture_alike(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parallel CLI (probe, SKILL.md and output-spec checks in forked
+    workers; workspace-wide rules over the workers' probe facts in this
+    process) reports exactly what one process does, related locations and
+    fixes included: every fixture is linted both ways, with workers forced."""
+    from skill_eval.linter import engine
+
+    if not engine._can_fork():
+        pytest.skip("no fork on this platform")
+    serial = lint_paths([case], jobs=1).diagnostics
+    monkeypatch.setattr(engine, "PARALLEL_MIN_PROBES", 1)
+    parallel = lint_paths([case], jobs=2).diagnostics
+    assert _full(parallel) == _full(serial)
+
+
 def test_there_are_fixtures() -> None:
     assert len(CASES) >= 1

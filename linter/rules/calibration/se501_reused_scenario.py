@@ -7,9 +7,11 @@ import re
 from array import array
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from ...diagnostics import Related, Severity
 from ...markdown import MarkdownDocument, parse_markdown
+from ...context import WorkspaceContext
 from ...textfile import Span, TextDocument
 from ..base import Rule, Scope
 
@@ -159,35 +161,40 @@ class ReusedScenario(Rule):
     code = "SE501"
     name = "reused-scenario"
     severity = Severity.WARNING
-    scope = Scope.WORKSPACE
+    scope = (Scope.PROBE, Scope.WORKSPACE)
     tags = ("calibration", "reuse")
+    uses_probe_facts = True
+
+    def probe_facts(self, probe):
+        """The artifact's word 5-grams, with what a finding about it needs."""
+        artifact = probe.artifact
+        if artifact is None:
+            return None
+        grams = shingles(artifact.text)
+        if not grams:
+            return None
+        return ArtifactFacts(probe.probe_id, artifact.path, _first_line_span(artifact), grams)
 
     def check(self, context):
-        threshold = context.config.near_duplicate_threshold
-        root = context.session.root
-        linted = {probe.json_path for probe in context.probes}
-        entries = []  # (probe, artifact, grams)
-        for probe in context.all_probes():
-            artifact = probe.artifact
-            if artifact is None:
-                continue
-            grams = shingles(artifact.text)
-            if grams:
-                entries.append((probe, artifact, grams))
-        yield from self._near_duplicates(entries, linted, threshold, root)
-        yield from self._skill_examples(context.probes, threshold, root)
+        if isinstance(context, WorkspaceContext):
+            threshold = context.config.near_duplicate_threshold
+            linted = {probe.json_path for probe in context.probes}
+            yield from self._near_duplicates(list(context.probe_facts(self)), linted, threshold, context.session.root)
+        else:
+            yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
 
-    def _near_duplicates(self, entries, linted, threshold, root):
+    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold, root):
         if len(entries) < 2:
             return
-        shared_anywhere = _shared_grams([grams for _probe, _artifact, grams in entries])
+        shared_anywhere = _shared_grams([facts.grams for _path, facts in entries])
         # Prefix filtering: order every set by one global order (5-grams of a
         # single artifact first, then by hash); two sets of Jaccard >= t share
         # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
         # that are shared at all are indexed and looked up.
         index: dict[int, list[int]] = {}
         prefixes = []
-        for number, (_probe, _artifact, grams) in enumerate(entries):
+        for number, (_path, facts) in enumerate(entries):
+            grams = facts.grams
             size = len(grams)
             keep = size - math.ceil(threshold * size - 1e-9) + 1
             common = shared_anywhere.intersection(grams)
@@ -196,70 +203,79 @@ class ReusedScenario(Rule):
             prefixes.append(prefix)
             for gram in prefix:
                 index.setdefault(gram, []).append(number)
-        for number, (probe, artifact, grams) in enumerate(entries):
-            if probe.json_path not in linted or not prefixes[number]:
+        for number, (path, facts) in enumerate(entries):
+            if path not in linted or not prefixes[number]:
                 continue
             candidates = {other for gram in prefixes[number] for other in index[gram] if other != number}
             if not candidates:
                 continue
+            grams = facts.grams
             mine = set(grams)
             matches = []
             for other in candidates:
-                other_probe, other_artifact, other_grams = entries[other]
-                if probe.probe_id is not None and other_probe.probe_id == probe.probe_id:
+                other_path, other_facts = entries[other]
+                if facts.probe_id is not None and other_facts.probe_id == facts.probe_id:
                     continue
-                small, large = sorted((len(grams), len(other_grams)))
+                small, large = sorted((len(grams), len(other_facts.grams)))
                 if small < threshold * large - 1e-9:
                     continue  # the length filter: Jaccard <= small / large
-                shared = len(mine.intersection(other_grams))
-                similarity = shared / (len(grams) + len(other_grams) - shared)
+                shared = len(mine.intersection(other_facts.grams))
+                similarity = shared / (len(grams) + len(other_facts.grams) - shared)
                 if similarity >= threshold - 1e-9:
-                    matches.append((-similarity, str(other_probe.json_path), other_probe, other_artifact, similarity))
+                    matches.append((-similarity, str(other_path), other_path, other_facts, similarity))
             if not matches:
                 continue
             matches.sort(key=lambda m: (m[0], m[1]))
-            _, _, best_probe, best_artifact, best = matches[0]
+            _, _, best_path, best_facts, best = matches[0]
             others = f" and {len(matches) - 1} other probe{'s' if len(matches) > 2 else ''}" if len(matches) > 1 else ""
             related = [
-                Related(_first_line_span(other_artifact),
-                        f"artifact of probe {other_probe.probe_id or _relative(other_probe.folder, root)!s} ({similarity:.0%} similar)")
-                for _, _, other_probe, other_artifact, similarity in matches[:MAX_RELATED]
+                Related(other_facts.first_line,
+                        f"artifact of probe {other_facts.probe_id or _relative(other_path.parent, root)!s} ({similarity:.0%} similar)")
+                for _, _, other_path, other_facts, similarity in matches[:MAX_RELATED]
             ]
-            name = best_probe.probe_id or _relative(best_probe.folder, root)
+            name = best_facts.probe_id or _relative(best_path.parent, root)
+            yield self.diagnostic(
+                facts.first_line,
+                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of the artifact of probe {name!r} "
+                f"({_relative(best_facts.artifact, root)}){others}: a scenario reused across probes trains toward itself",
+                related=related,
+                probe=path.parent,
+            )
+
+    def _reused_examples(self, probe, threshold, root):
+        artifact, skill_document = probe.artifact, probe.skill_document
+        if artifact is None or not isinstance(skill_document, TextDocument):
+            return
+        examples = _skill_examples(skill_document.text)
+        if not examples:
+            return
+        grams = shingles(artifact.text)
+        if len(grams) < MIN_EXAMPLE_SHINGLES:
+            return
+        for start, end, kind, example in examples:
+            shared = len(example.intersection(grams))
+            containment = shared / min(len(example), len(grams))
+            if containment < threshold - 1e-9:
+                continue
+            end_text = skill_document.lines[end - 1] if 0 < end <= len(skill_document.lines) else ""
+            span = Span.at(skill_document.path, start, 1, end, len(end_text) + 1)
             yield self.diagnostic(
                 _first_line_span(artifact),
-                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of the artifact of probe {name!r} "
-                f"({_relative(best_artifact.path, root)}){others}: a scenario reused across probes trains toward itself",
-                related=related,
+                f"artifact reuses the worked example in the {kind} at {_relative(skill_document.path, root)}:"
+                f"{start}-{end} ({containment:.0%} of word 5-grams shared): an example the skill teaches is "
+                f"answered from the skill's text, not its discipline",
+                related=[Related(span, f"worked example ({kind}) the artifact reuses")],
                 probe=probe.folder,
             )
 
-    def _skill_examples(self, probes, threshold, root):
-        for probe in probes:
-            artifact, skill_document = probe.artifact, probe.skill_document
-            if artifact is None or not isinstance(skill_document, TextDocument):
-                continue
-            examples = _skill_examples(skill_document.text)
-            if not examples:
-                continue
-            grams = shingles(artifact.text)
-            if len(grams) < MIN_EXAMPLE_SHINGLES:
-                continue
-            for start, end, kind, example in examples:
-                shared = len(example.intersection(grams))
-                containment = shared / min(len(example), len(grams))
-                if containment < threshold - 1e-9:
-                    continue
-                end_text = skill_document.lines[end - 1] if 0 < end <= len(skill_document.lines) else ""
-                span = Span.at(skill_document.path, start, 1, end, len(end_text) + 1)
-                yield self.diagnostic(
-                    _first_line_span(artifact),
-                    f"artifact reuses the worked example in the {kind} at {_relative(skill_document.path, root)}:"
-                    f"{start}-{end} ({containment:.0%} of word 5-grams shared): an example the skill teaches is "
-                    f"answered from the skill's text, not its discipline",
-                    related=[Related(span, f"worked example ({kind}) the artifact reuses")],
-                    probe=probe.folder,
-                )
+
+class ArtifactFacts(NamedTuple):
+    """What SE501 compares of one probe's artifact (:meth:`ReusedScenario.probe_facts`)."""
+
+    probe_id: str | None
+    artifact: Path
+    first_line: Span
+    grams: array
 
 
 def _relative(path: Path, root: Path) -> str:

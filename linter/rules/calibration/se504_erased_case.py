@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...diagnostics import Severity
-from ...runs import iter_records
+from ...runs import iter_records, read_runs_file
 from ...textfile import Span
 from ..base import Rule, Scope
 from ._records import suite_runs_files
@@ -40,15 +40,25 @@ class ErasedCase(Rule):
     scope = Scope.WORKSPACE
     tags = ("calibration",)
 
+    uses_probe_facts = True
+
+    def probe_facts(self, probe):
+        """The probe's ``(id, version)``."""
+        probe_id = probe.probe_id
+        return None if probe_id is None else (probe_id, probe.version)
+
+    def prepare(self, session):
+        """The workspace's runs files, and their records."""
+        for path in suite_runs_files(session):
+            read_runs_file(path)
+
     def check(self, context):
         files = suite_runs_files(context.session)
         if not files:
             return
         on_disk: dict[str, int] = {}
-        for probe in context.all_probes():
-            probe_id = probe.probe_id
-            if probe_id is not None:
-                on_disk[probe_id] = max(on_disk.get(probe_id, 0), probe.version)
+        for _path, (probe_id, version) in context.probe_facts(self):
+            on_disk[probe_id] = max(on_disk.get(probe_id, 0), version)
         first: dict[tuple[str, int], tuple] = {}
         counts: dict[tuple[str, int], int] = {}
         for path, line, record in iter_records(files):

@@ -41,24 +41,33 @@ class DuplicateProbeId(Rule):
     scope = Scope.WORKSPACE
     tags = ("files",)
 
+    uses_probe_facts = True
+
+    def probe_facts(self, probe):
+        """The probe's ``id``."""
+        return probe.probe_id
+
     def check(self, context):
-        by_id: dict[str, list] = defaultdict(list)
-        for probe in context.all_probes():
-            probe_id = probe.probe_id
-            if probe_id is not None:
-                by_id[probe_id].append(probe)
-        for probe in context.probes:
-            probe_id = probe.probe_id
-            others = [other for other in by_id.get(probe_id, ()) if other.json_path != probe.json_path] if probe_id else []
-            if not others:
+        by_id: dict[str, list[Path]] = defaultdict(list)
+        for path, probe_id in context.probe_facts(self):
+            by_id[probe_id].append(path)
+        session = context.session
+        linted = {probe.json_path: probe for probe in context.probes}
+        for probe_id, sharing in by_id.items():
+            if len(sharing) < 2:
                 continue
-            names = ", ".join(_relative(context.session.root, other.json_path) for other in others)
-            yield self.diagnostic(
-                probe.value_span("id"),
-                f"probe id {probe_id!r} is also used by {names}; ids must be unique in the workspace",
-                related=[Related(other.value_span("id"), f"also uses id {probe_id!r}") for other in others],
-                probe=probe.folder,
-            )
+            for path in sharing:
+                probe = linted.get(path)
+                if probe is None:
+                    continue
+                others = [other for other in sharing if other != path]
+                names = ", ".join(_relative(session.root, other) for other in others)
+                yield self.diagnostic(
+                    probe.value_span("id"),
+                    f"probe id {probe_id!r} is also used by {names}; ids must be unique in the workspace",
+                    related=[Related(session.probe(other).value_span("id"), f"also uses id {probe_id!r}") for other in others],
+                    probe=probe.folder,
+                )
 
 
 def _relative(root: Path, path: Path) -> str:
