@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skill-eval-lint {__version__}")
         return EXIT_CLEAN
     try:
-        return _lint(args)
+        with _fewer_collections():
+            return _lint(args)
     except KeyboardInterrupt:
         print("skill-eval-lint: interrupted", file=sys.stderr)
         return EXIT_ERROR
@@ -143,6 +144,24 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return EXIT_ERROR
+
+
+class _fewer_collections:
+    """Run with the cyclic garbage collector's first generation at 50,000
+    allocations instead of 700: a lint run allocates millions of small objects
+    that all live to its end, and collecting among them cost ~5% of a run
+    (1,000 probes, A/B). Restored on exit, for callers of :func:`main`."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        self._saved = gc.get_threshold()
+        gc.set_threshold(50_000, 20, 100)
+
+    def __exit__(self, *exc_info) -> None:
+        import gc
+
+        gc.set_threshold(*self._saved)
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from .rules import REGISTRY, Rule
 from .rules.base import Scope
 from .rules.files.se000_internal_error import InternalError
 from .textfile import Span, TextDocument
-from .workspace import Targets, absolute, discover, find_workspace_root
+from .workspace import Targets, absolute, discover, find_workspace_root, sorted_paths
 
 
 @dataclass
@@ -73,7 +73,7 @@ def lint_paths(
         if overrides:
             root_config = root_config.with_overrides(**overrides)
         if root in whole:
-            session = LintSession(root, root_config, reader, sorted(targets.probes), targets.skills | targets.output_specs)
+            session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs)
         else:
             session = LintSession(root, root_config, reader)
         result.sessions.append(session)
@@ -117,7 +117,13 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
     server another thread is blocked reading stdin (holding its lock, which a
     forked child would wait on forever when multiprocessing closes stdin), and
     stdout carries the protocol, which no worker may write or flush into.
+
+    Every object that exists at the fork is frozen out of the workers' garbage
+    collections (``gc.freeze``, as the ``gc`` documentation advises before a
+    fork): a collection in a worker would otherwise touch, and so copy, the
+    memory pages of everything it inherited.
     """
+    import gc
     import multiprocessing
     import sys
     import warnings
@@ -126,6 +132,7 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
     streams = sys.stdin, sys.stdout
     _WORKER_SESSION, _WORKER_TASKS = session, tasks
     sys.stdin = sys.stdout = None
+    gc.freeze()
     try:
         with warnings.catch_warnings():
             # Python 3.12+ warns that forking a process with threads may
@@ -134,6 +141,7 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
             warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
             return multiprocessing.get_context("fork").Pool(workers)
     finally:
+        gc.unfreeze()
         sys.stdin, sys.stdout = streams
         _WORKER_SESSION, _WORKER_TASKS = None, []
 
@@ -183,12 +191,12 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     """
     import math
 
-    probes = sorted(targets.probes)
+    probes = sorted_paths(targets.probes)
     size = math.ceil(len(probes) / (jobs * 4))
     chunks = [Targets(probes=set(probes[i : i + size])) for i in range(0, len(probes), size)]
     by_text = sorted((str(path), number) for number, path in enumerate(probes))
     leftover = Targets()
-    for path in sorted(targets.skills | targets.output_specs):
+    for path in sorted_paths(targets.skills | targets.output_specs):
         folder = str(path.parent).rstrip(os.sep) + os.sep
         first = bisect.bisect_left(by_text, (folder,))
         below = first < len(by_text) and by_text[first][0].startswith(folder)
@@ -233,7 +241,7 @@ def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str,
     targets, scopes, _codes = _WORKER_TASKS[index]
     rules = enabled_rules(session.config)
     diagnostics, checked = lint_targets(session, targets, rules, scopes=scopes)
-    probes = [session.probe(path) for path in sorted(targets.probes)]
+    probes = [session.probe(path) for path in sorted_paths(targets.probes)]
     facts = {
         rule.code: [(str(probe.json_path), rule.probe_facts(probe)) for probe in probes]
         for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.uses_probe_facts
@@ -283,7 +291,7 @@ def lint_probes_in_workers(
     :data:`PARALLEL_MIN_PROBES` probes or no ``fork``, the chunks are linted
     in this process, lazily.
     """
-    paths = sorted(probe_paths)
+    paths = sorted_paths(probe_paths)
     chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
     if workers < 1 or len(paths) < PARALLEL_MIN_PROBES or not _can_fork():
         return ((part, lint_targets(session, Targets(probes=set(part)), rules, scopes=_PROBE_SCOPE)[0]) for part in chunks)
@@ -339,9 +347,9 @@ def lint_targets(
     """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``;
     ``scopes``, when given, limits the run to rules' checks of those scopes."""
     rules = enabled_rules(session.config) if rules is None else rules
-    probes = [session.probe(path) for path in sorted(targets.probes)]
-    skills = [session.skill(path) for path in sorted(targets.skills)]
-    specs = [session.output_spec(path) for path in sorted(targets.output_specs)]
+    probes = [session.probe(path) for path in sorted_paths(targets.probes)]
+    skills = [session.skill(path) for path in sorted_paths(targets.skills)]
+    specs = [session.output_spec(path) for path in sorted_paths(targets.output_specs)]
     diagnostics: list[Diagnostic] = []
     workspace = WorkspaceContext(session, probes)
     for rule in rules:
