@@ -80,6 +80,8 @@ def _words_of(text: str) -> list[str]:
     run of letters, digits and apostrophes holds exactly the regex's words of
     that run, so only runs with an apostrophe go through the regex."""
     if text.isascii() and "&" not in text and "<" not in text:
+        if "'" not in text:
+            return text.translate(_ASCII_SEPARATORS).split()
         words = []
         for run in text.translate(_ASCII_SEPARATORS).split():
             if "'" in run:

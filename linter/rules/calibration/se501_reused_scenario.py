@@ -40,7 +40,8 @@ def _words(text: str) -> list[str]:
 @lru_cache(maxsize=16384)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
-    punctuation ignored), as sorted 32-bit hashes. Cached by content.
+    punctuation ignored), as 32-bit hashes (in no particular order: nothing
+    needs them sorted, and sorting was ~15% of the work). Cached by content.
 
     32 bits halve what a language server holds for 10,000 artifacts (~9 MB);
     two artifacts of ~250 5-grams share a false one with a chance of ~1 in
@@ -49,7 +50,7 @@ def shingles(text: str) -> array:
     if len(words) < SHINGLE:
         return array("I")
     grams = zip(*(words[i:] for i in range(SHINGLE)))
-    return array("I", sorted({hash(gram) & 0xFFFFFFFF for gram in grams}))
+    return array("I", {hash(gram) & 0xFFFFFFFF for gram in grams})
 
 
 def _first_line_span(document: TextDocument) -> Span:
