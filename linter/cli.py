@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from .output import FORMATS
 
@@ -228,5 +229,28 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> 
     return render(diagnostics, checked, fixed)
 
 
+def entry() -> None:
+    """The ``skill-eval-lint`` console script (and ``python -m``): :func:`main`,
+    then :func:`hard_exit`."""
+    hard_exit(main())
+
+
+def hard_exit(code: int) -> NoReturn:
+    """Exit with ``code`` once stdout and stderr are flushed, without tearing
+    the interpreter down. Freeing every object of a lint run one by one at
+    exit cost ~40 ms of a 10-probe run (A/B, 21 runs), and nothing is left to
+    clean up: worker pools are joined and report files closed by then. mypy
+    exits the same way."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass  # a reader that went away (a closed pipe): nothing more can be written
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    entry()

@@ -1,5 +1,5 @@
 """``python -m skill_eval`` runs the umbrella command."""
 
-from skill_eval.cli import main
+from skill_eval.cli import entry
 
-raise SystemExit(main())
+entry()

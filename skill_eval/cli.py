@@ -43,3 +43,16 @@ def main(argv: list[str] | None = None) -> int:
 
     module = importlib.import_module(command[0])
     return getattr(module, command[1])(argv[1:])
+
+
+def entry() -> None:
+    """The ``skill-eval`` console script (and ``python -m skill_eval``): a lint
+    run ends as ``skill-eval-lint`` does (:func:`~skill_eval.linter.cli.hard_exit`);
+    the other commands exit normally (the runner and the server have files and
+    processes to close)."""
+    code = main()
+    if sys.argv[1:2] == ["lint"]:
+        from skill_eval.linter.cli import hard_exit
+
+        hard_exit(code)
+    sys.exit(code)

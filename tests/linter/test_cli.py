@@ -204,6 +204,25 @@ def test_worker_processes_give_the_same_diagnostics(tmp_path: Path) -> None:
     assert [(d.code, d.path, d.start, d.message) for d in parallel] == [(d.code, d.path, d.start, d.message) for d in serial]
 
 
+def test_the_console_exit_keeps_the_whole_report(tmp_path: Path) -> None:
+    """The CLI ends without tearing the interpreter down (``os._exit`` after
+    flushing): a long report through a pipe still arrives whole, and so does
+    the report file."""
+    from skill_eval.linter.engine import lint_paths
+
+    from _large_workspace import copy_examples_with_probes
+
+    target = copy_examples_with_probes(tmp_path / "big", 60)
+    expected = len(lint_paths([target]).diagnostics)
+    piped = run_cli(str(target), "--output-format", "json", "-j", "1")
+    assert piped.returncode == 1, piped.stderr
+    assert len(json.loads(piped.stdout)) == expected > 60
+    report = tmp_path / "report.json"
+    written = run_cli(str(target), "--output-format", "json", "-o", str(report))
+    assert written.returncode == 1, written.stderr
+    assert len(json.loads(report.read_text(encoding="utf-8"))) == expected
+
+
 CRASHING_RULE = '''
 import sys
 from skill_eval.linter import engine
