@@ -134,14 +134,17 @@ def test_shared_grams_never_miss_a_shared_one(raw: list[list[int]]) -> None:
     filtering would then miss a pair."""
     from array import array
 
-    from skill_eval.linter.rules.calibration.se501_reused_scenario import _shared_grams
+    from skill_eval.linter.rules.calibration.se501_reused_scenario import SharedGrams
 
-    sets = [array("I", sorted(set(values))) for values in raw]
+    sets = [array("I", set(values)) for values in raw]
     seen: set[int] = set()
     expected: set[int] = set()
     for grams in sets:
         expected.update(seen.intersection(grams))
         seen.update(grams)
-    found = _shared_grams(sets)
-    assert expected <= found
-    assert found <= seen
+    for size in (sum(map(len, sets)), 1):  # sized right, and far too small (the absorbing CLI guesses)
+        shared = SharedGrams(size)
+        for grams in sets:
+            shared.add(grams)
+        assert expected <= shared.shared
+        assert shared.shared <= seen

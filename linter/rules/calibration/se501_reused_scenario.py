@@ -105,22 +105,28 @@ def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
     return tuple(result)
 
 
-def _shared_grams(sets: list[array]) -> set[int]:
-    """Every 5-gram found in two of ``sets`` or more, plus some that are not
-    (harmless: they are only indexed needlessly, and pairs are verified exactly).
+class SharedGrams:
+    """Every 5-gram found in two of the added arrays or more, plus some that are
+    not (harmless: they are only indexed needlessly, and pairs are verified
+    exactly), in :attr:`shared`. Arrays may be added as they come (the parallel
+    CLI adds each worker's as it arrives, while the others still lint).
 
-    "Seen before" is a bitmap of ~16 bits per 5-gram, not a set of them: a set
-    of 2 million Python ints (10,000 artifacts) peaked at ~130 MB and left the
-    language server's memory fragmented. A bitmap has false positives (a
-    5-gram of one artifact taken as shared, ~6%) but no false negatives, which
-    is what prefix filtering needs: no shared 5-gram is ever left out.
+    "Seen before" is a bitmap of ~16 bits per 5-gram (sized for ``expected``
+    5-grams), not a set of them: a set of 2 million Python ints (10,000
+    artifacts) peaked at ~130 MB and left the language server's memory
+    fragmented. A bitmap has false positives (a 5-gram of one artifact taken as
+    shared, ~6%) but no false negatives, which is what prefix filtering needs:
+    no shared 5-gram is ever left out.
     """
-    total = sum(map(len, sets))
-    bits = 1 << max(16, (total * 16).bit_length())
-    mask = bits - 1
-    seen = bytearray(bits >> 3)
-    shared: set[int] = set()
-    for grams in sets:
+
+    def __init__(self, expected: int) -> None:
+        bits = 1 << max(16, (expected * 16).bit_length())
+        self._mask = bits - 1
+        self._seen = bytearray(bits >> 3)
+        self.shared: set[int] = set()
+
+    def add(self, grams: array) -> None:
+        mask, seen, shared = self._mask, self._seen, self.shared
         for gram in grams:
             bit = gram & mask
             flag = 1 << (bit & 7)
@@ -128,7 +134,10 @@ def _shared_grams(sets: list[array]) -> set[int]:
                 shared.add(gram)
             else:
                 seen[bit >> 3] |= flag
-    return shared
+
+
+GRAMS_PER_ARTIFACT = 256
+"""What :meth:`ReusedScenario.absorb_facts` sizes its bitmap for, per probe."""
 
 
 class ReusedScenario(Rule):
@@ -194,10 +203,35 @@ class ReusedScenario(Rule):
         else:
             yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
 
+    def absorb_facts(self, pairs, expected: int) -> None:
+        """Fold 5-grams into the shared-gram bitmap as the workers deliver them."""
+        if self._absorbed is None:
+            self._absorbed = (SharedGrams(expected * GRAMS_PER_ARTIFACT), set())
+        shared, paths = self._absorbed
+        for path, facts in pairs:
+            if facts is not None:
+                shared.add(facts.grams)
+                paths.add(path)
+
+    _absorbed: tuple[SharedGrams, set[Path]] | None = None
+
+    def _shared_grams(self, entries: list[tuple[Path, ArtifactFacts]]) -> set[int]:
+        """The shared 5-grams of ``entries``: those absorbed already, plus the
+        rest (all of them when nothing was absorbed). The absorbed state is
+        consumed: a rule instance may be asked again (the language server)."""
+        absorbed, self._absorbed = self._absorbed, None
+        if absorbed is None:
+            absorbed = (SharedGrams(sum(len(facts.grams) for _path, facts in entries)), set())
+        shared, paths = absorbed
+        for path, facts in entries:
+            if path not in paths:
+                shared.add(facts.grams)
+        return shared.shared
+
     def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold, root):
         if len(entries) < 2:
             return
-        shared_anywhere = _shared_grams([facts.grams for _path, facts in entries])
+        shared_anywhere = self._shared_grams(entries)
         # Prefix filtering: order every set by one global order (5-grams of a
         # single artifact first, then by hash); two sets of Jaccard >= t share
         # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
