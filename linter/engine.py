@@ -77,7 +77,7 @@ def lint_paths(
         else:
             session = LintSession(root, root_config, reader)
         result.sessions.append(session)
-        if jobs > 1 and len(targets.probes) >= PARALLEL_MIN_PROBES and _can_fork():
+        if jobs > 1 and _workers_pay_off(session, targets) and _can_fork():
             diagnostics, checked = _lint_in_workers(session, targets, jobs)
         else:
             diagnostics, checked = lint_targets(session, targets)
@@ -89,6 +89,18 @@ def lint_paths(
 
 PARALLEL_MIN_PROBES = 200
 """Below this many probes one process is faster than starting workers."""
+
+
+def _workers_pay_off(session: LintSession, targets: Targets) -> bool:
+    """Whether to fork workers: for many probes to lint, or for a few in a
+    large workspace whose probes the workspace-wide rules compare them with
+    (a pre-commit run on three files of a thousand-probe workspace spends
+    most of its time loading the other probes' facts)."""
+    if len(targets.probes) >= PARALLEL_MIN_PROBES:
+        return True
+    if not targets.probes or not any(rule.uses_probe_facts for rule in enabled_rules(session.config)):
+        return False
+    return len(session.all_probe_paths) >= PARALLEL_MIN_PROBES
 
 
 def default_jobs() -> int:
@@ -149,8 +161,10 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
 _WORKER_SESSION: LintSession | None = None
 """The session a forked worker inherits from the parent (set just before forking)."""
 
-_WORKER_TASKS: list[tuple[Targets, frozenset, tuple[str, ...] | None]] = []
-"""The tasks a forked worker inherits: ``(targets, scopes, rule codes or None for all)``."""
+_WORKER_TASKS: list[tuple[Targets, frozenset, Sequence]] = []
+"""The tasks a forked worker inherits: ``(targets, scopes, rule codes or None
+for all)`` for :func:`_lint_task`; ``(targets, scopes, probe paths whose facts
+to compute)`` for :func:`_lint_chunk_task`."""
 
 
 def _lint_task(index: int) -> tuple[list[Diagnostic], list[str]]:
@@ -172,26 +186,33 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     """Lint ``targets`` in ``jobs`` forked processes, with the same result as
     :func:`lint_targets`.
 
-    Map, then reduce. The probes are cut into contiguous chunks (neighbours
-    share a SKILL.md, so each worker parses few skills), several per worker so
-    that a slow chunk does not leave a core idle; each SKILL.md and
-    output-spec.md is checked in the chunk holding the first probe below its
-    folder (the probes its checks read are loaded there anyway). A worker
-    lints its chunk's probes, skills and specs, and computes the
-    :meth:`~skill_eval.linter.rules.base.Rule.probe_facts` of its probes for
-    the workspace-wide rules that compare probes through them (reused
-    scenarios, duplicate ids, erased cases). This process then runs the
-    workspace-wide rules over those facts: no probe is loaded twice, where a
-    task per workspace-wide rule loaded every probe (and parsed every
-    SKILL.md) once more, ~0.5 s of CPU at 1,000 probes.
+    Map, then reduce. The workspace's probes are cut into contiguous chunks
+    (neighbours share a SKILL.md, so each worker parses few skills), largest
+    first (:func:`_guided_chunks`); each SKILL.md and output-spec.md is
+    checked in the chunk holding the first probe below its folder (the probes
+    its checks read are loaded there anyway). A worker lints the probes,
+    skills and specs of its chunk that are among ``targets``, and computes the
+    :meth:`~skill_eval.linter.rules.base.Rule.probe_facts` of all its probes
+    for the workspace-wide rules that compare probes through them (reused
+    scenarios, duplicate ids, erased cases): the linted probes are compared
+    with every probe of the workspace, so a run on three files of a large
+    workspace is mostly this. This process folds the facts in as each chunk
+    arrives and runs the workspace-wide rules over them at the end: no probe
+    is loaded twice, where a task per workspace-wide rule loaded every probe
+    (and parsed every SKILL.md) once more, ~0.5 s of CPU at 1,000 probes.
 
     Forking copies the parent's imported modules, so a worker starts in
     milliseconds; results come back pickled and are merged, deduped and
     sorted here.
     """
-    probes = sorted_paths(targets.probes)
+    rules = enabled_rules(session.config)
+    wide = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
+    by_code = {rule.code: rule for rule in wide if rule.uses_probe_facts}
+    linted = targets.probes
+    # every probe of the workspace when facts are wanted: the linted ones are compared with all
+    probes = sorted_paths(set(session.all_probe_paths) | linted if by_code else linted)
     bounds = _guided_chunks(len(probes), jobs)
-    chunks = [Targets(probes=set(probes[start:end])) for start, end in bounds]
+    chunks = [Targets(probes=linted.intersection(probes[start:end])) for start, end in bounds]
     chunk_of = [number for number, (start, end) in enumerate(bounds) for _ in range(start, end)]
     by_text = sorted((str(path), number) for number, path in enumerate(probes))
     leftover = Targets()
@@ -201,13 +222,10 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
         below = first < len(by_text) and by_text[first][0].startswith(folder)
         group = chunks[chunk_of[by_text[first][1]]] if below else leftover
         (group.skills if path in targets.skills else group.output_specs).add(path)
+    tasks = [(chunk, _LOCAL_SCOPES, probes[start:end] if by_code else ()) for chunk, (start, end) in zip(chunks, bounds)]
     if leftover.skills or leftover.output_specs:
-        chunks.append(leftover)
-    rules = enabled_rules(session.config)
-    wide = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
-    tasks = [(chunk, _LOCAL_SCOPES, None) for chunk in chunks]
+        tasks.append((leftover, _LOCAL_SCOPES, ()))
     path_of = dict(by_text)
-    by_code = {rule.code: rule for rule in wide if rule.uses_probe_facts}
     diagnostics: list[Diagnostic] = []
     seen: set[str] = set()
     facts: dict[str, dict[Path, object]] = {code: {} for code in by_code}
@@ -225,7 +243,7 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
             refs.update(refs_here)
     checked = {probes[path_of[text]] if text in path_of else Path(text) for text in seen}
     fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
-    diagnostics.extend(_workspace_diagnostics(session, probes, wide, facts, fixture_paths))
+    diagnostics.extend(_workspace_diagnostics(session, sorted_paths(linted), wide, facts, fixture_paths))
     diagnostics.sort(key=Diagnostic.sort_key)
     return _dedupe(diagnostics), checked
 
@@ -257,14 +275,15 @@ def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str,
     rules (by code) and the SKILL.md/output-spec paths its probes name (paths
     as strings: cheaper to pickle)."""
     session = _WORKER_SESSION
-    targets, scopes, _codes = _WORKER_TASKS[index]
+    targets, scopes, facts_for = _WORKER_TASKS[index]
     rules = enabled_rules(session.config)
     diagnostics, checked = lint_targets(session, targets, rules, scopes=scopes)
-    probes = [session.probe(path) for path in sorted_paths(targets.probes)]
+    compared = [session.probe(path) for path in facts_for]
     facts = {
-        rule.code: [(str(probe.json_path), rule.probe_facts(probe)) for probe in probes]
+        rule.code: [(str(probe.json_path), rule.probe_facts(probe)) for probe in compared]
         for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.uses_probe_facts
     }
+    probes = [session.probe(path) for path in sorted_paths(targets.probes)]
     refs = [str(ref) for probe in probes for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path)]
     return diagnostics, [str(path) for path in checked], facts, refs
 

@@ -62,5 +62,27 @@ def test_forked_workers_lint_each_fixture_alike(case: Path, monkeypatch: pytest.
     assert _full(parallel) == _full(serial)
 
 
+@pytest.mark.parametrize("case", [FIXTURES / "se006-duplicate-probe-id", FIXTURES / "se501-reused-scenario", ROOT / "examples"],
+                         ids=lambda case: case.name)
+def test_forked_workers_lint_one_file_of_a_workspace_alike(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on one probe.json (a pre-commit run) of a workspace large enough
+    for workers: the workers compute every probe's facts, the file's probe is
+    compared with all of them, and the result is what one process reports."""
+    from skill_eval.linter import engine
+
+    if not engine._can_fork():
+        pytest.skip("no fork on this platform")
+    for probe in sorted(case.rglob("probe.json"))[:4]:
+        serial = lint_paths([probe], jobs=1).diagnostics
+        with monkeypatch.context() as patched:
+            patched.setattr(engine, "PARALLEL_MIN_PROBES", 1)
+            forked = []
+            original = engine._lint_in_workers
+            patched.setattr(engine, "_lint_in_workers", lambda *a, **k: forked.append(1) or original(*a, **k))
+            parallel = lint_paths([probe], jobs=2).diagnostics
+        assert forked, "the workers were not used"
+        assert _full(parallel) == _full(serial), probe
+
+
 def test_there_are_fixtures() -> None:
     assert len(CASES) >= 1
