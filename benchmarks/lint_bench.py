@@ -6,7 +6,8 @@ usage: python benchmarks/lint_bench.py [--sizes 10,1000,10000] [--runs 5] [--no-
 Trees come from ``../shared/bench/make_bench_corpus.py`` (deterministic: same
 arguments, same bytes). Each measurement is a fresh process (``cold``: no
 warm interpreter, nothing cached between runs), timed from spawn to exit; the
-median of ``--runs`` is printed with the minimum. What is timed is a regular
+median of ``--runs`` is printed with the minimum, and skillsaw's runs alternate
+with ours (up to 1,000 probes, as many; above, three). What is timed is a regular
 install of this tree (refreshed in a cache venv), as users run it; ``--as-is``
 times the ``skill-eval-lint`` beside the interpreter instead. skillsaw 0.22 — the closest
 existing skill linter — runs on the same tree as the reference; it is installed
@@ -61,14 +62,24 @@ def installed_copy() -> list[str]:
     return [str(venv / "bin" / "skill-eval-lint")]
 
 
-def time_command(argv: list[str], runs: int) -> tuple[float, float]:
-    """Median and minimum wall time of ``argv`` over ``runs`` fresh processes."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times)
+def wall_time(argv: list[str]) -> float:
+    """Seconds from spawning ``argv`` to its exit."""
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def time_commands(ours: list[str], theirs: list[str] | None, runs: int, their_runs: int):
+    """``(median, min)`` of each command, the runs alternating (ours, theirs,
+    ours, ...): this machine's speed drifts by up to ±30% within a minute, so
+    timing one command's runs after the other's skews their ratio."""
+    mine, other = [], []
+    for index in range(runs):
+        mine.append(wall_time(ours))
+        if theirs is not None and index < their_runs:
+            other.append(wall_time(theirs))
+    summary = (statistics.median(mine), min(mine))
+    return summary, (statistics.median(other), min(other)) if other else None
 
 
 def skillsaw_command(explicit: str | None) -> list[str] | None:
@@ -115,10 +126,11 @@ def main() -> int:
     print(f"{'probes':>7}  {'skill-eval-lint (median / min)':>32}  {'skillsaw (median / min)':>26}  {'ratio':>6}")
     for size in (int(s) for s in args.sizes.split(",")):
         tree = make_tree(work, size)
-        ours = time_command([*lint, str(tree), "--exit-zero", "-q"], args.runs)
+        their_runs = args.runs if size <= 1000 else max(1, min(args.runs, 3))  # skillsaw takes ~6 s at 10,000
+        ours, theirs = time_commands([*lint, str(tree), "--exit-zero", "-q"],
+                                     [*reference, "lint", str(tree)] if reference else None, args.runs, their_runs)
         line = f"{size:>7}  {ours[0]:>22.3f} / {ours[1]:.3f} s"
-        if reference:
-            theirs = time_command([*reference, "lint", str(tree)], max(1, min(args.runs, 3)))
+        if theirs:
             line += f"  {theirs[0]:>16.3f} / {theirs[1]:.3f} s  {ours[0] / theirs[0]:>6.2f}"
         print(line, flush=True)
     return 0
