@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .textfile import DEFAULT_MAX_FILE_SIZE
-
 
 
 def _toml():

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import operator
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from .config import has_pyproject_section
 from .reader import Reader

@@ -9,9 +9,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
 from ...markdown import MarkdownDocument, parse_markdown
-from ...context import WorkspaceContext
 from ...textfile import Span, TextDocument
 from ..base import Rule, Scope
 

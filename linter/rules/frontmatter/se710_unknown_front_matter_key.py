@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ...diagnostics import Fix, Severity, TextEdit
 from ..base import Rule, Scope
 from ._parse import SPEC_KEYS, front_matter_of, usable
