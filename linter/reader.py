@@ -37,6 +37,28 @@ SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "ru
 """Folder names never descended into while discovering fixtures."""
 
 
+def list_folder(folder: str) -> tuple[list[str], list[str]] | None:
+    """``(file names, sub-folder names)`` of ``folder`` from one ``os.scandir``
+    (its entries tell folders from files without a ``stat`` each); a symbolic
+    link to a folder is in neither (walks do not follow links, so a link loop
+    cannot hang them). ``None`` when the folder cannot be listed."""
+    files: list[str] = []
+    subfolders: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        subfolders.append(entry.name)
+                    elif not (entry.is_symlink() and entry.is_dir()):
+                        files.append(entry.name)
+                except OSError:
+                    files.append(entry.name)
+    except OSError:
+        return None
+    return files, subfolders
+
+
 class FileSystemReader:
     """Reads straight from disk."""
 
@@ -61,19 +83,10 @@ class FileSystemReader:
         pending = [os.fspath(root)]
         while pending:
             folder = pending.pop()
-            try:
-                with os.scandir(folder) as entries:
-                    files, subfolders = [], []
-                    for entry in entries:
-                        try:
-                            if entry.is_dir(follow_symlinks=False):
-                                subfolders.append(entry.name)
-                            elif not (entry.is_symlink() and entry.is_dir()):  # a link to a folder is not followed
-                                files.append(entry.name)
-                        except OSError:
-                            files.append(entry.name)
-            except OSError:
+            listing = list_folder(folder)
+            if listing is None:
                 continue
+            files, subfolders = listing
             if "pyvenv.cfg" in files:
                 continue  # a virtual environment: nothing of ours below it
             for name in sorted(names.intersection(files)):

@@ -109,26 +109,19 @@ def find_runs_files(root: Path) -> list[Path]:
 
     Hidden folders, ``node_modules``, ``__pycache__``, ``site-packages`` and
     virtual environments (a folder holding ``pyvenv.cfg``) are not entered; nor
-    are symbolic links to folders. ``os.scandir`` entries tell folders from
-    files without a ``stat`` each (``os.walk`` plus a ``pyvenv.cfg`` test per
-    folder cost ~2x as much over 1,000 probe folders)."""
+    are symbolic links to folders. Listed with :func:`~skill_eval.linter.reader.list_folder`
+    (``os.walk`` plus a ``pyvenv.cfg`` test per folder cost ~2x as much over
+    1,000 probe folders)."""
+    from .reader import list_folder
+
     found: list[Path] = []
     pending = [os.fspath(root)]
     while pending:
         folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                files, subfolders = [], []
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            subfolders.append(entry.name)
-                        elif not (entry.is_symlink() and entry.is_dir()):  # a link to a folder is not followed
-                            files.append(entry.name)
-                    except OSError:
-                        continue
-        except OSError:
+        listing = list_folder(folder)
+        if listing is None:
             continue
+        files, subfolders = listing
         if "pyvenv.cfg" in files and folder != os.fspath(root):
             continue
         if os.path.basename(folder) == "runs" and os.path.basename(os.path.dirname(folder)) == "evals":

@@ -74,7 +74,7 @@ class Rule:
         """For a rule that :attr:`uses_probe_facts`: what it compares of one
         probe (a ``ProbeContext``), as a small picklable value, or ``None``
         when the probe has nothing to compare."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} sets uses_probe_facts but does not define probe_facts")  # pragma: no cover
 
     def diagnostic(
         self,
