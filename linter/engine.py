@@ -105,8 +105,6 @@ def _workers_pay_off(session: LintSession, targets: Targets) -> bool:
 
 def default_jobs() -> int:
     """The CPUs this process may run on."""
-    import os
-
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -208,11 +206,41 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     rules = enabled_rules(session.config)
     wide = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
     by_code = {rule.code: rule for rule in wide if rule.uses_probe_facts}
-    linted = targets.probes
     # every probe of the workspace when facts are wanted: the linted ones are compared with all
-    probes = sorted_paths(set(session.all_probe_paths) | linted if by_code else linted)
+    probes = sorted_paths(set(session.all_probe_paths) | targets.probes if by_code else targets.probes)
+    tasks = _chunk_tasks(probes, targets, jobs, facts_wanted=bool(by_code))
+    index_of = {str(path): number for number, path in enumerate(probes)}
+    diagnostics: list[Diagnostic] = []
+    seen: set[str] = set()
+    facts: dict[str, dict[Path, object]] = {code: {} for code in by_code}
+    refs: set[str] = set()
+    with _fork_pool(session, jobs, tasks) as pool:
+        results = pool.imap_unordered(_lint_chunk_task, range(len(tasks)))
+        for rule in wide:  # while the workers lint
+            rule.prepare(session)
+        for found, checked_here, chunk_facts, refs_here in results:  # as each chunk is done
+            diagnostics.extend(found)
+            seen.update(checked_here)
+            for code, pairs in chunk_facts.items():
+                pairs = [(probes[index_of[path]], value) for path, value in pairs]
+                facts[code].update(pairs)
+                by_code[code].absorb_facts(pairs, len(probes))
+            refs.update(refs_here)
+    checked = {probes[index_of[text]] if text in index_of else Path(text) for text in seen}
+    fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
+    diagnostics.extend(_workspace_diagnostics(session, sorted_paths(targets.probes), wide, facts, fixture_paths))
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return _dedupe(diagnostics), checked
+
+
+def _chunk_tasks(probes: list[Path], targets: Targets, jobs: int, facts_wanted: bool) -> list[tuple]:
+    """The tasks of :func:`_lint_in_workers`, one per chunk of ``probes``
+    (:func:`_guided_chunks`): ``(what to lint, scopes, probes whose facts to
+    compute)``. A chunk lints its probes that are among ``targets``, and the
+    SKILL.md/output-spec files of ``targets`` whose folder holds its first
+    probe; a file with no probe below goes to a last task of its own."""
     bounds = _guided_chunks(len(probes), jobs)
-    chunks = [Targets(probes=linted.intersection(probes[start:end])) for start, end in bounds]
+    chunks = [Targets(probes=targets.probes.intersection(probes[start:end])) for start, end in bounds]
     chunk_of = [number for number, (start, end) in enumerate(bounds) for _ in range(start, end)]
     by_text = sorted((str(path), number) for number, path in enumerate(probes))
     leftover = Targets()
@@ -222,30 +250,10 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
         below = first < len(by_text) and by_text[first][0].startswith(folder)
         group = chunks[chunk_of[by_text[first][1]]] if below else leftover
         (group.skills if path in targets.skills else group.output_specs).add(path)
-    tasks = [(chunk, _LOCAL_SCOPES, probes[start:end] if by_code else ()) for chunk, (start, end) in zip(chunks, bounds)]
+    tasks = [(chunk, _LOCAL_SCOPES, probes[start:end] if facts_wanted else ()) for chunk, (start, end) in zip(chunks, bounds)]
     if leftover.skills or leftover.output_specs:
         tasks.append((leftover, _LOCAL_SCOPES, ()))
-    path_of = dict(by_text)
-    diagnostics: list[Diagnostic] = []
-    seen: set[str] = set()
-    facts: dict[str, dict[Path, object]] = {code: {} for code in by_code}
-    refs: set[str] = set()
-    with _fork_pool(session, jobs, tasks) as pool:
-        results = pool.imap_unordered(_lint_chunk_task, range(len(tasks)))
-        prepare_workspace_rules(session, wide)  # while the workers lint
-        for found, checked_here, chunk_facts, refs_here in results:  # as each chunk is done
-            diagnostics.extend(found)
-            seen.update(checked_here)
-            for code, pairs in chunk_facts.items():
-                pairs = [(probes[path_of[path]], value) for path, value in pairs]
-                facts[code].update(pairs)
-                by_code[code].absorb_facts(pairs, len(probes))
-            refs.update(refs_here)
-    checked = {probes[path_of[text]] if text in path_of else Path(text) for text in seen}
-    fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
-    diagnostics.extend(_workspace_diagnostics(session, sorted_paths(linted), wide, facts, fixture_paths))
-    diagnostics.sort(key=Diagnostic.sort_key)
-    return _dedupe(diagnostics), checked
+    return tasks
 
 
 _LOCAL_SCOPES = frozenset({Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC})
@@ -286,14 +294,6 @@ def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str,
     probes = [session.probe(path) for path in sorted_paths(targets.probes)]
     refs = [str(ref) for probe in probes for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path)]
     return diagnostics, [str(path) for path in checked], facts, refs
-
-
-def prepare_workspace_rules(session: LintSession, rules: Sequence[Rule]) -> None:
-    """Let ``rules`` read, ahead of their run, what they read of the workspace
-    besides the probes (the eval runs' record files): the parallel CLI calls
-    this while its workers lint."""
-    for rule in rules:
-        rule.prepare(session)
 
 
 def _workspace_diagnostics(
