@@ -521,15 +521,18 @@ class WorkspaceContext:
         self.session = session
         self.probes = probes
         self._facts = facts or {}
+        self.fact_errors: list = []
+        """SE000 diagnostics of probes whose facts a rule failed to compute here."""
 
     def probe_facts(self, rule) -> Iterator[tuple[Path, Any]]:
         """``(probe.json path, facts)`` for every probe of the workspace whose
         ``rule.probe_facts`` is not ``None``, in the order of
         :meth:`all_probes`: the facts given at construction, else computed
-        here from the probe."""
+        here from the probe (a crash is SE000 for that probe, in
+        :attr:`fact_errors`, and the probe is left out)."""
         known = self._facts.get(rule.code, {})
         for path in self.session.all_probe_paths:
-            facts = known[path] if path in known else rule.probe_facts(self.session.probe(path))
+            facts = known[path] if path in known else probe_facts_of(rule, self.session.probe(path), self.fact_errors)
             if facts is not None:
                 yield path, facts
 
@@ -541,3 +544,18 @@ class WorkspaceContext:
         """Every probe of the workspace, linted or not."""
         for path in self.session.all_probe_paths:
             yield self.session.probe(path)
+
+
+def probe_facts_of(rule, probe: ProbeContext, errors: list) -> Any:
+    """``rule.probe_facts(probe)``; if the rule crashes, SE000 for the probe's
+    probe.json is appended to ``errors`` and the probe has no facts (it is
+    not compared), so every other probe still is."""
+    try:
+        return rule.probe_facts(probe)
+    except Exception as error:  # noqa: BLE001 - a crashing rule must not stop the run
+        import traceback
+
+        from .rules.files.se000_internal_error import InternalError
+
+        errors.append(InternalError.from_exception(rule, error, probe.json_path, traceback.format_exc()))
+        return None

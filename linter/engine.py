@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from .config import Config, load_config
-from .context import LintSession, WorkspaceContext
+from .context import LintSession, WorkspaceContext, probe_facts_of
 from .diagnostics import Diagnostic
 from .markdown import parse_markdown
 from .reader import FileSystemReader, Reader
@@ -287,10 +287,12 @@ def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str,
     rules = enabled_rules(session.config)
     diagnostics, checked = lint_targets(session, targets, rules, scopes=scopes)
     compared = [session.probe(path) for path in facts_for]
+    errors: list[Diagnostic] = []
     facts = {
-        rule.code: [(str(probe.json_path), rule.probe_facts(probe)) for probe in compared]
+        rule.code: [(str(probe.json_path), probe_facts_of(rule, probe, errors)) for probe in compared]
         for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.uses_probe_facts
     }
+    diagnostics.extend(d for d in errors if _is_reported(d, session, set()))
     probes = [session.probe(path) for path in sorted_paths(targets.probes)]
     refs = [str(ref) for probe in probes for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path)]
     return diagnostics, [str(path) for path in checked], facts, refs
@@ -306,6 +308,7 @@ def _workspace_diagnostics(
     found: list[Diagnostic] = []
     for rule in rules:
         found.extend(_run(rule, workspace, session.root, None))
+    found.extend(workspace.fact_errors)
     return [d for d in found if _is_reported(d, session, fixture_paths)]
 
 
@@ -405,6 +408,7 @@ def lint_targets(
                     diagnostics.extend(_run(rule, spec, spec.path, None))
             elif scope is Scope.WORKSPACE and probes:
                 diagnostics.extend(_run(rule, workspace, session.root, None))
+    diagnostics.extend(workspace.fact_errors)
     checked = {p.json_path for p in probes} | {s.path for s in skills} | {s.path for s in specs}
     for probe in probes:
         for ref in (probe.artifact_ref,):

@@ -84,5 +84,31 @@ def test_forked_workers_lint_one_file_of_a_workspace_alike(case: Path, monkeypat
         assert _full(parallel) == _full(serial), probe
 
 
+def test_a_crash_computing_probe_facts_is_se000_for_that_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workspace-wide rule whose probe_facts raises on one probe: SE000 on
+    that probe.json, the probe is left out of the comparison, every other
+    finding stays; one process and forked workers agree."""
+    from skill_eval.linter import engine
+    from skill_eval.linter.rules.files.se006_duplicate_probe_id import DuplicateProbeId
+
+    case = FIXTURES / "se006-duplicate-probe-id"
+    victim = next(case.rglob("scanner/probe.json"))  # not one of the two sharing an id
+    original = DuplicateProbeId.probe_facts
+
+    def crashes_on_victim(self, probe):
+        if probe.json_path == victim:
+            raise ZeroDivisionError("boom")
+        return original(self, probe)
+
+    monkeypatch.setattr(DuplicateProbeId, "probe_facts", crashes_on_victim)
+    serial = lint_paths([case], jobs=1).diagnostics
+    crashes = [d for d in serial if d.code == "SE000"]
+    assert [(d.path, "SE006" in d.message) for d in crashes] == [(victim, True)]
+    assert any(d.code == "SE006" for d in serial)
+    if engine._can_fork():
+        monkeypatch.setattr(engine, "PARALLEL_MIN_PROBES", 1)
+        assert _full(lint_paths([case], jobs=2).diagnostics) == _full(serial)
+
+
 def test_there_are_fixtures() -> None:
     assert len(CASES) >= 1
