@@ -217,20 +217,30 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     with _fork_pool(session, jobs, tasks) as pool:
         results = pool.imap_unordered(_lint_chunk_task, range(len(tasks)))
         for rule in wide:  # while the workers lint
-            rule.prepare(session)
+            _ahead_of_check(rule.prepare, session)
         for found, checked_here, chunk_facts, refs_here in results:  # as each chunk is done
             diagnostics.extend(found)
             seen.update(checked_here)
             for code, pairs in chunk_facts.items():
                 pairs = [(probes[index_of[path]], value) for path, value in pairs]
                 facts[code].update(pairs)
-                by_code[code].absorb_facts(pairs, len(probes))
+                _ahead_of_check(by_code[code].absorb_facts, pairs, len(probes))
             refs.update(refs_here)
     checked = {probes[index_of[text]] if text in index_of else Path(text) for text in seen}
     fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
     diagnostics.extend(_workspace_diagnostics(session, sorted_paths(targets.probes), wide, facts, fixture_paths))
     diagnostics.sort(key=Diagnostic.sort_key)
     return _dedupe(diagnostics), checked
+
+
+def _ahead_of_check(step, *args) -> None:
+    """Run ``step`` (a rule's ``prepare`` or ``absorb_facts``), which only gets
+    ahead of work its ``check`` would do anyway: if it crashes, ``check`` does
+    that work, and reports the crash as SE000 if it recurs there."""
+    try:
+        step(*args)
+    except Exception:  # noqa: BLE001, S110 - check() redoes it and reports a crash
+        pass
 
 
 def _chunk_tasks(probes: list[Path], targets: Targets, jobs: int, facts_wanted: bool) -> list[tuple]:
