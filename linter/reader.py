@@ -59,6 +59,28 @@ def list_folder(folder: str) -> tuple[list[str], list[str]] | None:
     return files, subfolders
 
 
+def walk_folders(root: Path | str, skipped: frozenset[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``(folder, file names, sub-folder names)`` for ``root`` and every folder
+    below it, depth first and sorted, like a top-down ``os.walk``: hidden
+    folders, those named in ``skipped`` and virtual environments (a folder
+    holding ``pyvenv.cfg``) are left out, links to folders are not followed,
+    and a caller that empties the sub-folder list in place prunes the walk
+    there. Listing with :func:`list_folder` spares the ``lstat`` per folder
+    that ``os.walk`` spends (~40% of a walk of 10,000 probe folders)."""
+    pending = [os.fspath(root)]
+    while pending:
+        folder = pending.pop()
+        listing = list_folder(folder)
+        if listing is None:
+            continue
+        files, subfolders = listing
+        if "pyvenv.cfg" in files:
+            continue  # a virtual environment: nothing of ours below it
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith(".") and name not in skipped)
+        yield folder, files, subfolders
+        pending.extend(os.path.join(folder, name) for name in reversed(subfolders))
+
+
 class FileSystemReader:
     """Reads straight from disk."""
 
@@ -76,28 +98,10 @@ class FileSystemReader:
 
     def walk_files(self, root: Path, names: frozenset[str]) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
-        (the order of ``os.walk`` with sorted sub-folders). ``os.scandir``
-        entries tell folders from files without the extra ``lstat`` per folder
-        that ``os.walk`` spends to avoid following links (~40% of a walk of
-        10,000 probe folders)."""
-        pending = [os.fspath(root)]
-        while pending:
-            folder = pending.pop()
-            listing = list_folder(folder)
-            if listing is None:
-                continue
-            files, subfolders = listing
-            if "pyvenv.cfg" in files:
-                continue  # a virtual environment: nothing of ours below it
+        (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`."""
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS):
             for name in sorted(names.intersection(files)):
                 yield Path(folder, name)
-            pending.extend(
-                os.path.join(folder, name)
-                for name in sorted(
-                    (name for name in subfolders if not name.startswith(".") and name not in SKIPPED_FOLDERS),
-                    reverse=True,
-                )
-            )
 
 
 class OverlayReader(FileSystemReader):

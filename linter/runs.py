@@ -109,26 +109,16 @@ def find_runs_files(root: Path) -> list[Path]:
 
     Hidden folders, ``node_modules``, ``__pycache__``, ``site-packages`` and
     virtual environments (a folder holding ``pyvenv.cfg``) are not entered; nor
-    are symbolic links to folders. Listed with :func:`~skill_eval.linter.reader.list_folder`
-    (``os.walk`` plus a ``pyvenv.cfg`` test per folder cost ~2x as much over
+    are symbolic links to folders (:func:`~skill_eval.linter.reader.walk_folders`;
+    ``os.walk`` plus a ``pyvenv.cfg`` test per folder cost ~2x as much over
     1,000 probe folders)."""
-    from .reader import list_folder
+    from .reader import walk_folders
 
     found: list[Path] = []
-    pending = [os.fspath(root)]
-    while pending:
-        folder = pending.pop()
-        listing = list_folder(folder)
-        if listing is None:
-            continue
-        files, subfolders = listing
-        if "pyvenv.cfg" in files and folder != os.fspath(root):
-            continue
+    for folder, files, subfolders in walk_folders(root, _SKIPPED):
         if os.path.basename(folder) == "runs" and os.path.basename(os.path.dirname(folder)) == "evals":
             found.extend(Path(folder, name) for name in files if name.endswith(".jsonl"))
-            continue  # answers/ and the like are not records
-        pending.extend(os.path.join(folder, name) for name in subfolders
-                       if not name.startswith(".") and name not in _SKIPPED)
+            subfolders.clear()  # answers/ and the like are not records
     return sorted(found)
 
 
