@@ -160,24 +160,18 @@ _WORKER_SESSION: LintSession | None = None
 """The session a forked worker inherits from the parent (set just before forking)."""
 
 _WORKER_TASKS: list[tuple[Targets, frozenset, Sequence]] = []
-"""The tasks a forked worker inherits: ``(targets, scopes, rule codes or None
-for all)`` for :func:`_lint_task`; ``(targets, scopes, probe paths whose facts
-to compute)`` for :func:`_lint_chunk_task`."""
+"""The tasks a forked worker inherits: ``(targets, scopes, rule codes)`` for
+:func:`_lint_probes_task`; ``(targets, scopes, probe paths whose facts to
+compute)`` for :func:`_lint_chunk_task`."""
 
 
-def _lint_task(index: int) -> tuple[list[Diagnostic], list[str]]:
-    """Task ``index`` of :data:`_WORKER_TASKS`: its diagnostics and the files it
-    checked, as strings (cheaper to unpickle than paths). A workspace-scope
-    task checks no file of its own: its probes are some other task's."""
+def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
+    """Task ``index`` of :data:`_WORKER_TASKS` for :func:`lint_probes_in_workers`:
+    the index (results arrive out of order) and the chunk's diagnostics under
+    the given rules."""
     targets, scopes, codes = _WORKER_TASKS[index]
-    rules = enabled_rules(_WORKER_SESSION.config)
-    if codes is not None:
-        rules = [rule for rule in rules if rule.code in codes]
-    diagnostics, checked = lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)
-    return diagnostics, [] if scopes == _WORKSPACE_SCOPE else [str(path) for path in checked]
-
-
-_WORKSPACE_SCOPE = frozenset({Scope.WORKSPACE})
+    rules = [rule for rule in enabled_rules(_WORKER_SESSION.config) if rule.code in codes]
+    return index, lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)[0]
 
 
 def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple[list[Diagnostic], set[Path]]:
@@ -349,7 +343,7 @@ def lint_probes_in_workers(
     codes = tuple(rule.code for rule in rules)
     tasks = [(Targets(probes=set(part)), _PROBE_SCOPE, codes) for part in chunks]
     pool = _fork_pool(session, workers, tasks)
-    results = pool.imap_unordered(_indexed_lint_task, range(len(tasks)))
+    results = pool.imap_unordered(_lint_probes_task, range(len(tasks)))
     return PoolResults(pool, results, chunks)
 
 
@@ -371,7 +365,7 @@ class PoolResults:
 
     def __next__(self) -> tuple[list[Path], list[Diagnostic]]:
         try:
-            index, (diagnostics, _checked) = next(self._results)
+            index, diagnostics = next(self._results)
         except BaseException:
             self.close()
             raise
@@ -382,11 +376,6 @@ class PoolResults:
             self._pool.terminate()
             self._pool.join()
             self._pool = None
-
-
-def _indexed_lint_task(index: int):
-    """:func:`_lint_task` with its index, for results that arrive out of order."""
-    return index, _lint_task(index)
 
 
 def lint_targets(
