@@ -183,6 +183,20 @@ def test_fast_word_split_finds_the_regex_words(text: str) -> None:
     expected = [word for word in regex.findall(text) if word] if regex is _TOKEN else _PLAIN_TOKEN.findall(text)
     assert _words_of(text) == expected
 
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+    | st.lists(st.sampled_from(["Whats", "dont", "Note", "the", "FOLLOWING", "x_2", "-", "\n", "3.5", " "]), max_size=12).map("".join)
+)
+def test_plain_text_shortcut_normalizes_like_the_full_path(text: str) -> None:
+    """Where the one-split shortcut applies, it gives the full path's words."""
+    from skill_eval.linter.rules.artifact._phrases import _normalize_fully, _plain_words
+
+    plain = _plain_words(text)
+    if plain is not None:
+        assert " ".join(plain) == _normalize_fully(text)
+
+
 
 _PHRASE_VOCABULARY = sorted(
     {word for phrase in SIGNPOSTING + QUIZ for word in normalize_words(phrase.replace("{", " ").replace("}", " ").replace("|", " ")).replace("~", " ").split()}
