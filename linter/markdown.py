@@ -226,7 +226,20 @@ class MarkdownDocument:
 
     def window(self, heading: Heading) -> "Window":
         """The section of ``heading``: its line through the line before the next
-        heading of the same or a higher level, or the end of the file."""
+        heading of the same or a higher level, or the end of the file.
+
+        One :class:`Window` per heading and document (the probes of a step
+        share it, and with it its prose and the words found in it)."""
+        window = self._windows.get(heading)
+        if window is None:
+            window = self._windows[heading] = self._window(heading)
+        return window
+
+    @cached_property
+    def _windows(self) -> dict[Heading, "Window"]:
+        return {}
+
+    def _window(self, heading: Heading) -> "Window":
         end_line = self.line_count
         for later in self.headings[heading.index + 1 :]:
             if later.level <= heading.level:
@@ -337,11 +350,23 @@ class Window:
         return "\n".join(b.text for b in self.blocks if b.kind == "prose")
 
     def has_prose_besides_heading(self) -> bool:
+        return self._has_prose_besides_heading
+
+    @cached_property
+    def _has_prose_besides_heading(self) -> bool:
         return any(b.kind == "prose" and b.start_line > self.heading.end_line and b.text.strip() for b in self.blocks)
 
     def mentions(self, word: str) -> bool:
-        """Whether ``word`` occurs as a whole word in the window's prose."""
-        return has_whole_word(self.prose, word)
+        """Whether ``word`` occurs as a whole word in the window's prose
+        (remembered per word: the probes of a step ask about the same fields)."""
+        found = self._mentioned.get(word)
+        if found is None:
+            found = self._mentioned[word] = has_whole_word(self.prose, word)
+        return found
+
+    @cached_property
+    def _mentioned(self) -> dict[str, bool]:
+        return {}
 
 
 def has_whole_word(text: str, word: str) -> bool:
