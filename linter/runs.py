@@ -68,7 +68,7 @@ def suite_folder(skill_path: Path | None, probe_folder: Path) -> Path:
     skill's folder; without a skill, the folder above the nearest ``evals``
     ancestor of the probe; else the probe folder itself."""
     if skill_path is not None:
-        return Path(skill_path).parent
+        return (skill_path if isinstance(skill_path, Path) else Path(skill_path)).parent
     for folder in (probe_folder, *probe_folder.parents):
         if folder.name == "evals":
             return folder.parent

@@ -129,9 +129,9 @@ def test_shingle_words_split_fast_as_the_regex_does(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 50), max_size=30), max_size=12))
 def test_shared_grams_never_miss_a_shared_one(raw: list[list[int]]) -> None:
-    """SE501's bitmap of 5-grams seen may take a unique 5-gram as shared (it is
-    only indexed needlessly) but must never miss one that is shared: prefix
-    filtering would then miss a pair."""
+    """SE501's record of 5-grams seen, when a bitmap, may take a unique 5-gram
+    as shared (it is only indexed needlessly) but must never miss one that is
+    shared: prefix filtering would then miss a pair. An exact set is exact."""
     from array import array
 
     from skill_eval.linter.rules.calibration.se501_reused_scenario import SharedGrams
@@ -142,9 +142,13 @@ def test_shared_grams_never_miss_a_shared_one(raw: list[list[int]]) -> None:
     for grams in sets:
         expected.update(seen.intersection(grams))
         seen.update(grams)
-    for size in (sum(map(len, sets)), 1):  # sized right, and far too small (the absorbing CLI guesses)
-        shared = SharedGrams(size)
+    total = sum(map(len, sets))
+    # an exact set; a bitmap sized right, and far too small (the absorbing CLI guesses)
+    for size, limit in ((total, total), (total, -1), (1, -1)):
+        shared = SharedGrams(size, exact_limit=limit)
         for grams in sets:
             shared.add(grams)
         assert expected <= shared.shared
         assert shared.shared <= seen
+        if limit >= 0:
+            assert shared.shared == expected

@@ -17,6 +17,7 @@ from ...textfile import Span
 
 _RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
 _SUITE_FILES: "weakref.WeakKeyDictionary[Any, dict[Path, list[Path]]]" = weakref.WeakKeyDictionary()
+_FROZEN_PATHS: "weakref.WeakKeyDictionary[Any, dict[Path, Path]]" = weakref.WeakKeyDictionary()
 
 
 def suite_of(context) -> Path:
@@ -60,12 +61,23 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
     probe_id = context.probe_id
     if probe_id is None:
         return None
-    path = frozen_path(suite_of(context))
+    path = _frozen_path_of(context.session, suite_of(context))
     raw = context.session.read_raw(path)
     if raw is None:
         return None
     case = read_frozen(path, raw).get((probe_id, context.version))
     return (path, raw, case) if case is not None else None
+
+
+def _frozen_path_of(session, suite: Path) -> Path:
+    """One suite's frozen.json path, built once per session (~10 us a probe)."""
+    by_suite = _FROZEN_PATHS.get(session)
+    if by_suite is None:
+        by_suite = _FROZEN_PATHS[session] = {}
+    path = by_suite.get(suite)
+    if path is None:
+        path = by_suite[suite] = frozen_path(suite)
+    return path
 
 
 def line_span_of(path: Path, raw: bytes, needle: str) -> Span:
