@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable, NamedTuple
+from itertools import islice
+from typing import Iterable, Iterator, NamedTuple
 
 from ... import read_data
 
@@ -192,15 +193,14 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(_word_list(text) if plain is None else plain)
 
 
-@lru_cache(maxsize=64)
-def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
+def _word_spans(text: str) -> Iterator[tuple[int, int]]:
     """The original ``(start, end)`` of each word of ``text``, in order: word
     ``k`` is the ``k``-th space-separated word of :func:`normalize_words`."""
     translated = text.translate(_APOSTROPHES)
     regex = _token_regex(translated)
     if regex is _PLAIN_TOKEN:
-        return tuple(m.span() for m in regex.finditer(translated))
-    return tuple(m.span(1) for m in regex.finditer(translated) if m.group(1))
+        return (m.span() for m in regex.finditer(translated))
+    return (m.span(1) for m in regex.finditer(translated) if m.group(1))
 
 
 class PhraseError(ValueError):
@@ -440,14 +440,21 @@ def _to_original(text: str, spans: Iterable[tuple[int, int]]) -> list[PhraseMatc
 
     A match starts at the start of an original word and ends at the end of
     one (the regexes never split a ``~``-joined expansion), so the number of
-    spaces before an offset is the index of the original word."""
+    spaces before an offset is the index of the original word. The original
+    words are located only as far as the last match needs (a phrase is
+    usually near the top of an artifact)."""
     words = normalize_words(text)
-    origin = _word_spans(text)
+    indexes = [(words.count(" ", 0, start), words.count(" ", 0, end)) for start, end in spans]
+    if not indexes:
+        return []
+    needed = {index for pair in indexes for index in pair}
+    origin = {}
+    for number, span in enumerate(islice(_word_spans(text), max(needed) + 1)):
+        if number in needed:
+            origin[number] = span
     found = []
-    for start, end in spans:
-        first = words.count(" ", 0, start)
-        last = words.count(" ", 0, end)
-        if last >= len(origin):  # cannot happen: both tokenizations are one regex
+    for first, last in indexes:
+        if last not in origin:  # cannot happen: both tokenizations are one regex
             continue
         begin, finish = origin[first][0], origin[last][1]
         found.append(PhraseMatch(begin, finish, text[begin:finish]))
