@@ -66,8 +66,9 @@ class LintSession:
         self._probes: dict[Path, ProbeContext] = {}
         self._skills: dict[Path, SkillContext] = {}
         self._output_specs: dict[Path, OutputSpecContext] = {}
-        self._nearest: dict[tuple[Path, str], Path | None] = {}
+        self._nearest: dict[tuple[str, str], Path | None] = {}
         self._resolved: dict[tuple[Path, str], Path | FileProblem] = {}
+        self._resolved_found: dict[Path, Path | FileProblem] = {}
         if probe_paths is not None:
             self.__dict__["all_probe_paths"] = list(probe_paths)
         self._walked_fixtures = walked_fixtures
@@ -129,8 +130,19 @@ class LintSession:
             found = self._resolved[key] = self._resolve(base, relative)
         return found
 
+    def resolve_found(self, path: Path) -> Path | FileProblem:
+        """:meth:`resolve` of a file found by :meth:`nearest`, memoized by its
+        path (the probes that find one SKILL.md share it)."""
+        found = self._resolved_found.get(path)
+        if found is None:
+            found = self._resolved_found[path] = self._resolve(path.parent, path.name)
+        return found
+
     def _resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
-        joined = Path(os.path.normpath(os.path.join(base, relative)))
+        if os.sep in relative or relative in (".", "..") or (os.altsep and os.altsep in relative):
+            joined = Path(os.path.normpath(os.path.join(base, relative)))
+        else:
+            joined = base / relative  # a plain file name: already normal
         try:
             real = self._realpath(str(joined), remember)
         except (OSError, RuntimeError, ValueError):
@@ -185,20 +197,35 @@ class LintSession:
         (memoized per folder: sibling probes share the walk). A probe asks
         for its own folder once, so it passes ``remember=False``: only the
         folders above, which siblings share, are remembered."""
-        key = (start, name)
+        return self._nearest_below(str(start), name, remember)
+
+    def _nearest_below(self, folder: str, name: str, remember: bool) -> Path | None:
+        """:meth:`nearest` on folder names (memo keys are strings: hashing and
+        comparing ``Path`` objects runs Python code, and a walk up made a
+        ``Path`` per folder). A file the CLI's walk found is returned as the
+        walk's own ``Path``."""
+        key = (folder, name)
         if key in self._nearest:
             return self._nearest[key]
-        candidate = start / name
-        walked = self._walked_fixtures if name in (SKILL_FILE, OUTPUT_SPEC_FILE) else None
-        if (walked is None or candidate in walked) and self.reader.is_file(candidate):
-            found: Path | None = candidate
-        elif start == self.root or not str(start).startswith(self._root_prefix):
-            found = None
-        else:
-            found = self.nearest(start.parent, name)
+        candidate = os.path.join(folder, name)
+        walked = self._walked_by_name if name in (SKILL_FILE, OUTPUT_SPEC_FILE) else None
+        found = walked.get(candidate) if walked is not None else Path(candidate)
+        if found is not None and not self.reader.is_file(found):
+            found = None  # e.g. a dangling link the walk listed
+        if found is None and folder != self._root_text and folder.startswith(self._root_prefix):
+            found = self._nearest_below(os.path.dirname(folder), name, True)
         if remember:
             self._nearest[key] = found
         return found
+
+    @cached_property
+    def _walked_by_name(self) -> dict[str, Path] | None:
+        """The walked SKILL.md and output-spec files by their path's text."""
+        return None if self._walked_fixtures is None else {str(path): path for path in self._walked_fixtures}
+
+    @cached_property
+    def _root_text(self) -> str:
+        return str(self.root)
 
     @cached_property
     def _root_prefix(self) -> str:
@@ -256,8 +283,9 @@ class LintSession:
         if walked:
             self._output_specs.clear()
             self._nearest.clear()
-        for key in [key for key, found in self._resolved.items() if found == path or getattr(found, "path", None) == path]:
-            del self._resolved[key]
+        for memo in (self._resolved, self._resolved_found):
+            for key in [key for key, found in memo.items() if found == path or getattr(found, "path", None) == path]:
+                del memo[key]
         for key, probe in list(self._probes.items()):
             cached = probe.__dict__
             refs = {key, cached.get("artifact_ref"), cached.get("skill_ref"), cached.get("output_spec_ref")}
@@ -351,7 +379,7 @@ class ProbeContext:
             return FileProblem(self.folder / walk_name, "missing",
                                f"no {walk_name} found in this probe's folder or above it (up to the workspace root)",
                                f"add a {walk_name} or set `{key}` in probe.json")
-        return self.session.resolve(found.parent, found.name)
+        return self.session.resolve_found(found)
 
     @cached_property
     def artifact_ref(self) -> Path | FileProblem | None:
