@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -121,7 +122,21 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
     """A pool of ``workers`` processes forked from this one, inheriting ``session``
     and ``tasks``: a task is sent to a worker as its index in ``tasks`` (pickling
     thousands of paths per task to a process that already has them cost ~0.1 s
-    at 1,000 probes).
+    at 1,000 probes). Forked as :func:`_forking` describes."""
+    import multiprocessing
+
+    global _WORKER_SESSION, _WORKER_TASKS
+    with _forking():
+        _WORKER_SESSION, _WORKER_TASKS = session, tasks
+        try:
+            return multiprocessing.get_context("fork").Pool(workers)
+        finally:
+            _WORKER_SESSION, _WORKER_TASKS = None, []
+
+
+@contextmanager
+def _forking():
+    """The state in which this process forks workers.
 
     The workers do not get this process's standard streams: in the language
     server another thread is blocked reading stdin (holding its lock, which a
@@ -134,13 +149,10 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
     memory pages of everything it inherited.
     """
     import gc
-    import multiprocessing
     import sys
     import warnings
 
-    global _WORKER_SESSION, _WORKER_TASKS
     streams = sys.stdin, sys.stdout
-    _WORKER_SESSION, _WORKER_TASKS = session, tasks
     sys.stdin = sys.stdout = None
     gc.freeze()
     try:
@@ -149,11 +161,147 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
             # deadlock the child: the workers run engine code only, and the one
             # lock they could meet (stdin's) is out of their reach above.
             warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-            return multiprocessing.get_context("fork").Pool(workers)
+            yield
     finally:
         gc.unfreeze()
         sys.stdin, sys.stdout = streams
-        _WORKER_SESSION, _WORKER_TASKS = None, []
+
+
+def _share_tasks(session: LintSession, tasks: list, helpers: int) -> Iterator[tuple[int, object]]:
+    """``(index, _lint_chunk_task(index))`` for every task, as each is done, in
+    no fixed order: run by this process and ``helpers`` forked ones, each
+    taking the next task from one shared counter (so in order, largest first).
+
+    This process is one of the workers, unlike a ``multiprocessing.Pool``'s
+    parent: with two CPUs, a pool of two workers plus the parent folding in
+    their results were three busy processes on two cores, and every worker
+    paid its own lazy imports (markdown-it, PyYAML: ~50 ms) and SKILL.md
+    parses. A helper's results are received by a thread here (a helper
+    blocked on a full pipe would idle) and handed over between this process's
+    own tasks. A task whose result never came (its helper died, or the task
+    raised there) is run here at the end, where an error surfaces as it would
+    without helpers. Helpers are forked as :func:`_forking` describes.
+    """
+    import multiprocessing
+    import queue
+    import threading
+
+    global _WORKER_SESSION, _WORKER_TASKS
+    context = multiprocessing.get_context("fork")
+    counter = context.RawValue("l", 0)
+    lock = context.Lock()
+    received: "queue.SimpleQueue" = queue.SimpleQueue()
+    processes, readers = [], []
+    _WORKER_SESSION, _WORKER_TASKS = session, tasks
+    try:
+        with _forking():
+            for _ in range(helpers):
+                receiving, sending = context.Pipe(duplex=False)
+                process = context.Process(target=_helper_main, args=(counter, lock, len(tasks), sending), daemon=True)
+                process.start()
+                sending.close()
+                processes.append(process)
+                readers.append(threading.Thread(target=_receive, args=(receiving, received), daemon=True))
+        for reader in readers:
+            reader.start()
+    except BaseException:
+        _end_helpers(processes)
+        raise
+    return _shared_results(tasks, counter, lock, received, len(readers), processes)
+
+
+def _shared_results(tasks: list, counter, lock, received, helpers: int, processes: list) -> Iterator[tuple[int, object]]:
+    """The results of :func:`_share_tasks`, this process's own tasks run as the
+    iteration asks for more."""
+    import queue
+
+    completed = False
+    try:
+        done: set[int] = set()
+        finished = 0
+        while True:
+            while True:  # what the helpers finished meanwhile
+                try:
+                    item = received.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    finished += 1
+                elif item[1]:
+                    done.add(item[0])
+                    yield item[0], item[2]
+            index = _take(counter, lock)
+            if index >= len(tasks):
+                break
+            result = _lint_chunk_task(index)
+            done.add(index)
+            yield index, result
+        while finished < helpers:
+            item = received.get()
+            if item is None:
+                finished += 1
+            elif item[1]:
+                done.add(item[0])
+                yield item[0], item[2]
+        for index in range(len(tasks)):
+            if index not in done:
+                yield index, _lint_chunk_task(index)
+        completed = True
+    finally:
+        _end_helpers(processes, completed)
+
+
+def _end_helpers(processes: list, completed: bool = False) -> None:
+    """Reap the helpers: done by now when the run ``completed`` (each exits
+    once the counter runs out), else stopped."""
+    global _WORKER_SESSION, _WORKER_TASKS
+    _WORKER_SESSION, _WORKER_TASKS = None, []
+    for process in processes:
+        if completed:
+            process.join(timeout=5)
+        if process.is_alive():
+            process.terminate()
+        process.join()
+
+
+def _take(counter, lock) -> int:
+    """The next task's index from the counter shared with the helpers."""
+    with lock:
+        index = counter.value
+        counter.value = index + 1
+    return index
+
+
+def _helper_main(counter, lock, count: int, sending) -> None:
+    """A forked helper of :func:`_share_tasks`: take tasks until none are
+    left, sending ``(index, True, result)`` for each (``(index, False, None)``
+    for one that raised, which the parent then runs itself)."""
+    try:
+        while True:
+            index = _take(counter, lock)
+            if index >= count:
+                break
+            try:
+                result = _lint_chunk_task(index)
+            except Exception:  # noqa: BLE001 - the parent redoes the task and reports
+                sending.send((index, False, None))
+                break
+            sending.send((index, True, result))
+    finally:
+        sending.close()
+
+
+def _receive(receiving, received) -> None:
+    """Move a helper's results into ``received`` until it is done (its end of
+    the pipe closed, or it died); then ``None``."""
+    try:
+        while True:
+            received.put(receiving.recv())
+    except (EOFError, OSError):
+        pass
+    finally:
+        receiving.close()
+        received.put(None)
 
 
 _WORKER_SESSION: LintSession | None = None
@@ -175,8 +323,8 @@ def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
 
 
 def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple[list[Diagnostic], set[Path]]:
-    """Lint ``targets`` in ``jobs`` forked processes, with the same result as
-    :func:`lint_targets`.
+    """Lint ``targets`` in this process and ``jobs`` - 1 forked helpers
+    (:func:`_share_tasks`), with the same result as :func:`lint_targets`.
 
     Map, then reduce. The workspace's probes are cut into contiguous chunks
     (neighbours share a SKILL.md, so each worker parses few skills), largest
@@ -193,8 +341,8 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     is loaded twice, where a task per workspace-wide rule loaded every probe
     (and parsed every SKILL.md) once more, ~0.5 s of CPU at 1,000 probes.
 
-    Forking copies the parent's imported modules, so a worker starts in
-    milliseconds; results come back pickled and are merged, deduped and
+    Forking copies this process's imported modules, so a helper starts in
+    milliseconds; its results come back pickled and are merged, deduped and
     sorted here.
     """
     rules = enabled_rules(session.config)
@@ -208,11 +356,11 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     seen: set[str] = set()
     facts: dict[str, dict[Path, object]] = {code: {} for code in by_code}
     refs: set[str] = set()
-    with _fork_pool(session, jobs, tasks) as pool:
-        results = pool.imap_unordered(_lint_chunk_task, range(len(tasks)))
-        for rule in wide:  # while the workers lint
+    results = _share_tasks(session, tasks, jobs - 1)
+    try:
+        for rule in wide:  # while the helpers start
             _ahead_of_check(rule.prepare, session)
-        for found, checked_here, chunk_facts, refs_here in results:  # as each chunk is done
+        for _index, (found, checked_here, chunk_facts, refs_here) in results:  # as each chunk is done
             diagnostics.extend(found)
             seen.update(checked_here)
             for code, pairs in chunk_facts.items():
@@ -220,6 +368,8 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
                 facts[code].update(pairs)
                 _ahead_of_check(by_code[code].absorb_facts, pairs, len(probes))
             refs.update(refs_here)
+    finally:
+        results.close()
     checked = {probes[index_of[text]] if text in index_of else Path(text) for text in seen}
     fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
     diagnostics.extend(_workspace_diagnostics(session, sorted_paths(targets.probes), wide, facts, fixture_paths))
