@@ -88,19 +88,34 @@ _LONG_RUN = re.compile(r"\s\s+")
 newline or tab becomes one space too, but no offset moves for it."""
 
 
-class _Collapsed(NamedTuple):
-    """An NFC text with whitespace runs collapsed to one space, and the data to
-    map an offset of ``text`` back: ``run_starts[k]`` is where the k-th run
-    starts in ``text`` and ``extra[k]`` how many characters the runs up to and
-    including it removed."""
+class _Collapsed:
+    """An NFC text with whitespace runs collapsed to one space (``text``), and
+    :meth:`original` to map an offset of it back to the source text."""
 
-    text: str
-    run_starts: tuple[int, ...]
-    extra: tuple[int, ...]
+    __slots__ = ("source", "text", "_map")
+
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.text = text
+        self._map: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
     def original(self, offset: int) -> int:
-        index = bisect.bisect_right(self.run_starts, offset - 1) - 1
-        return offset + (self.extra[index] if index >= 0 else 0)
+        if self._map is None:
+            self._map = _run_map(self.source)
+        run_starts, extra = self._map
+        index = bisect.bisect_right(run_starts, offset - 1) - 1
+        return offset + (extra[index] if index >= 0 else 0)
+
+
+def _run_map(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(run_starts, extra)``: ``run_starts[k]`` is where the k-th whitespace
+    run that collapsing shortens starts in the collapsed text, ``extra[k]``
+    how many characters the runs up to and including it removed. Built only
+    for a quote found in a way the source does not spell verbatim."""
+    spans = [match.span() for match in _LONG_RUN.finditer(text)]
+    extra = tuple(accumulate([end - start - 1 for start, end in spans]))
+    starts = tuple([start - removed + (end - start - 1) for (start, end), removed in zip(spans, extra)])
+    return starts, extra
 
 
 @lru_cache(maxsize=256)
@@ -108,15 +123,22 @@ def _collapse(text: str) -> _Collapsed:
     """``text`` with each whitespace run as one space. ``str.split`` and
     ``str.isspace`` share the regex ``\\s`` definition of whitespace, and
     splitting is ~4x faster than a regex substitution here."""
-    spans = [match.span() for match in _LONG_RUN.finditer(text)]
-    extra = tuple(accumulate([end - start - 1 for start, end in spans]))
-    starts = tuple([start - removed + (end - start - 1) for (start, end), removed in zip(spans, extra)])
     collapsed = " ".join(text.split())
     if text[:1].isspace():
         collapsed = " " + collapsed
     if text[-1:].isspace() and len(text) > 1 and not text.isspace():
         collapsed += " "
-    return _Collapsed(collapsed, starts, extra)
+    return _Collapsed(text, collapsed)
+
+
+def _find_all(text: str, wanted: str) -> list[int]:
+    """Where ``wanted`` starts in ``text``, overlapping occurrences included."""
+    found = []
+    index = text.find(wanted)
+    while index != -1:
+        found.append(index)
+        index = text.find(wanted, index + 1)
+    return found
 
 
 def find_quote(artifact: str, quote: str) -> QuoteMatch:
@@ -133,12 +155,14 @@ def find_quote(artifact: str, quote: str) -> QuoteMatch:
         return QuoteMatch(quote, ())
     if unicodedata.is_normalized("NFC", artifact):
         collapsed = _collapse(artifact)
-        occurrences = []
-        index = collapsed.text.find(wanted)
-        while index != -1:
-            end = index + len(wanted)
-            occurrences.append((collapsed.original(index), collapsed.original(end - 1) + 1))
-            index = collapsed.text.find(wanted, index + 1)
+        found = _find_all(collapsed.text, wanted)
+        verbatim = _find_all(artifact, wanted) if found else []
+        if len(verbatim) == len(found):
+            # Each verbatim occurrence is one of the collapsed text's (its spaces
+            # are single and between non-spaces, so collapsing keeps them):
+            # with as many, they are the same, in order, and need no mapping.
+            return QuoteMatch(quote, tuple((start, start + len(wanted)) for start in verbatim))
+        occurrences = [(collapsed.original(start), collapsed.original(start + len(wanted) - 1) + 1) for start in found]
         return QuoteMatch(quote, tuple(occurrences))
     normalized = normalize_for_quotes(artifact)
     haystack = normalized.text

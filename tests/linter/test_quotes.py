@@ -69,3 +69,25 @@ def test_fast_and_slow_paths_agree(text, quote) -> None:
             slow.append((normalized.origin[index], normalized.ends[index + len(wanted) - 1]))
             index = normalized.text.find(wanted, index + 1)
     assert list(fast) == slow
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "ab", "a b", "\u00e9"]), min_size=1, max_size=10),
+    st.lists(gaps, min_size=10, max_size=10),
+    st.lists(st.sampled_from(["a", "b", "ab"]), min_size=1, max_size=3),
+)
+def test_repeated_words_across_gaps_are_located_like_the_slow_path(parts, spaces, quote_words) -> None:
+    """Quotes that occur several times, some spelt verbatim and some across
+    line breaks or runs of spaces: the fast path (verbatim occurrences when
+    they are all of them, else mapped back) equals the character-by-character
+    normalization."""
+    text = "".join(word + spaces[i] for i, word in enumerate(parts))
+    quote = " ".join(quote_words)
+    normalized = normalize_for_quotes(text)
+    slow = []
+    index = normalized.text.find(quote)
+    while index != -1:
+        slow.append((normalized.origin[index], normalized.ends[index + len(quote) - 1]))
+        index = normalized.text.find(quote, index + 1)
+    assert list(find_quote(text, quote).occurrences) == slow
