@@ -517,10 +517,16 @@ GENERATED_TABLES = "_phrase_tables"
 def _shipped_tables():
     """The generated module of the shipped lists: importing it (a marshalled
     literal) costs ~0.3 ms, where reading ``data/phrases.toml`` with tomllib and
-    parsing its phrases cost ~15 ms of every process."""
-    from . import _phrase_tables
+    parsing its phrases cost ~15 ms of every process. Imported on first use."""
+    global _TABLES
+    if _TABLES is None:
+        from . import _phrase_tables
 
-    return _phrase_tables
+        _TABLES = _phrase_tables
+    return _TABLES
+
+
+_TABLES = None
 
 
 def generate_phrase_tables_code() -> str:

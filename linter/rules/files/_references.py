@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ...context import FileProblem
 from ...textfile import Span, TextDocument
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...context import FileProblem, ProbeContext
+    from ...context import ProbeContext
 
 
 class Reference(NamedTuple):
@@ -22,10 +23,8 @@ class Reference(NamedTuple):
     attribute: str
     """The :class:`ProbeContext` attribute holding the loaded document or problem."""
 
-    def problem(self, context: "ProbeContext") -> "FileProblem | None":
+    def problem(self, context: "ProbeContext") -> FileProblem | None:
         """Why the reference cannot be used, or ``None`` when it can (or is unset)."""
-        from ...context import FileProblem
-
         loaded = getattr(context, self.attribute)
         return loaded if isinstance(loaded, FileProblem) else None
 
