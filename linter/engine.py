@@ -180,37 +180,78 @@ def _share_tasks(session: LintSession, tasks: list, helpers: int) -> Iterator[tu
     blocked on a full pipe would idle) and handed over between this process's
     own tasks. A task whose result never came (its helper died, or the task
     raised there) is run here at the end, where an error surfaces as it would
-    without helpers. Helpers are forked as :func:`_forking` describes.
+    without helpers.
+
+    Plain ``os.fork`` and pipes, not :mod:`multiprocessing` (importing it costs
+    ~30 ms of the serial start: sockets, tempfile, shutil, signal): the
+    counter lives in an anonymous shared ``mmap``, guarded by a one-byte token
+    in a pipe (the protocol of make's jobserver: a one-byte read or write of a
+    pipe is atomic), and each helper sends its results, pickled and
+    length-prefixed, down a pipe of its own. Helpers are forked as
+    :func:`_forking` describes and leave with ``os._exit``.
     """
-    import multiprocessing
+    import mmap
     import queue
     import threading
 
     global _WORKER_SESSION, _WORKER_TASKS
-    context = multiprocessing.get_context("fork")
-    counter = context.RawValue("l", 0)
-    lock = context.Lock()
+    counter = _TaskCounter(mmap.mmap(-1, 8), *os.pipe())
     received: "queue.SimpleQueue" = queue.SimpleQueue()
-    processes, readers = [], []
+    children: list[int] = []
+    readers: list[threading.Thread] = []
     _WORKER_SESSION, _WORKER_TASKS = session, tasks
     try:
         with _forking():
             for _ in range(helpers):
-                receiving, sending = context.Pipe(duplex=False)
-                process = context.Process(target=_helper_main, args=(counter, lock, len(tasks), sending), daemon=True)
-                process.start()
-                sending.close()
-                processes.append(process)
+                receiving, sending = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # the helper: it never leaves this block
+                    code = 1
+                    try:
+                        os.close(receiving)
+                        _helper_main(counter, len(tasks), sending)
+                        code = 0
+                    finally:
+                        os._exit(code)
+                os.close(sending)
+                children.append(pid)
                 readers.append(threading.Thread(target=_receive, args=(receiving, received), daemon=True))
         for reader in readers:
             reader.start()
     except BaseException:
-        _end_helpers(processes)
+        _end_helpers(children)
+        counter.close()
         raise
-    return _shared_results(tasks, counter, lock, received, len(readers), processes)
+    return _shared_results(tasks, counter, received, len(readers), children)
 
 
-def _shared_results(tasks: list, counter, lock, received, helpers: int, processes: list) -> Iterator[tuple[int, object]]:
+class _TaskCounter:
+    """The next task's index, shared by this process and its forked helpers."""
+
+    def __init__(self, memory, token_read: int, token_write: int) -> None:
+        self.memory = memory
+        self.token_read, self.token_write = token_read, token_write
+        os.write(token_write, b"t")
+
+    def take(self) -> int:
+        os.read(self.token_read, 1)  # blocks while another process holds the token
+        try:
+            index = int.from_bytes(self.memory[:8], "little")
+            self.memory[:8] = (index + 1).to_bytes(8, "little")
+        finally:
+            os.write(self.token_write, b"t")
+        return index
+
+    def close(self) -> None:
+        for fd in (self.token_read, self.token_write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.memory.close()
+
+
+def _shared_results(tasks: list, counter: _TaskCounter, received, helpers: int, children: list[int]) -> Iterator[tuple[int, object]]:
     """The results of :func:`_share_tasks`, this process's own tasks run as the
     iteration asks for more."""
     import queue
@@ -230,7 +271,7 @@ def _shared_results(tasks: list, counter, lock, received, helpers: int, processe
                 elif item[1]:
                     done.add(item[0])
                     yield item[0], item[2]
-            index = _take(counter, lock)
+            index = counter.take()
             if index >= len(tasks):
                 break
             result = _lint_chunk_task(index)
@@ -248,60 +289,86 @@ def _shared_results(tasks: list, counter, lock, received, helpers: int, processe
                 yield index, _lint_chunk_task(index)
         completed = True
     finally:
-        _end_helpers(processes, completed)
+        _end_helpers(children, completed)
+        counter.close()
 
 
-def _end_helpers(processes: list, completed: bool = False) -> None:
-    """Reap the helpers: done by now when the run ``completed`` (each exits
+def _end_helpers(children: list[int], completed: bool = False) -> None:
+    """Reap the helpers: done by now when the run ``completed`` (each leaves
     once the counter runs out), else stopped."""
+    import signal
+
     global _WORKER_SESSION, _WORKER_TASKS
     _WORKER_SESSION, _WORKER_TASKS = None, []
-    for process in processes:
-        if completed:
-            process.join(timeout=5)
-        if process.is_alive():
-            process.terminate()
-        process.join()
+    for pid in children:
+        try:
+            if not completed:
+                os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
-def _take(counter, lock) -> int:
-    """The next task's index from the counter shared with the helpers."""
-    with lock:
-        index = counter.value
-        counter.value = index + 1
-    return index
-
-
-def _helper_main(counter, lock, count: int, sending) -> None:
+def _helper_main(counter: _TaskCounter, count: int, sending: int) -> None:
     """A forked helper of :func:`_share_tasks`: take tasks until none are
     left, sending ``(index, True, result)`` for each (``(index, False, None)``
     for one that raised, which the parent then runs itself)."""
+    import pickle
+
     try:
         while True:
-            index = _take(counter, lock)
+            index = counter.take()
             if index >= count:
                 break
             try:
-                result = _lint_chunk_task(index)
+                message = (index, True, _lint_chunk_task(index))
             except Exception:  # noqa: BLE001 - the parent redoes the task and reports
-                sending.send((index, False, None))
+                message = (index, False, None)
+            data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            _write_all(sending, len(data).to_bytes(8, "little") + data)
+            if not message[1]:
                 break
-            sending.send((index, True, result))
     finally:
-        sending.close()
+        os.close(sending)
 
 
-def _receive(receiving, received) -> None:
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _receive(receiving: int, received) -> None:
     """Move a helper's results into ``received`` until it is done (its end of
     the pipe closed, or it died); then ``None``."""
+    import pickle
+
     try:
         while True:
-            received.put(receiving.recv())
-    except (EOFError, OSError):
+            header = _read_exactly(receiving, 8)
+            if header is None:
+                break
+            data = _read_exactly(receiving, int.from_bytes(header, "little"))
+            if data is None:
+                break
+            received.put(pickle.loads(data))
+    except OSError:
         pass
     finally:
-        receiving.close()
+        os.close(receiving)
         received.put(None)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """``size`` bytes from ``fd``, or ``None`` at the end of the stream."""
+    parts = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
 
 
 _WORKER_SESSION: LintSession | None = None
