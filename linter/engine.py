@@ -27,10 +27,11 @@ from .workspace import Targets, absolute, discover, find_workspace_root, sorted_
 
 @dataclass
 class LintResult:
-    """Diagnostics of one run, sorted, and the files it checked."""
+    """Diagnostics of one run, sorted, and the files it checked (their paths
+    as strings: only how many is reported)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    checked: set[Path] = field(default_factory=set)
+    checked: set[str] = field(default_factory=set)
     sessions: list[LintSession] = field(default_factory=list)
 
 
@@ -169,8 +170,10 @@ def _forking():
 
 def _share_tasks(session: LintSession, tasks: list, helpers: int) -> Iterator[tuple[int, object]]:
     """``(index, _lint_chunk_task(index))`` for every task, as each is done, in
-    no fixed order: run by this process and ``helpers`` forked ones, each
-    taking the next task from one shared counter (so in order, largest first).
+    no fixed order: run by this process and ``helpers`` forked ones, taking
+    tasks from one shared counter, this process from the front of ``tasks``
+    and the helpers from the back (so each works through neighbouring chunks,
+    largest first, when they are laid out by :func:`_guided_chunks`).
 
     This process is one of the workers, unlike a ``multiprocessing.Pool``'s
     parent: with two CPUs, a pool of two workers plus the parent folding in
@@ -195,7 +198,7 @@ def _share_tasks(session: LintSession, tasks: list, helpers: int) -> Iterator[tu
     import threading
 
     global _WORKER_SESSION, _WORKER_TASKS
-    counter = _TaskCounter(mmap.mmap(-1, 8), *os.pipe())
+    counter = _TaskCounter(mmap.mmap(-1, 16), *os.pipe(), len(tasks))
     received: "queue.SimpleQueue" = queue.SimpleQueue()
     children: list[int] = []
     readers: list[threading.Thread] = []
@@ -226,21 +229,31 @@ def _share_tasks(session: LintSession, tasks: list, helpers: int) -> Iterator[tu
 
 
 class _TaskCounter:
-    """The next task's index, shared by this process and its forked helpers."""
+    """The tasks not taken yet, shared by this process and its forked helpers:
+    the first and the last index left. This process takes from the front,
+    helpers from the back (:meth:`take`)."""
 
-    def __init__(self, memory, token_read: int, token_write: int) -> None:
+    def __init__(self, memory, token_read: int, token_write: int, count: int) -> None:
         self.memory = memory
         self.token_read, self.token_write = token_read, token_write
+        memory[:16] = (0).to_bytes(8, "little", signed=True) + (count - 1).to_bytes(8, "little", signed=True)
         os.write(token_write, b"t")
 
-    def take(self) -> int:
+    def take(self, front: bool) -> int | None:
+        """The next task's index from the front (or back), ``None`` when none is left."""
         os.read(self.token_read, 1)  # blocks while another process holds the token
         try:
-            index = int.from_bytes(self.memory[:8], "little")
-            self.memory[:8] = (index + 1).to_bytes(8, "little")
+            first = int.from_bytes(self.memory[:8], "little", signed=True)
+            last = int.from_bytes(self.memory[8:16], "little", signed=True)
+            if first > last:
+                return None
+            if front:
+                self.memory[:8] = (first + 1).to_bytes(8, "little", signed=True)
+                return first
+            self.memory[8:16] = (last - 1).to_bytes(8, "little", signed=True)
+            return last
         finally:
             os.write(self.token_write, b"t")
-        return index
 
     def close(self) -> None:
         for fd in (self.token_read, self.token_write):
@@ -271,8 +284,8 @@ def _shared_results(tasks: list, counter: _TaskCounter, received, helpers: int, 
                 elif item[1]:
                     done.add(item[0])
                     yield item[0], item[2]
-            index = counter.take()
-            if index >= len(tasks):
+            index = counter.take(front=True)
+            if index is None:
                 break
             result = _lint_chunk_task(index)
             done.add(index)
@@ -317,8 +330,8 @@ def _helper_main(counter: _TaskCounter, count: int, sending: int) -> None:
 
     try:
         while True:
-            index = counter.take()
-            if index >= count:
+            index = counter.take(front=False)
+            if index is None:
                 break
             try:
                 message = (index, True, _lint_chunk_task(index))
@@ -389,7 +402,7 @@ def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
     return index, lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)[0]
 
 
-def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple[list[Diagnostic], set[Path]]:
+def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple[list[Diagnostic], set[str]]:
     """Lint ``targets`` in this process and ``jobs`` - 1 forked helpers
     (:func:`_share_tasks`), with the same result as :func:`lint_targets`.
 
@@ -437,11 +450,10 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
             refs.update(refs_here)
     finally:
         results.close()
-    checked = {probes[index_of[text]] if text in index_of else Path(text) for text in seen}
     fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
     diagnostics.extend(_workspace_diagnostics(session, sorted_paths(targets.probes), wide, facts, fixture_paths))
     diagnostics.sort(key=Diagnostic.sort_key)
-    return _dedupe(diagnostics), checked
+    return _dedupe(diagnostics), seen
 
 
 def _ahead_of_check(step, *args) -> None:
@@ -482,18 +494,28 @@ _LOCAL_SCOPES = frozenset({Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC})
 
 def _guided_chunks(count: int, jobs: int, smallest: int = 16) -> list[tuple[int, int]]:
     """``(start, end)`` of contiguous chunks of ``count`` probes for ``jobs``
-    workers, largest first ("guided" scheduling): each chunk is the remaining
-    probes over ``2 * jobs``, down to ``smallest``. Big chunks keep per-task
-    costs low; small ones at the end keep one worker from finishing a long
-    chunk while the others wait (with equal chunks of an eighth of the probes
-    that wait was up to a chunk's length, ~0.1 s at 1,000 probes)."""
+    workers, in probe order, largest at both ends and smallest in the middle
+    ("guided" scheduling from two ends: :func:`_share_tasks`'s first worker
+    takes chunks from the front, the others from the back). Chunk sizes are
+    the remaining probes over ``2 * jobs``, down to ``smallest``, dealt to the
+    two ends in turn. Big chunks keep per-task costs low; small ones last keep
+    one worker from finishing a long chunk while the others wait (with equal
+    chunks of an eighth of the probes that wait was up to a chunk's length,
+    ~0.1 s at 1,000 probes); from two ends each worker's chunks are
+    neighbours, so a SKILL.md is rarely parsed by two workers."""
     import math
 
+    sizes = []
+    remaining = count
+    while remaining > 0:
+        size = min(remaining, max(smallest, math.ceil(remaining / (2 * jobs))))
+        sizes.append(size)
+        remaining -= size
+    front, back = sizes[0::2], sizes[1::2]
     bounds = []
     start = 0
-    while start < count:
-        size = max(smallest, math.ceil((count - start) / (2 * jobs)))
-        bounds.append((start, min(count, start + size)))
+    for size in front + back[::-1]:
+        bounds.append((start, start + size))
         start += size
     return bounds
 
@@ -516,7 +538,7 @@ def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str,
     diagnostics.extend(d for d in errors if _is_reported(d, session, set()))
     probes = [session.probe(path) for path in sorted_paths(targets.probes)]
     refs = [str(ref) for probe in probes for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path)]
-    return diagnostics, [str(path) for path in checked], facts, refs
+    return diagnostics, list(checked), facts, refs
 
 
 def _workspace_diagnostics(
@@ -600,7 +622,7 @@ def lint_targets(
     targets: Targets,
     rules: Sequence[Rule] | None = None,
     scopes: frozenset[Scope] | None = None,
-) -> tuple[list[Diagnostic], set[Path]]:
+) -> tuple[list[Diagnostic], set[str]]:
     """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``;
     ``scopes``, when given, limits the run to rules' checks of those scopes."""
     rules = enabled_rules(session.config) if rules is None else rules
@@ -625,11 +647,11 @@ def lint_targets(
             elif scope is Scope.WORKSPACE and probes:
                 diagnostics.extend(_run(rule, workspace, session.root, None))
     diagnostics.extend(workspace.fact_errors)
-    checked = {p.json_path for p in probes} | {s.path for s in skills} | {s.path for s in specs}
+    checked = {str(p.json_path) for p in probes} | {str(s.path) for s in skills} | {str(s.path) for s in specs}
     for probe in probes:
         for ref in (probe.artifact_ref,):
             if isinstance(ref, Path):
-                checked.add(ref)
+                checked.add(str(ref))
     fixture_paths: set[Path] | None = None
     if any(d.path.suffix.lower() == ".md" and d.path.name not in ("SKILL.md", "output-spec.md") for d in diagnostics):
         # Only a finding in a custom-named .md can need this set (is that file a
