@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skill_eval.linter.cli import main
 
@@ -263,3 +265,18 @@ def test_nothing_to_lint_warns(tmp_path: Path) -> None:
     result = run_cli(str(tmp_path / "README.md"))
     assert result.returncode == 0
     assert "warning: no probe.json, SKILL.md or output-spec.md found" in result.stderr
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "main", "..", ".", "x.md"]), max_size=5),
+       st.lists(st.sampled_from(["a", "b", "main", "..", "."]), max_size=5))
+def test_display_path_is_relpath(path_parts: list[str], base_parts: list[str]) -> None:
+    """Reports name files relative to the current folder; the per-folder
+    shortcut gives exactly what ``os.path.relpath`` gives, ancestors of the
+    base and unnormalized paths included."""
+    import os
+
+    from skill_eval.linter.output import display_path
+
+    path, base = "/" + "/".join(path_parts), "/" + "/".join(base_parts)
+    assert display_path(Path(path), Path(base)) == os.path.relpath(path, base)
