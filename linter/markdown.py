@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -197,15 +196,25 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
     return FrontMatter("\n".join(lines[1:]), 1, None), text
 
 
-@dataclass(frozen=True, eq=False)
 class MarkdownDocument:
-    """The parsed structure of one markdown text (cached by content)."""
+    """The parsed structure of one markdown text (cached by content). Read-only."""
 
-    text: str
-    front_matter: FrontMatter | None
-    headings: tuple[Heading, ...]
-    blocks: tuple[ProseBlock, ...]
-    directives: tuple[Directive, ...] = ()
+    def __init__(
+        self,
+        text: str,
+        front_matter: FrontMatter | None,
+        headings: tuple[Heading, ...],
+        blocks: tuple[ProseBlock, ...],
+        directives: tuple[Directive, ...] = (),
+    ) -> None:
+        self.text = text
+        self.front_matter = front_matter
+        self.headings = headings
+        self.blocks = blocks
+        self.directives = directives
+
+    def __repr__(self) -> str:
+        return f"MarkdownDocument({len(self.headings)} headings, {len(self.blocks)} blocks)"
 
     @cached_property
     def lines(self) -> list[str]:
@@ -326,15 +335,18 @@ class MarkdownDocument:
         return False
 
 
-@dataclass(frozen=True, eq=False)
 class Window:
     """The section of SKILL.md a probe exercises, with its 1-based inclusive
-    line range (the heading's line through the section's last line)."""
+    line range (the heading's line through the section's last line). Read-only."""
 
-    document: MarkdownDocument
-    heading: Heading
-    start_line: int
-    end_line: int
+    def __init__(self, document: MarkdownDocument, heading: Heading, start_line: int, end_line: int) -> None:
+        self.document = document
+        self.heading = heading
+        self.start_line = start_line
+        self.end_line = end_line
+
+    def __repr__(self) -> str:
+        return f"Window({self.heading.text!r}, lines {self.start_line}-{self.end_line})"
 
     @property
     def text(self) -> str:

@@ -8,7 +8,6 @@ a line beginning ``Aliases:`` lists other names. Everything else is prose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -33,13 +32,16 @@ class OutputField(NamedTuple):
         return (self.name, *self.aliases)
 
 
-@dataclass(frozen=True, eq=False)
 class OutputSpec:
-    """The parsed output spec. ``duplicates`` are later fields reusing a name."""
+    """The parsed output spec. ``duplicates`` are later fields reusing a name. Read-only."""
 
-    document: MarkdownDocument
-    fields: dict[str, OutputField]
-    duplicates: tuple[OutputField, ...]
+    def __init__(self, document: MarkdownDocument, fields: dict[str, OutputField], duplicates: tuple[OutputField, ...]) -> None:
+        self.document = document
+        self.fields = fields
+        self.duplicates = duplicates
+
+    def __repr__(self) -> str:
+        return f"OutputSpec({list(self.fields)!r})"
 
     def lookup(self, name: str) -> OutputField | None:
         """The field called ``name`` or having it as an alias (case-sensitive)."""

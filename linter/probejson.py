@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from sys import intern
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Iterator, NamedTuple
 
@@ -152,13 +151,16 @@ def _interned_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return {intern(key): value for key, value in pairs}
 
 
-@dataclass(frozen=True, eq=False)
 class ProbeJson:
-    """A parsed probe.json (``data`` is ``None`` when it does not parse)."""
+    """A parsed probe.json (``data`` is ``None`` when it does not parse). Read-only."""
 
-    document: TextDocument
-    data: Any
-    syntax_error: JsonSyntaxError | None
+    def __init__(self, document: TextDocument, data: Any, syntax_error: JsonSyntaxError | None) -> None:
+        self.document = document
+        self.data = data
+        self.syntax_error = syntax_error
+
+    def __repr__(self) -> str:
+        return f"ProbeJson({self.document.path!r}, syntax_error={self.syntax_error!r})"
 
     @classmethod
     def parse(cls, document: TextDocument) -> "ProbeJson":
