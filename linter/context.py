@@ -9,7 +9,7 @@ read through the session's reader and parsed once however many probes use it.
 from __future__ import annotations
 
 import os
-from functools import cached_property
+from ._cached import cached_property
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 

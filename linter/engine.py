@@ -672,7 +672,7 @@ def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Dia
         import traceback
 
         return [InternalError.from_exception(rule, error, path, traceback.format_exc())]
-    if probe_folder is not None:
+    if found and probe_folder is not None:
         found = [d if d.probe is not None else _with_probe(d, probe_folder) for d in found]
     return found
 

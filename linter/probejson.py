@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from sys import intern
-from functools import cached_property, lru_cache
 from typing import Any, Iterator, NamedTuple
 
 from . import read_data
+from ._cached import cached_property
 from .textfile import Position, Span, TextDocument
 
 SCHEMA_NAME = "probe.schema.json"

@@ -10,7 +10,7 @@ Unicode characters.
 from __future__ import annotations
 
 import bisect
-from functools import cached_property
+from ._cached import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
