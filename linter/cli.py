@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
-                        help="worker processes for large workspaces (default: one per CPU; 1 = no workers)")
+                        help="processes for large workspaces, this one included (default: one per CPU; 1 = this process only)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics")
     parser.add_argument("--quiet", "-q", action="store_true", help="text format: print diagnostics only, no summary")
