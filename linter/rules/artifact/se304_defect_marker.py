@@ -3,29 +3,46 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import NamedTuple
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
 
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_DIRECTIVE = re.compile(r"skill-eval\s*:\s*[\w-]*", re.IGNORECASE)
-_COMMENT_WORD = re.compile(r"(?<![^\W_])(?:defects?|seed(?:s|ed|ing)?|plant(?:s|ed|ing)?|flaws?)(?![^\W_])", re.IGNORECASE)
 _MARKUP = r"[\s*_~`]"
 _NOUN = r"(?:defects?|flaws?|bugs?|errors?|mistakes?|traps?)"
-_LABELS = re.compile(
-    # a bracketed label: (defect), [defect], {planted}, (seeded defect #2), [Defect D1]
-    r"[(\[{]" + _MARKUP + r"*(?:(?:seeded|planted)" + _MARKUP + r"+)?(?:defects?|seeded|planted|flaw)"
-    r"(?:" + _MARKUP + r"*[:#-]?" + _MARKUP + r"*[\w.-]+)?" + _MARKUP + r"*[)\]}]"
-    # "defect:" / "seeded defect 2:" used as a label
-    r"|(?<![^\W_])(?:(?:seeded|planted)" + _MARKUP + r"+)?defects?(?:" + _MARKUP + r"*#?[\w.-]*\d[\w.-]*)?" + _MARKUP + r"*:"
-    # "seeded:" / "planted:" as a key at the start of a line (front matter, a list)
-    r"|(?m:^[ \t>*+-]*)(?:seeded|planted)" + _MARKUP + r"*:"
-    # "seeded defect", "planted flaw"; "the bug was planted"
-    r"|(?<![^\W_])(?:seeded|planted)" + _MARKUP + r"+" + _NOUN + r"(?![^\W_])"
-    r"|(?<![^\W_])" + _NOUN + _MARKUP + r"+(?:(?:was|were|is|are|has" + _MARKUP + r"+been|have" + _MARKUP + r"+been)"
-    + _MARKUP + r"+)?(?:(?:deliberately|intentionally|purposely)" + _MARKUP + r"+)?(?:seeded|planted)(?![^\W_])",
-    re.IGNORECASE,
-)
+
+
+class _Patterns(NamedTuple):
+    comment: re.Pattern
+    directive: re.Pattern
+    comment_word: re.Pattern
+    labels: re.Pattern
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    """The rule's regexes, compiled on first need (~3 ms, which a run whose
+    artifacts hold none of :data:`_TRIGGERS` never spends)."""
+    return _Patterns(
+        re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL),
+        re.compile(r"skill-eval\s*:\s*[\w-]*", re.IGNORECASE),
+        re.compile(r"(?<![^\W_])(?:defects?|seed(?:s|ed|ing)?|plant(?:s|ed|ing)?|flaws?)(?![^\W_])", re.IGNORECASE),
+        re.compile(
+            # a bracketed label: (defect), [defect], {planted}, (seeded defect #2), [Defect D1]
+            r"[(\[{]" + _MARKUP + r"*(?:(?:seeded|planted)" + _MARKUP + r"+)?(?:defects?|seeded|planted|flaw)"
+            r"(?:" + _MARKUP + r"*[:#-]?" + _MARKUP + r"*[\w.-]+)?" + _MARKUP + r"*[)\]}]"
+            # "defect:" / "seeded defect 2:" used as a label
+            r"|(?<![^\W_])(?:(?:seeded|planted)" + _MARKUP + r"+)?defects?(?:" + _MARKUP + r"*#?[\w.-]*\d[\w.-]*)?" + _MARKUP + r"*:"
+            # "seeded:" / "planted:" as a key at the start of a line (front matter, a list)
+            r"|(?m:^[ \t>*+-]*)(?:seeded|planted)" + _MARKUP + r"*:"
+            # "seeded defect", "planted flaw"; "the bug was planted"
+            r"|(?<![^\W_])(?:seeded|planted)" + _MARKUP + r"+" + _NOUN + r"(?![^\W_])"
+            r"|(?<![^\W_])" + _NOUN + _MARKUP + r"+(?:(?:was|were|is|are|has" + _MARKUP + r"+been|have" + _MARKUP + r"+been)"
+            + _MARKUP + r"+)?(?:(?:deliberately|intentionally|purposely)" + _MARKUP + r"+)?(?:seeded|planted)(?![^\W_])",
+            re.IGNORECASE,
+        ),
+    )
 
 
 _TRIGGERS = ("<!--", "skill-eval", "defect", "seed", "plant", "flaw")
@@ -89,30 +106,31 @@ class DefectMarker(Rule):
         lowered = text.casefold()
         if not any(word in lowered for word in _TRIGGERS):
             return
+        patterns = _patterns()
         ids = sorted({d["id"].strip() for _, d in context.defects if isinstance(d.get("id"), str) and d["id"].strip()},
                      key=lambda i: (-len(i), i))
         id_pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, ids)) + r")(?![^\W_])", re.IGNORECASE)
                       if ids else None)
         flagged: list[tuple[int, int]] = []
         if "<!--" in text:
-            for comment in _COMMENT.finditer(text):
+            for comment in patterns.comment.finditer(text):
                 body = comment.group()
                 reason = None
-                if _DIRECTIVE.search(body):
+                if patterns.directive.search(body):
                     reason = "holds a skill-eval directive (question.md takes no inline suppression; use x-skill-eval-disable in probe.json)"
                 elif id_pattern is not None and (found := id_pattern.search(body)):
                     reason = f"names defect id {found.group()!r} of probe.json"
-                elif found := _COMMENT_WORD.search(body):
+                elif found := patterns.comment_word.search(body):
                     reason = f"mentions {found.group()!r}"
                 if reason:
                     flagged.append((comment.start(), comment.end()))
                     yield self.diagnostic(artifact.span(comment.start(), comment.end()),
                                           f"HTML comment {reason}: the agent reads it (seed rule 6: never signpost)")
         found_spans = []
-        for match in _DIRECTIVE.finditer(text):
+        for match in patterns.directive.finditer(text):
             found_spans.append((match.start(), match.end(), f"`{match.group().strip()}` directive: question.md takes no "
                                 "inline suppression and the agent would read it; use x-skill-eval-disable in probe.json"))
-        for match in _LABELS.finditer(text):
+        for match in patterns.labels.finditer(text):
             start = match.start() + (len(match.group()) - len(match.group().lstrip(" \t>*+-")))
             found_spans.append((start, match.end(), f"defect marker {' '.join(text[start:match.end()].split())!r} labels the defect for the agent"))
         if id_pattern is not None:
