@@ -123,7 +123,7 @@ def test_shingle_words_split_fast_as_the_regex_does(text: str) -> None:
     """SE501's translate-and-split path for ASCII text finds the regex's words."""
     from skill_eval.linter.rules.calibration.se501_reused_scenario import _WORD, _words
 
-    assert _words(text) == _WORD.findall(text.casefold())
+    assert list(_words(text)) == _WORD.findall(text.casefold())
 
 
 @settings(max_examples=300, deadline=None)

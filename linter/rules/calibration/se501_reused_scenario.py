@@ -7,12 +7,13 @@ import re
 from array import array
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
 from ...markdown import MarkdownDocument, parse_markdown
 from ...textfile import Span, TextDocument
+from ...words import plain_ascii_words
 from ..base import Rule, Scope
 
 SHINGLE = 5
@@ -27,10 +28,14 @@ _ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c)
 """Every ASCII character that is not a letter or digit, as a space."""
 
 
-def _words(text: str) -> list[str]:
+def _words(text: str) -> Sequence[str]:
     """The casefolded words of ``text`` (runs of letters and digits), as
     :data:`_WORD` finds them; an ASCII text is split with ``str.translate`` and
-    ``str.split`` instead, ~3x faster."""
+    ``str.split`` instead, ~3x faster (without apostrophes, the split the
+    phrase rules made already: :func:`~skill_eval.linter.words.plain_ascii_words`)."""
+    plain = plain_ascii_words(text)
+    if plain is not None:
+        return plain
     folded = text.casefold()
     if folded.isascii():
         return folded.translate(_ASCII_SEPARATORS).split()
