@@ -52,12 +52,15 @@ class LintSession:
         reader: Reader,
         probe_paths: list[Path] | None = None,
         walked_fixtures: set[Path] | None = None,
+        pruned_folders: list[str] | None = None,
     ) -> None:
         """``probe_paths``, when the caller already walked the whole workspace,
         spares :attr:`all_probe_paths` a second walk; ``walked_fixtures`` (every
         SKILL.md and output-spec.md that walk found) spares :meth:`nearest` a
-        ``stat`` in each folder without one. Both describe the files as they
-        are for this session (the CLI's); a long-lived session leaves them out."""
+        ``stat`` in each folder without one; ``pruned_folders`` (the folders it
+        left out by name) spares the calibration rules a walk for the runs
+        files. All describe the files as they are for this session (the
+        CLI's); a long-lived session leaves them out."""
         self.root = root
         self.config = config
         self.reader = reader
@@ -72,6 +75,7 @@ class LintSession:
         if probe_paths is not None:
             self.__dict__["all_probe_paths"] = list(probe_paths)
         self._walked_fixtures = walked_fixtures
+        self.pruned_folders = pruned_folders
         self._real_folders: dict[str, str] = {}
 
     @cached_property

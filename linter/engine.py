@@ -60,22 +60,24 @@ def lint_paths(
     """
     reader = reader or FileSystemReader()
     by_root: dict[Path, Targets] = {}
-    whole: set[Path] = set()
+    whole: dict[Path, list[str] | None] = {}
     for raw in paths:
         path = absolute(raw)
         if not reader.is_file(path) and not reader.is_dir(path):
             raise FileNotFoundError(f"{raw}: no such file or folder")
         root = find_workspace_root(path)
-        by_root.setdefault(root, Targets()).update(discover(path, reader))
+        discovered = discover(path, reader)
+        by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
-            whole.add(root)
+            whole[root] = discovered.pruned
     result = LintResult()
     for root, targets in sorted(by_root.items()):
         root_config = config or load_config(root, config_path)
         if overrides:
             root_config = root_config.with_overrides(**overrides)
         if root in whole:
-            session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs)
+            session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
+                                  pruned_folders=whole[root])
         else:
             session = LintSession(root, root_config, reader)
         result.sessions.append(session)

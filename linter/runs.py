@@ -122,6 +122,27 @@ def find_runs_files(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def runs_files_in(pruned: Iterable[str]) -> list[Path]:
+    """:func:`find_runs_files` of a workspace root from the folders a walk of
+    it for fixtures left out by name (:data:`~skill_eval.linter.reader.SKIPPED_FOLDERS`,
+    which holds ``runs``; the walks agree on everything else), without walking
+    the workspace again: an ``evals/runs`` folder's runs files are listed, any
+    other ``runs`` folder is searched as :func:`find_runs_files` would."""
+    from .reader import list_folder
+
+    found: list[Path] = []
+    for folder in pruned:
+        if os.path.basename(folder) != "runs":
+            continue  # node_modules, __pycache__, site-packages: never searched
+        if os.path.basename(os.path.dirname(folder)) != "evals":
+            found.extend(find_runs_files(Path(folder)))
+            continue
+        listing = list_folder(folder)
+        if listing is not None and "pyvenv.cfg" not in listing[0]:
+            found.extend(Path(folder, name) for name in listing[0] if name.endswith(".jsonl"))
+    return sorted(found)
+
+
 # -- writing --------------------------------------------------------------------------
 
 

@@ -50,6 +50,9 @@ class Targets:
     probes: set[Path] = field(default_factory=set)
     skills: set[Path] = field(default_factory=set)
     output_specs: set[Path] = field(default_factory=set)
+    pruned: list[str] | None = None
+    """When these came from walking a folder: the folders that walk left out
+    by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.runs.runs_files_in`."""
 
     def update(self, other: "Targets") -> None:
         self.probes |= other.probes
@@ -80,7 +83,8 @@ def discover(path: Path, reader: Reader) -> Targets:
     path = absolute(path)
     targets = Targets()
     if reader.is_dir(path):
-        for found in reader.walk_files(path, FIXTURE_NAMES):
+        targets.pruned = []
+        for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned):
             _add(targets, found)
         return targets
     name = path.name

@@ -11,7 +11,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ...runs import find_runs_files, frozen_path, read_frozen, read_runs_file, suite_folder
+from ...runs import find_runs_files, frozen_path, read_frozen, read_runs_file, runs_files_in, suite_folder
 from ...runs import suite_runs_files as _suite_files
 from ...textfile import Span
 
@@ -30,7 +30,8 @@ def suite_runs_files(session) -> list[Path]:
     """Every ``evals/runs/*.jsonl`` of the session's workspace (walked once per session)."""
     files = _RUNS_FILES.get(session)
     if files is None:
-        files = _RUNS_FILES[session] = find_runs_files(session.root)
+        pruned = session.pruned_folders
+        files = _RUNS_FILES[session] = find_runs_files(session.root) if pruned is None else runs_files_in(pruned)
     return files
 
 
