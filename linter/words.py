@@ -8,8 +8,6 @@ ASCII letters and digits, lowercased, and that split is made once here.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 _ASCII_LOWER_WORDS = str.maketrans(
     {**{chr(c): " " for c in range(128) if not chr(c).isalnum()},
      **{chr(c): chr(c).lower() for c in range(ord("A"), ord("Z") + 1)}}
@@ -17,14 +15,35 @@ _ASCII_LOWER_WORDS = str.maketrans(
 """Every ASCII character that is not a letter or digit, as a space; capital
 letters lowercased."""
 
+_RECENT: dict[str, tuple[str, ...]] = {}
+"""The word lists of the last :data:`RECENT_TEXTS` texts split with
+``remember=True``, oldest first."""
 
-@lru_cache(maxsize=256)
-def plain_ascii_words(text: str) -> tuple[str, ...] | None:
+RECENT_TEXTS = 256
+"""How many word lists :data:`_RECENT` keeps: a chunk of the parallel CLI is
+at most ~250 probes (256 lists are ~3 MB)."""
+
+
+def plain_ascii_words(text: str, remember: bool = True) -> tuple[str, ...] | None:
     """The lowercased runs of ASCII letters and digits of ``text``, from one
     ``str.translate`` and one ``str.split``; ``None`` unless ``text`` is ASCII
-    without apostrophes. Cached by content: the phrase rules and SE501 split
-    the same artifacts one rule after the other (the parallel CLI's chunks are
-    at most ~250 probes; 256 word lists are ~3 MB)."""
+    without apostrophes.
+
+    The phrase rules split with ``remember=True`` and SE501 asks after them
+    with ``remember=False``: it reuses their split of the same artifact but
+    adds none of its own (the language server computes SE501's facts for
+    every probe of the workspace, and a cache it filled would stay resident)."""
+    words = _RECENT.get(text)
+    if words is not None:
+        return words
     if not text.isascii() or "'" in text:
         return None
-    return tuple(text.translate(_ASCII_LOWER_WORDS).split())
+    words = tuple(text.translate(_ASCII_LOWER_WORDS).split())
+    if remember:
+        if len(_RECENT) >= RECENT_TEXTS:
+            try:
+                del _RECENT[next(iter(_RECENT))]
+            except (KeyError, RuntimeError, StopIteration):
+                pass  # another thread evicted it first
+        _RECENT[text] = words
+    return words

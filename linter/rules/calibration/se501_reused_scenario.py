@@ -33,7 +33,7 @@ def _words(text: str) -> Sequence[str]:
     :data:`_WORD` finds them; an ASCII text is split with ``str.translate`` and
     ``str.split`` instead, ~3x faster (without apostrophes, the split the
     phrase rules made already: :func:`~skill_eval.linter.words.plain_ascii_words`)."""
-    plain = plain_ascii_words(text)
+    plain = plain_ascii_words(text, remember=False)
     if plain is not None:
         return plain
     folded = text.casefold()
