@@ -47,13 +47,18 @@ def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
 def _runs_files_of_suite(session, suite: Path) -> list[Path]:
     """One suite's runs files, listed once per session (the probes of a suite
     share the listing: a thousand probes asked for it a thousand times)."""
-    by_suite = _SUITE_FILES.get(session)
+    return _per_suite(_SUITE_FILES, session, suite, _suite_files)
+
+
+def _per_suite(store: "weakref.WeakKeyDictionary", session, suite: Path, compute):
+    """``compute(suite)``, remembered in ``store`` for the session."""
+    by_suite = store.get(session)
     if by_suite is None:
-        by_suite = _SUITE_FILES[session] = {}
-    files = by_suite.get(suite)
-    if files is None:
-        files = by_suite[suite] = _suite_files(suite)
-    return files
+        by_suite = store[session] = {}
+    found = by_suite.get(suite)
+    if found is None:
+        found = by_suite[suite] = compute(suite)
+    return found
 
 
 def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
@@ -72,13 +77,7 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
 
 def _frozen_path_of(session, suite: Path) -> Path:
     """One suite's frozen.json path, built once per session (~10 us a probe)."""
-    by_suite = _FROZEN_PATHS.get(session)
-    if by_suite is None:
-        by_suite = _FROZEN_PATHS[session] = {}
-    path = by_suite.get(suite)
-    if path is None:
-        path = by_suite[suite] = frozen_path(suite)
-    return path
+    return _per_suite(_FROZEN_PATHS, session, suite, frozen_path)
 
 
 def line_span_of(path: Path, raw: bytes, needle: str) -> Span:
