@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 
-class cached_property(Generic[T]):  # noqa: N801 - a drop-in for functools.cached_property
+class cached_property(Generic[T]):
     """:func:`functools.cached_property` without the class-wide ``RLock`` that
     Python 3.10 and 3.11 take on every first access (Python 3.12 dropped it):
     the lint contexts have ~15 cached attributes per probe, ~15,000 first

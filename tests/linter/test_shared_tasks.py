@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from skill_eval.linter import engine
 from skill_eval.linter.config import load_config
 from skill_eval.linter.context import LintSession
