@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import bisect
 import os
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .context import LintSession, WorkspaceContext, probe_facts_of
@@ -23,6 +23,9 @@ from .rules.base import Scope
 from .rules.files.se000_internal_error import InternalError
 from .textfile import Span, TextDocument
 from .workspace import Targets, absolute, discover, find_workspace_root, sorted_paths
+
+if TYPE_CHECKING:
+    from .task_sharing import Helpers
 
 
 @dataclass
@@ -59,6 +62,25 @@ def lint_paths(
     :class:`FileNotFoundError` for unusable input; rule crashes never escape.
     """
     reader = reader or FileSystemReader()
+    helpers = _EarlyHelpers(jobs)
+    try:
+        return _lint_paths(paths, config, config_path, reader, overrides, jobs, helpers)
+    finally:
+        helpers.close()
+
+
+def _lint_paths(
+    paths: Sequence[Path | str],
+    config: Config | None,
+    config_path: Path | None,
+    reader: Reader,
+    overrides: dict | None,
+    jobs: int,
+    early: _EarlyHelpers,
+) -> LintResult:
+    """:func:`lint_paths`, forking helpers with ``early`` as soon as a folder
+    walk finds enough probes to share: the first workspace whose lint is
+    shared takes them; any other forks helpers of its own."""
     by_root: dict[Path, Targets] = {}
     whole: dict[Path, list[str] | None] = {}
     for raw in paths:
@@ -66,7 +88,7 @@ def lint_paths(
         if not reader.is_file(path) and not reader.is_dir(path):
             raise FileNotFoundError(f"{raw}: no such file or folder")
         root = find_workspace_root(path)
-        discovered = discover(path, reader)
+        discovered = discover(path, reader, early.on_probe)
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
             whole[root] = discovered.pruned
@@ -82,13 +104,60 @@ def lint_paths(
             session = LintSession(root, root_config, reader)
         result.sessions.append(session)
         if jobs > 1 and _workers_pay_off(session, targets) and _can_fork():
-            diagnostics, checked = _lint_in_workers(session, targets, jobs)
+            diagnostics, checked = _lint_in_workers(session, targets, jobs, early.take())
         else:
             diagnostics, checked = lint_targets(session, targets)
         result.diagnostics.extend(diagnostics)
         result.checked |= checked
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+class _EarlyHelpers:
+    """The helpers of a parallel :func:`lint_paths`, forked while discovery is
+    still walking the workspace, as soon as it has found
+    :data:`PARALLEL_MIN_PROBES` probes (:meth:`on_probe`): they import what
+    linting needs (:func:`_prepare_helper`, ~70 ms) while this process walks
+    on, loads the config and cuts the tasks, instead of after. Not forked on
+    speculation: with a helper waiting, a small workspace's lint was ~10%
+    slower (copy-on-write faults, and the two CPUs of a VM slowing each
+    other)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.helpers: Helpers | None = None
+        self.used = jobs < 2 or not _can_fork()
+
+    def on_probe(self, count: int) -> None:
+        if count == PARALLEL_MIN_PROBES and not self.used:
+            from .task_sharing import Helpers
+
+            self.used = True
+            self.helpers = Helpers(self.jobs - 1, start=_start_chunk_tasks, prepare=_prepare_helper)
+
+    def take(self) -> Helpers | None:
+        """The helpers, for the first workspace that shares its lint (``None``
+        for any other, or when none were forked)."""
+        helpers, self.helpers, self.used = self.helpers, None, True
+        return helpers
+
+    def close(self) -> None:
+        """Dismiss helpers no workspace took."""
+        if self.helpers is not None:
+            self.helpers.close()
+            self.helpers = None
+
+
+def _prepare_helper() -> None:
+    """What a helper imports while it waits for its tasks: what the tasks
+    would import on first use (markdown-it, with the parser built, PyYAML,
+    json-source-map), ~70 ms of each process's start that the helper spends
+    while this process is still walking the workspace, not after."""
+    from .markdown import _parser
+
+    _parser()
+    import json_source_map  # noqa: F401
+    import yaml  # noqa: F401
 
 
 PARALLEL_MIN_PROBES = 200
@@ -125,11 +194,14 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
     """A pool of ``workers`` processes forked from this one, inheriting ``session``
     and ``tasks``: a task is sent to a worker as its index in ``tasks`` (pickling
     thousands of paths per task to a process that already has them cost ~0.1 s
-    at 1,000 probes). Forked as :func:`_forking` describes."""
+    at 1,000 probes). Forked as
+    :func:`~skill_eval.linter.task_sharing.forking` describes."""
     import multiprocessing
 
+    from .task_sharing import forking
+
     global _WORKER_SESSION, _WORKER_TASKS
-    with _forking():
+    with forking():
         _WORKER_SESSION, _WORKER_TASKS = session, tasks
         try:
             return multiprocessing.get_context("fork").Pool(workers)
@@ -137,262 +209,12 @@ def _fork_pool(session: LintSession, workers: int, tasks: list):
             _WORKER_SESSION, _WORKER_TASKS = None, []
 
 
-@contextmanager
-def _forking():
-    """The state in which this process forks workers.
-
-    The workers do not get this process's standard streams: in the language
-    server another thread is blocked reading stdin (holding its lock, which a
-    forked child would wait on forever when multiprocessing closes stdin), and
-    stdout carries the protocol, which no worker may write or flush into.
-
-    Every object that exists at the fork is frozen out of the workers' garbage
-    collections (``gc.freeze``, as the ``gc`` documentation advises before a
-    fork): a collection in a worker would otherwise touch, and so copy, the
-    memory pages of everything it inherited.
-    """
-    import gc
-    import sys
-    import warnings
-
-    streams = sys.stdin, sys.stdout
-    sys.stdin = sys.stdout = None
-    gc.freeze()
-    try:
-        with warnings.catch_warnings():
-            # Python 3.12+ warns that forking a process with threads may
-            # deadlock the child: the workers run engine code only, and the one
-            # lock they could meet (stdin's) is out of their reach above.
-            warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-            yield
-    finally:
-        gc.unfreeze()
-        sys.stdin, sys.stdout = streams
-
-
-def _share_tasks(session: LintSession, tasks: list, helpers: int) -> Iterator[tuple[int, object]]:
-    """``(index, _lint_chunk_task(index))`` for every task, as each is done, in
-    no fixed order: run by this process and ``helpers`` forked ones, taking
-    tasks from one shared counter, this process from the front of ``tasks``
-    and the helpers from the back (so each works through neighbouring chunks,
-    largest first, when they are laid out by :func:`_guided_chunks`).
-
-    This process is one of the workers, unlike a ``multiprocessing.Pool``'s
-    parent: with two CPUs, a pool of two workers plus the parent folding in
-    their results were three busy processes on two cores, and every worker
-    paid its own lazy imports (markdown-it, PyYAML: ~50 ms) and SKILL.md
-    parses. A helper's results are received by a thread here (a helper
-    blocked on a full pipe would idle) and handed over between this process's
-    own tasks. A task whose result never came (its helper died, or the task
-    raised there) is run here at the end, where an error surfaces as it would
-    without helpers.
-
-    Plain ``os.fork`` and pipes, not :mod:`multiprocessing` (importing it costs
-    ~30 ms of the serial start: sockets, tempfile, shutil, signal): the
-    counter lives in an anonymous shared ``mmap``, guarded by a one-byte token
-    in a pipe (the protocol of make's jobserver: a one-byte read or write of a
-    pipe is atomic), and each helper sends its results, pickled and
-    length-prefixed, down a pipe of its own. Helpers are forked as
-    :func:`_forking` describes and leave with ``os._exit``.
-    """
-    import mmap
-    import queue
-    import threading
-
-    global _WORKER_SESSION, _WORKER_TASKS
-    counter = _TaskCounter(mmap.mmap(-1, 16), *os.pipe(), len(tasks))
-    received: "queue.SimpleQueue" = queue.SimpleQueue()
-    children: list[int] = []
-    readers: list[threading.Thread] = []
-    _WORKER_SESSION, _WORKER_TASKS = session, tasks
-    try:
-        with _forking():
-            for _ in range(helpers):
-                receiving, sending = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # the helper: it never leaves this block
-                    code = 1
-                    try:
-                        os.close(receiving)
-                        _helper_main(counter, len(tasks), sending)
-                        code = 0
-                    finally:
-                        os._exit(code)
-                os.close(sending)
-                children.append(pid)
-                readers.append(threading.Thread(target=_receive, args=(receiving, received), daemon=True))
-        for reader in readers:
-            reader.start()
-    except BaseException:
-        _end_helpers(children)
-        counter.close()
-        raise
-    return _shared_results(tasks, counter, received, len(readers), children)
-
-
-class _TaskCounter:
-    """The tasks not taken yet, shared by this process and its forked helpers:
-    the first and the last index left. This process takes from the front,
-    helpers from the back (:meth:`take`)."""
-
-    def __init__(self, memory, token_read: int, token_write: int, count: int) -> None:
-        self.memory = memory
-        self.token_read, self.token_write = token_read, token_write
-        memory[:16] = (0).to_bytes(8, "little", signed=True) + (count - 1).to_bytes(8, "little", signed=True)
-        os.write(token_write, b"t")
-
-    def take(self, front: bool) -> int | None:
-        """The next task's index from the front (or back), ``None`` when none is left."""
-        os.read(self.token_read, 1)  # blocks while another process holds the token
-        try:
-            first = int.from_bytes(self.memory[:8], "little", signed=True)
-            last = int.from_bytes(self.memory[8:16], "little", signed=True)
-            if first > last:
-                return None
-            if front:
-                self.memory[:8] = (first + 1).to_bytes(8, "little", signed=True)
-                return first
-            self.memory[8:16] = (last - 1).to_bytes(8, "little", signed=True)
-            return last
-        finally:
-            os.write(self.token_write, b"t")
-
-    def close(self) -> None:
-        for fd in (self.token_read, self.token_write):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.memory.close()
-
-
-def _shared_results(tasks: list, counter: _TaskCounter, received, helpers: int, children: list[int]) -> Iterator[tuple[int, object]]:
-    """The results of :func:`_share_tasks`, this process's own tasks run as the
-    iteration asks for more."""
-    import queue
-
-    completed = False
-    try:
-        done: set[int] = set()
-        finished = 0
-        while True:
-            while True:  # what the helpers finished meanwhile
-                try:
-                    item = received.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    finished += 1
-                elif item[1]:
-                    done.add(item[0])
-                    yield item[0], item[2]
-            index = counter.take(front=True)
-            if index is None:
-                break
-            result = _lint_chunk_task(index)
-            done.add(index)
-            yield index, result
-        while finished < helpers:
-            item = received.get()
-            if item is None:
-                finished += 1
-            elif item[1]:
-                done.add(item[0])
-                yield item[0], item[2]
-        for index in range(len(tasks)):
-            if index not in done:
-                yield index, _lint_chunk_task(index)
-        completed = True
-    finally:
-        _end_helpers(children, completed)
-        counter.close()
-
-
-def _end_helpers(children: list[int], completed: bool = False) -> None:
-    """Reap the helpers: done by now when the run ``completed`` (each leaves
-    once the counter runs out), else stopped."""
-    import signal
-
-    global _WORKER_SESSION, _WORKER_TASKS
-    _WORKER_SESSION, _WORKER_TASKS = None, []
-    for pid in children:
-        try:
-            if not completed:
-                os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-
-
-def _helper_main(counter: _TaskCounter, count: int, sending: int) -> None:
-    """A forked helper of :func:`_share_tasks`: take tasks until none are
-    left, sending ``(index, True, result)`` for each (``(index, False, None)``
-    for one that raised, which the parent then runs itself)."""
-    import pickle
-
-    try:
-        while True:
-            index = counter.take(front=False)
-            if index is None:
-                break
-            try:
-                message = (index, True, _lint_chunk_task(index))
-            except Exception:  # noqa: BLE001 - the parent redoes the task and reports
-                message = (index, False, None)
-            data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-            _write_all(sending, len(data).to_bytes(8, "little") + data)
-            if not message[1]:
-                break
-    finally:
-        os.close(sending)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _receive(receiving: int, received) -> None:
-    """Move a helper's results into ``received`` until it is done (its end of
-    the pipe closed, or it died); then ``None``."""
-    import pickle
-
-    try:
-        while True:
-            header = _read_exactly(receiving, 8)
-            if header is None:
-                break
-            data = _read_exactly(receiving, int.from_bytes(header, "little"))
-            if data is None:
-                break
-            received.put(pickle.loads(data))
-    except OSError:
-        pass
-    finally:
-        os.close(receiving)
-        received.put(None)
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    """``size`` bytes from ``fd``, or ``None`` at the end of the stream."""
-    parts = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            return None
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
-
-
 _WORKER_SESSION: LintSession | None = None
 """The session a forked worker inherits from the parent (set just before forking)."""
 
 _WORKER_TASKS: list[tuple[Targets, frozenset, Sequence]] = []
 """The tasks a forked worker inherits: ``(targets, scopes, rule codes)`` for
-:func:`_lint_probes_task`; ``(targets, scopes, probe paths whose facts to
-compute)`` for :func:`_lint_chunk_task`."""
+:func:`_lint_probes_task`."""
 
 
 def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
@@ -404,9 +226,11 @@ def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
     return index, lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)[0]
 
 
-def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple[list[Diagnostic], set[str]]:
-    """Lint ``targets`` in this process and ``jobs`` - 1 forked helpers
-    (:func:`_share_tasks`), with the same result as :func:`lint_targets`.
+def _lint_in_workers(session: LintSession, targets: Targets, jobs: int, helpers=None) -> tuple[list[Diagnostic], set[str]]:
+    """Lint ``targets`` in this process and ``jobs`` - 1 forked helpers (those
+    given, forked early, or new ones; see
+    :class:`~skill_eval.linter.task_sharing.Helpers`), with the same result
+    as :func:`lint_targets`.
 
     Map, then reduce. The workspace's probes are cut into contiguous chunks
     (neighbours share a SKILL.md, so each worker parses few skills), largest
@@ -423,9 +247,9 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     is loaded twice, where a task per workspace-wide rule loaded every probe
     (and parsed every SKILL.md) once more, ~0.5 s of CPU at 1,000 probes.
 
-    Forking copies this process's imported modules, so a helper starts in
-    milliseconds; its results come back pickled and are merged, deduped and
-    sorted here.
+    A helper gets the session and the tasks pickled (~2 ms here at 1,000
+    probes); its results come back pickled and are merged, deduped and sorted
+    here.
     """
     rules = enabled_rules(session.config)
     wide = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
@@ -438,7 +262,11 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int) -> tuple
     seen: set[str] = set()
     facts: dict[str, dict[Path, object]] = {code: {} for code in by_code}
     refs: set[str] = set()
-    results = _share_tasks(session, tasks, jobs - 1)
+    if helpers is None:
+        from .task_sharing import Helpers
+
+        helpers = Helpers(jobs - 1, start=_start_chunk_tasks)
+    results = helpers.share((session, tasks), len(tasks))
     try:
         for rule in wide:  # while the helpers start
             _ahead_of_check(rule.prepare, session)
@@ -497,7 +325,8 @@ _LOCAL_SCOPES = frozenset({Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC})
 def _guided_chunks(count: int, jobs: int, smallest: int = 16) -> list[tuple[int, int]]:
     """``(start, end)`` of contiguous chunks of ``count`` probes for ``jobs``
     workers, in probe order, largest at both ends and smallest in the middle
-    ("guided" scheduling from two ends: :func:`_share_tasks`'s first worker
+    ("guided" scheduling from two ends: in
+    :meth:`~skill_eval.linter.task_sharing.Helpers.share` the first worker
     takes chunks from the front, the others from the back). Chunk sizes are
     the remaining probes over ``2 * jobs``, down to ``smallest``, dealt to the
     two ends in turn. Big chunks keep per-task costs low; small ones last keep
@@ -522,13 +351,19 @@ def _guided_chunks(count: int, jobs: int, smallest: int = 16) -> list[tuple[int,
     return bounds
 
 
-def _lint_chunk_task(index: int) -> tuple[list[Diagnostic], list[str], dict[str, list], list[str]]:
-    """Chunk ``index`` of :data:`_WORKER_TASKS` for :func:`_lint_in_workers`: its
-    diagnostics, the files it checked, its probes' facts for the workspace-wide
-    rules (by code) and the SKILL.md/output-spec paths its probes name (paths
-    as strings: cheaper to pickle)."""
-    session = _WORKER_SESSION
-    targets, scopes, facts_for = _WORKER_TASKS[index]
+def _start_chunk_tasks(order: tuple[LintSession, list[tuple]]) -> Callable[[int], tuple]:
+    """The runner of the tasks of :func:`_lint_in_workers` in a process given
+    ``order``, ``(session, tasks)``: :func:`_lint_chunk_task` by index."""
+    session, tasks = order
+    return lambda index: _lint_chunk_task(session, tasks[index])
+
+
+def _lint_chunk_task(session: LintSession, task: tuple) -> tuple[list[Diagnostic], list[str], dict[str, list], list[str]]:
+    """One chunk of :func:`_lint_in_workers`, ``(targets, scopes, probes whose
+    facts to compute)``: its diagnostics, the files it checked, its probes'
+    facts for the workspace-wide rules (by code) and the SKILL.md/output-spec
+    paths its probes name (paths as strings: cheaper to pickle)."""
+    targets, scopes, facts_for = task
     rules = enabled_rules(session.config)
     diagnostics, checked = lint_targets(session, targets, rules, scopes=scopes)
     compared = [session.probe(path) for path in facts_for]
@@ -601,7 +436,7 @@ class PoolResults:
         self._results = results
         self._chunks = chunks
 
-    def __iter__(self) -> "PoolResults":
+    def __iter__(self) -> PoolResults:
         return self
 
     def __next__(self) -> tuple[list[Path], list[Diagnostic]]:
@@ -711,4 +546,4 @@ def _dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return unique
 
 
-__all__ = ["LintResult", "lint_paths", "lint_targets", "lint_probes_in_workers", "enabled_rules", "Span"]
+__all__ = ["LintResult", "Span", "enabled_rules", "lint_paths", "lint_probes_in_workers", "lint_targets"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,7 +70,7 @@ def sorted_paths(paths: Iterable[Path]) -> list[Path]:
 _parts = operator.attrgetter("parts")
 
 
-def discover(path: Path, reader: Reader) -> Targets:
+def discover(path: Path, reader: Reader, on_probe: Callable[[int], None] | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
     A folder: every probe.json, SKILL.md and output-spec.md below it. A
@@ -79,6 +79,10 @@ def discover(path: Path, reader: Reader) -> Targets:
     its folder, if it has one (a changed question.md re-checks its probe). A
     config file (skill-eval.toml, pyproject.toml): everything below its folder,
     since a config change can change every finding.
+
+    ``on_probe``, when given, is called with the number of probes found so
+    far as a folder walk finds each (the parallel CLI forks its helpers once
+    that number shows the work will be shared).
     """
     path = absolute(path)
     targets = Targets()
@@ -86,6 +90,8 @@ def discover(path: Path, reader: Reader) -> Targets:
         targets.pruned = []
         for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned):
             _add(targets, found)
+            if on_probe is not None and found.name == PROBE_FILE:
+                on_probe(len(targets.probes))
         return targets
     name = path.name
     if name in CONFIG_FILES:
