@@ -50,6 +50,18 @@ def test_fast_and_full_validators_agree(document) -> None:
     assert is_valid_fast(document) == full, json.dumps(document)
 
 
+@settings(max_examples=400, deadline=None)
+@given(expectation)
+def test_fast_and_full_validators_agree_on_expectations(value) -> None:
+    """The fast validator states an expectation differently (one schema, not
+    six ``anyOf`` branches: ``fast_check_schema``); in a valid probe, every
+    expectation must get the same verdict from both."""
+    document = {"id": "p", "tier": 2, "kind": "floor", "step_heading": "Step", "shapes": [], "seeded_defects": 1,
+                "defects": [{"id": "D1", "shape": "euphemized", "quote": "q", "caught_when": {"verdict": value}}]}
+    full = _validator().is_valid(document)
+    assert is_valid_fast(document) == full, json.dumps(value)
+
+
 def test_generated_fast_validator_is_current() -> None:
     assert GENERATED.read_text(encoding="utf-8") == generate_fast_validator_code(), (
         "run `python -m skill_eval.linter.probejson --regenerate` after editing the schema"
