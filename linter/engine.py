@@ -56,8 +56,9 @@ def lint_paths(
 
     ``config`` replaces config discovery; otherwise the root's config file (or
     ``config_path``) is read and ``overrides`` applied on top of it.
-    ``jobs`` > 1 lints a large workspace (:data:`PARALLEL_MIN_PROBES` probes or
-    more) in that many forked worker processes; the result is the same.
+    ``jobs`` > 1 shares the lint of a workspace with enough work
+    (:data:`SHARE_MIN_WORK`) between this process and ``jobs`` - 1 forked
+    helpers; the result is the same.
     Raises :class:`~skill_eval.linter.config.ConfigError` and
     :class:`FileNotFoundError` for unusable input; rule crashes never escape.
     """
@@ -88,7 +89,7 @@ def _lint_paths(
         if not reader.is_file(path) and not reader.is_dir(path):
             raise FileNotFoundError(f"{raw}: no such file or folder")
         root = find_workspace_root(path)
-        discovered = discover(path, reader, early.on_probe)
+        discovered = discover(path, reader, early.on_found)
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
             whole[root] = discovered.pruned
@@ -115,8 +116,8 @@ def _lint_paths(
 
 class _EarlyHelpers:
     """The helpers of a parallel :func:`lint_paths`, forked while discovery is
-    still walking the workspace, as soon as it has found
-    :data:`PARALLEL_MIN_PROBES` probes (:meth:`on_probe`): they import what
+    still walking the workspace, as soon as what it has found is work enough
+    to share (:meth:`on_found`, :data:`SHARE_MIN_WORK`): they import what
     linting needs (:func:`_prepare_helper`, ~70 ms) while this process walks
     on, loads the config and cuts the tasks, instead of after. Not forked on
     speculation: with a helper waiting, a small workspace's lint was ~10%
@@ -128,8 +129,10 @@ class _EarlyHelpers:
         self.helpers: Helpers | None = None
         self.used = jobs < 2 or not _can_fork()
 
-    def on_probe(self, count: int) -> None:
-        if count == PARALLEL_MIN_PROBES and not self.used:
+    def on_found(self, found: Targets) -> None:
+        """Called by :func:`~skill_eval.linter.workspace.discover` with what
+        its walk has found so far, after each fixture."""
+        if not self.used and _work(found) >= SHARE_MIN_WORK:
             from .task_sharing import Helpers
 
             self.used = True
@@ -161,15 +164,37 @@ def _prepare_helper() -> None:
 
 
 PARALLEL_MIN_PROBES = 200
-"""Below this many probes one process is faster than starting workers."""
+"""From this many probes, the language server's scan forks workers, and a
+run on a few files of a workspace shares the loading of every probe's facts
+(:func:`_workers_pay_off`)."""
+
+SHARE_MIN_WORK = 120
+"""A run of ``skill-eval-lint`` shares its lint with helpers (``jobs`` > 1)
+from this much work on (:func:`_work`). Measured with helpers forked while
+discovery walks (alternating runs, 15-21 each, on trees of
+``make_bench_corpus.py``): they paid off at 25 probes of 10 skills (0.297 ->
+0.276 s) and 120 probes of one skill (0.323 -> 0.305 s), broke even at 60 of
+one skill, and cost time at 10 probes of 10 skills (0.217 -> 0.223 s) and 30
+of one skill (0.223 -> 0.242 s)."""
+
+SKILL_WORK = 10
+"""What parsing one SKILL.md weighs in :func:`_work`, in probes (~9 ms
+against ~0.8 ms for a probe's checks)."""
+
+
+def _work(targets: Targets) -> int:
+    """The work of linting ``targets``, in probes: each probe, and
+    :data:`SKILL_WORK` for each SKILL.md."""
+    return len(targets.probes) + SKILL_WORK * len(targets.skills)
 
 
 def _workers_pay_off(session: LintSession, targets: Targets) -> bool:
-    """Whether to fork workers: for many probes to lint, or for a few in a
-    large workspace whose probes the workspace-wide rules compare them with
-    (a pre-commit run on three files of a thousand-probe workspace spends
-    most of its time loading the other probes' facts)."""
-    if len(targets.probes) >= PARALLEL_MIN_PROBES:
+    """Whether to share the lint with helpers: for work enough
+    (:data:`SHARE_MIN_WORK`), or for a few probes in a large workspace whose
+    probes the workspace-wide rules compare them with (a pre-commit run on
+    three files of a thousand-probe workspace spends most of its time
+    loading the other probes' facts)."""
+    if _work(targets) >= SHARE_MIN_WORK:
         return True
     if not targets.probes or not any(rule.uses_probe_facts for rule in enabled_rules(session.config)):
         return False

@@ -70,7 +70,7 @@ def sorted_paths(paths: Iterable[Path]) -> list[Path]:
 _parts = operator.attrgetter("parts")
 
 
-def discover(path: Path, reader: Reader, on_probe: Callable[[int], None] | None = None) -> Targets:
+def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
     A folder: every probe.json, SKILL.md and output-spec.md below it. A
@@ -80,9 +80,9 @@ def discover(path: Path, reader: Reader, on_probe: Callable[[int], None] | None 
     config file (skill-eval.toml, pyproject.toml): everything below its folder,
     since a config change can change every finding.
 
-    ``on_probe``, when given, is called with the number of probes found so
-    far as a folder walk finds each (the parallel CLI forks its helpers once
-    that number shows the work will be shared).
+    ``on_found``, when given, is called with the targets found so far after
+    each fixture a folder walk finds (the parallel CLI forks its helpers as
+    soon as they show the work will be shared).
     """
     path = absolute(path)
     targets = Targets()
@@ -90,8 +90,8 @@ def discover(path: Path, reader: Reader, on_probe: Callable[[int], None] | None 
         targets.pruned = []
         for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned):
             _add(targets, found)
-            if on_probe is not None and found.name == PROBE_FILE:
-                on_probe(len(targets.probes))
+            if on_found is not None:
+                on_found(targets)
         return targets
     name = path.name
     if name in CONFIG_FILES:

@@ -58,6 +58,7 @@ def test_forked_workers_lint_each_fixture_alike(case: Path, monkeypatch: pytest.
         pytest.skip("no fork on this platform")
     serial = lint_paths([case], jobs=1).diagnostics
     monkeypatch.setattr(engine, "PARALLEL_MIN_PROBES", 1)
+    monkeypatch.setattr(engine, "SHARE_MIN_WORK", 1)
     parallel = lint_paths([case], jobs=2).diagnostics
     assert _full(parallel) == _full(serial)
 
@@ -76,6 +77,7 @@ def test_forked_workers_lint_one_file_of_a_workspace_alike(case: Path, monkeypat
         serial = lint_paths([probe], jobs=1).diagnostics
         with monkeypatch.context() as patched:
             patched.setattr(engine, "PARALLEL_MIN_PROBES", 1)
+            patched.setattr(engine, "SHARE_MIN_WORK", 1)
             forked = []
             original = engine._lint_in_workers
             patched.setattr(engine, "_lint_in_workers", lambda *a, **k: forked.append(1) or original(*a, **k))
@@ -107,6 +109,7 @@ def test_a_crash_computing_probe_facts_is_se000_for_that_probe(monkeypatch: pyte
     assert any(d.code == "SE006" for d in serial)
     if engine._can_fork():
         monkeypatch.setattr(engine, "PARALLEL_MIN_PROBES", 1)
+        monkeypatch.setattr(engine, "SHARE_MIN_WORK", 1)
         assert _full(lint_paths([case], jobs=2).diagnostics) == _full(serial)
 
 
