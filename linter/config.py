@@ -19,9 +19,9 @@ from __future__ import annotations
 import fnmatch
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from .textfile import DEFAULT_MAX_FILE_SIZE
 
@@ -40,21 +40,23 @@ class ConfigError(Exception):
     """A config file or override that cannot be used; the message names the fix."""
 
 
-@dataclass(frozen=True)
-class PhraseConfig:
+_NOTHING: Mapping = MappingProxyType({})
+"""The default of the mapping fields: empty, and read-only like the rest."""
+
+
+class PhraseConfig(NamedTuple):
     """Extra phrases to flag and phrases to allow, for one phrase rule."""
 
     extra: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(NamedTuple):
     """An agent for the eval runner: a command (argv, never a shell)."""
 
     name: str
     command: tuple[str, ...]
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = _NOTHING
     timeout: float = 600.0
     model: str = ""
     treatment: str = "prepend"
@@ -63,15 +65,18 @@ class AgentConfig:
     treatment_args: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Config:
-    """Everything that changes what skill-eval reports or runs."""
+class Config(NamedTuple):
+    """Everything that changes what skill-eval reports or runs.
+
+    Immutable records (the config, its phrase and agent entries) are named
+    tuples, not frozen dataclasses: importing :mod:`dataclasses` and making
+    the classes cost ~20 ms of every start of the linter."""
 
     select: tuple[str, ...] = ()
     """Codes or code prefixes to enable (empty: all rules)."""
     ignore: tuple[str, ...] = ()
     """Codes or code prefixes to disable; wins over ``select``."""
-    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    per_file_ignores: Mapping[str, tuple[str, ...]] = _NOTHING
     """Glob (relative to the workspace root) -> codes ignored in matching files."""
     signposting: PhraseConfig = PhraseConfig()
     quiz_framing: PhraseConfig = PhraseConfig()
@@ -82,7 +87,7 @@ class Config:
     frontmatter_allowed_keys: tuple[str, ...] = ()
     """SKILL.md front-matter keys accepted besides the Agent Skills spec's."""
     calibration_max_starts: int | None = None
-    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
+    agents: Mapping[str, AgentConfig] = _NOTHING
     source: Path | None = None
     """The config file this came from, if any."""
 
@@ -105,7 +110,7 @@ class Config:
 
     def with_overrides(self, **overrides: Any) -> "Config":
         """A copy with caller overrides applied (step 3 of the order)."""
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+        return self._replace(**{k: v for k, v in overrides.items() if v is not None})
 
 
 _KNOWN_KEYS = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,14 +27,17 @@ if TYPE_CHECKING:
     from .task_sharing import Helpers
 
 
-@dataclass
 class LintResult:
     """Diagnostics of one run, sorted, and the files it checked (their paths
     as strings: only how many is reported)."""
 
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    checked: set[str] = field(default_factory=set)
-    sessions: list[LintSession] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.checked: set[str] = set()
+        self.sessions: list[LintSession] = []
+
+    def __repr__(self) -> str:
+        return f"LintResult({len(self.diagnostics)} diagnostics, {len(self.checked)} files checked)"
 
 
 def enabled_rules(config: Config) -> list[Rule]:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -202,13 +201,23 @@ def write_json_atomic(path: Path, data: Any) -> None:
 # -- reading --------------------------------------------------------------------------
 
 
-@dataclass
 class RunsFile:
-    """The records of one runs file, each with its 1-based line, and torn lines."""
+    """The records of one runs file, each with its 1-based line, and torn lines.
 
-    path: Path
-    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    torn: list[int] = field(default_factory=list)
+    This module's records are plain classes, not dataclasses: the calibration
+    rules import it on every start, and :mod:`dataclasses` costs ~10 ms to
+    import (~1 ms more per class)."""
+
+    __slots__ = ("path", "records", "torn")
+
+    def __init__(self, path: Path, records: list[tuple[int, dict[str, Any]]] | None = None,
+                 torn: list[int] | None = None) -> None:
+        self.path = path
+        self.records: list[tuple[int, dict[str, Any]]] = [] if records is None else records
+        self.torn: list[int] = [] if torn is None else torn
+
+    def __repr__(self) -> str:
+        return f"RunsFile({self.path!r}, {len(self.records)} records, torn lines {self.torn})"
 
     @property
     def starts(self) -> int:
@@ -311,14 +320,21 @@ def record_passed(record: dict[str, Any]) -> bool | None:
     return bool(defects) and all(d in caught for d in defects)
 
 
-@dataclass
 class ArmSample:
     """One arm's graded reps of one probe version."""
 
-    reps: int = 0
-    caught: int = 0
-    errors: int = 0
-    timeouts: int = 0
+    __slots__ = ("reps", "caught", "errors", "timeouts")
+
+    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0) -> None:
+        self.reps, self.caught, self.errors, self.timeouts = reps, caught, errors, timeouts
+
+    def __repr__(self) -> str:
+        return f"ArmSample(reps={self.reps}, caught={self.caught}, errors={self.errors}, timeouts={self.timeouts})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArmSample):
+            return NotImplemented
+        return (self.reps, self.caught, self.errors, self.timeouts) == (other.reps, other.caught, other.errors, other.timeouts)
 
     @property
     def rate(self) -> float | None:
@@ -358,18 +374,23 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
     return "mixed" if treatment.reps else "pending"
 
 
-@dataclass
 class VersionSample:
     """The graded sample of one probe version, from its records."""
 
-    probe: str
-    version: int
-    arms: dict[str, ArmSample] = field(default_factory=lambda: {arm: ArmSample() for arm in ARMS})
-    starts: int = 0
-    hashes: set[tuple[str, str]] = field(default_factory=set)
-    agents: set[str] = field(default_factory=set)
-    kind: str | None = None
-    last_ended: str | None = None
+    __slots__ = ("probe", "version", "arms", "starts", "hashes", "agents", "kind", "last_ended")
+
+    def __init__(self, probe: str, version: int) -> None:
+        self.probe = probe
+        self.version = version
+        self.arms: dict[str, ArmSample] = {arm: ArmSample() for arm in ARMS}
+        self.starts = 0
+        self.hashes: set[tuple[str, str]] = set()
+        self.agents: set[str] = set()
+        self.kind: str | None = None
+        self.last_ended: str | None = None
+
+    def __repr__(self) -> str:
+        return f"VersionSample({self.probe!r}, {self.version}, starts={self.starts}, arms={self.arms})"
 
     @property
     def zone(self) -> str:

@@ -87,16 +87,21 @@ class Helpers:
         this process while the helper is still preparing); they are handed
         over between this process's own tasks. A task whose result never came
         (its helper died, or the task raised there) is run here at the end,
-        where an error surfaces as it would without helpers. The helpers are
-        ended with the iteration (or when it is closed early).
+        where an error surfaces as it would without helpers; so is every task
+        when the order cannot be pickled. The helpers are ended with the
+        iteration (or when it is closed early).
         """
         import queue
         import threading
 
         run = self._start(order)
+        try:
+            message = _framed(dumps(order))
+        except Exception:  # noqa: BLE001 - an order that cannot travel is run here, all of it
+            self._end(completed=False)
+            return ((index, run(index)) for index in range(count))
         self._counter.reset(count)
         received: queue.SimpleQueue = queue.SimpleQueue()
-        message = _framed(dumps(order))
         threads = []
         for order_pipe, result_pipe in zip(self._order_pipes, self._result_pipes):
             threads.append(threading.Thread(target=_serve, args=(order_pipe, message, result_pipe, received), daemon=True))
@@ -258,9 +263,10 @@ def _serve(order_pipe: int, message: bytes, result_pipe: int, received) -> None:
 
 
 def dumps(value: object) -> bytes:
-    """``value`` pickled, paths as their text: a path pickled as its parts
-    costs ~9 µs to load, as its text ~3 µs (a run at 1,000 probes sends ~3,000
-    paths between processes)."""
+    """``value`` pickled, paths as their text (a path pickled as its parts
+    costs ~9 µs to load, as its text ~3 µs; a run at 1,000 probes sends ~3,000
+    paths between processes), and read-only mappings (the config's defaults)
+    as the mappings they show."""
     import io
     import pickle
 
@@ -282,14 +288,27 @@ def loads(data: bytes) -> object:
 def _dispatch_table() -> dict:
     import copyreg
     from pathlib import PosixPath, WindowsPath
+    from types import MappingProxyType
 
     table = copyreg.dispatch_table.copy()
     table[PosixPath] = table[WindowsPath] = _path_as_text
+    table[MappingProxyType] = _read_only_mapping
     return table
 
 
 def _path_as_text(path) -> tuple:
     return type(path), (str(path),)
+
+
+def _read_only_mapping(mapping) -> tuple:
+    return read_only_mapping, (dict(mapping),)
+
+
+def read_only_mapping(items: dict):
+    """A read-only view of ``items`` (what a pickled one is loaded as)."""
+    from types import MappingProxyType
+
+    return MappingProxyType(items)
 
 
 def _framed(data: bytes) -> bytes:

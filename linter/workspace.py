@@ -10,7 +10,6 @@ from __future__ import annotations
 import operator
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import has_pyproject_section
@@ -43,16 +42,36 @@ def find_workspace_root(path: Path) -> Path:
     return start
 
 
-@dataclass
 class Targets:
-    """What to lint below some paths: probe files, skills and output specs."""
+    """What to lint below some paths: probe files, skills and output specs.
 
-    probes: set[Path] = field(default_factory=set)
-    skills: set[Path] = field(default_factory=set)
-    output_specs: set[Path] = field(default_factory=set)
-    pruned: list[str] | None = None
-    """When these came from walking a folder: the folders that walk left out
-    by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.runs.runs_files_in`."""
+    A plain class, not a dataclass: :mod:`dataclasses` costs ~10 ms of every
+    start to import."""
+
+    __slots__ = ("probes", "skills", "output_specs", "pruned")
+
+    def __init__(
+        self,
+        probes: set[Path] | None = None,
+        skills: set[Path] | None = None,
+        output_specs: set[Path] | None = None,
+        pruned: list[str] | None = None,
+    ) -> None:
+        self.probes: set[Path] = set() if probes is None else probes
+        self.skills: set[Path] = set() if skills is None else skills
+        self.output_specs: set[Path] = set() if output_specs is None else output_specs
+        self.pruned = pruned
+        """When these came from walking a folder: the folders that walk left out
+        by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.runs.runs_files_in`."""
+
+    def __repr__(self) -> str:
+        return f"Targets({len(self.probes)} probes, {len(self.skills)} skills, {len(self.output_specs)} output specs)"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Targets):
+            return NotImplemented
+        return (self.probes, self.skills, self.output_specs, self.pruned) == (
+            other.probes, other.skills, other.output_specs, other.pruned)
 
     def update(self, other: "Targets") -> None:
         self.probes |= other.probes

@@ -10,7 +10,6 @@ workspace/configuration. An invalid layer is skipped and reported.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -33,7 +32,7 @@ def _fields_for(key: str) -> list[str]:
     """The :class:`Config` fields a config key sets (``max-artifact-lines`` ->
     ``max_artifact_lines``; ``calibration`` -> ``calibration_max_starts``)."""
     name = key.replace("-", "_")
-    names = [f.name for f in dataclasses.fields(Config)]
+    names = list(Config._fields)
     if name in names:
         return [name]
     return [field for field in names if field.startswith(name + "_")]
@@ -50,7 +49,7 @@ def layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
     for key in settings:
         for name in _fields_for(key):
             overrides[name] = getattr(parsed, name)
-    return dataclasses.replace(config, **overrides)
+    return config._replace(**overrides)
 
 
 def resolve(root: Path, layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[Config, list[str]]:

@@ -126,6 +126,25 @@ def test_helpers_given_no_order_are_dismissed() -> None:
             os.waitpid(pid, os.WNOHANG)  # reaped already
 
 
+def test_an_order_that_cannot_be_pickled_is_run_here() -> None:
+    parent = os.getpid()
+    helpers = Helpers(1, start=lambda order: (lambda index: (os.getpid(), order["tasks"][index])))
+    children = list(helpers._children)
+    results = list(helpers.share({"tasks": list(range(TASKS)), "lock": __import__("threading").Lock()}, TASKS))
+    assert sorted(value for _pid, value in (result for _index, result in results)) == list(range(TASKS))
+    assert {pid for _index, (pid, _value) in results} == {parent}
+    for pid in children:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # dismissed and reaped
+
+
+def test_the_default_config_travels() -> None:
+    """Its empty mappings are read-only views, which plain pickle refuses."""
+    from skill_eval.linter.config import Config
+
+    assert loads(dumps(Config())) == Config()
+
+
 def test_paths_travel_as_their_text() -> None:
     value = {"probe": Path("/w/a b/probe.json"), "nested": [(Path("relative/x.md"), 3)]}
     assert loads(dumps(value)) == value

@@ -9,7 +9,6 @@ within the front matter's text, which begins on the line after the opening
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -64,8 +63,7 @@ class Entry(NamedTuple):
                 "bool": "a boolean", "timestamp": "a date"}.get(tag, f"a YAML {tag}")
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(NamedTuple):
     """The front matter of one SKILL.md text.
 
     ``front`` is ``None`` when the file has none. ``error`` is the YAML error
