@@ -36,28 +36,29 @@ def suite_runs_files(session) -> list[Path]:
 
 
 def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
-    """Records of this probe's id in its suite's runs files."""
+    """Records of this probe's id in its suite's runs files (none at all in a
+    workspace without runs files, found out once per session)."""
     probe_id = context.probe_id
-    if probe_id is None:
+    if probe_id is None or not suite_runs_files(context.session):
         return []
-    return [(line, record) for path in _runs_files_of_suite(context.session, suite_of(context))
+    return [(line, record) for path in _for_suite(_SUITE_FILES, context, _suite_files)
             for line, record in read_runs_file(path).records if record.get("probe") == probe_id]
 
 
-def _runs_files_of_suite(session, suite: Path) -> list[Path]:
-    """One suite's runs files, listed once per session (the probes of a suite
-    share the listing: a thousand probes asked for it a thousand times)."""
-    return _per_suite(_SUITE_FILES, session, suite, _suite_files)
-
-
-def _per_suite(store: "weakref.WeakKeyDictionary", session, suite: Path, compute):
-    """``compute(suite)``, remembered in ``store`` for the session."""
-    by_suite = store.get(session)
-    if by_suite is None:
-        by_suite = store[session] = {}
-    found = by_suite.get(suite)
+def _for_suite(store: "weakref.WeakKeyDictionary", context, compute):
+    """``compute(suite_of(context))``, remembered in ``store`` for the session
+    (the probes of a suite share it: a thousand probes asked a thousand
+    times). Keyed by what decides the suite: the probe's SKILL.md, whose
+    ``Path`` the suite's probes share (its hash computed once), else the
+    probe's folder."""
+    by_key = store.get(context.session)
+    if by_key is None:
+        by_key = store[context.session] = {}
+    skill = context.skill_ref
+    key = skill if isinstance(skill, Path) else context.folder
+    found = by_key.get(key)
     if found is None:
-        found = by_suite[suite] = compute(suite)
+        found = by_key[key] = compute(suite_of(context))
     return found
 
 
@@ -67,17 +68,12 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
     probe_id = context.probe_id
     if probe_id is None:
         return None
-    path = _frozen_path_of(context.session, suite_of(context))
+    path = _for_suite(_FROZEN_PATHS, context, frozen_path)
     raw = context.session.read_raw(path)
     if raw is None:
         return None
     case = read_frozen(path, raw).get((probe_id, context.version))
     return (path, raw, case) if case is not None else None
-
-
-def _frozen_path_of(session, suite: Path) -> Path:
-    """One suite's frozen.json path, built once per session (~10 us a probe)."""
-    return _per_suite(_FROZEN_PATHS, session, suite, frozen_path)
 
 
 def line_span_of(path: Path, raw: bytes, needle: str) -> Span:
