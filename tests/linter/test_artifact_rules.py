@@ -146,16 +146,9 @@ def test_shared_grams_never_miss_a_shared_one(raw: list[list[int]]) -> None:
     # an exact set; a bitmap sized right, and far too small (the absorbing CLI guesses)
     for size, limit in ((total, total), (total, -1), (1, -1)):
         shared = SharedGrams(size, exact_limit=limit)
-        for number, grams in enumerate(sets):
-            shared.add(grams, number)
+        for grams in sets:
+            shared.add(grams)
         assert expected <= shared.shared
         assert shared.shared <= seen
         if limit >= 0:
             assert shared.shared == expected
-            # each artifact's shared 5-grams, without going over its 5-grams again
-            common = shared.common()
-            assert {number: sorted(grams) for number, grams in common.items()} == {
-                number: sorted(expected.intersection(grams)) for number, grams in enumerate(sets)
-                if expected.intersection(grams)}
-        else:
-            assert shared.common() is None

@@ -117,56 +117,34 @@ class SharedGrams:
     as they come (the parallel CLI adds each worker's as it arrives, while the
     others still lint).
 
-    Up to ``exact_limit`` expected 5-grams, "seen before" is a dict of each
-    5-gram's first owner (what :meth:`add` was told the array belongs to),
-    and every shared 5-gram keeps the list of its owners: so the shared
-    5-grams of each artifact (:meth:`common`) are known once all are added,
-    without going over every artifact's 5-grams again (~15 ms at 1,000
-    probes, at the end of a parallel run, when nothing else runs). Each array
-    costs two C-level passes (a small dict of it, and its keys against those
-    seen). Beyond that limit it is a bitmap of ~16 bits per 5-gram: a set of 2
+    "Seen before" is a set of the 5-grams for up to ``exact_limit`` expected
+    5-grams: two C-level set operations per array, about half the time of a
+    Python loop over its 5-grams (~50 ms where the loop took ~90 ms at 1,000
+    probes, spent in the parallel CLI's main process while its workers need
+    the CPU). Beyond that it is a bitmap of ~16 bits per 5-gram: a set of 2
     million Python ints (10,000 artifacts) peaked at ~130 MB and left the
     language server's memory fragmented. A bitmap has false positives (a
-    5-gram of one artifact taken as shared, ~6%) but no false negatives,
-    which is what prefix filtering needs: no shared 5-gram is ever left out.
+    5-gram of one artifact taken as shared, ~6%) but no false negatives, which
+    is what prefix filtering needs: no shared 5-gram is ever left out.
     """
 
     def __init__(self, expected: int, exact_limit: int = 600_000) -> None:
         """``expected``: how many 5-grams will be added (a guess will do);
-        ``exact_limit``: up to this many, exact (~40 MB at the limit, ~2,500
-        artifacts)."""
-        self._first: dict[int, object] | None = {} if expected <= exact_limit else None
-        self._owners: dict[int, list] = {}
-        self._bitmap_shared: set[int] = set()
-        bits = 1 << max(16, (expected * 16).bit_length()) if self._first is None else 8
+        ``exact_limit``: up to this many, an exact set (~35 MB at the limit,
+        ~2,500 artifacts)."""
+        self.shared: set[int] = set()
+        self._seen_set: set[int] | None = set() if expected <= exact_limit else None
+        bits = 1 << max(16, (expected * 16).bit_length()) if self._seen_set is None else 8
         self._mask = bits - 1
         self._seen = bytearray(bits >> 3)
 
-    @property
-    def exact(self) -> bool:
-        return self._first is not None
-
-    @property
-    def shared(self) -> set[int]:
-        return set(self._owners) if self._first is not None else self._bitmap_shared
-
-    def add(self, grams: array, owner: object = None) -> None:
-        """Add one artifact's 5-grams; ``owner`` names it for :meth:`common`."""
-        first = self._first
-        if first is not None:
-            fresh = dict.fromkeys(grams, owner)
-            again = fresh.keys() & first.keys()
-            if again:
-                owners = self._owners
-                for gram in again:
-                    known = owners.get(gram)
-                    if known is None:
-                        owners[gram] = [first[gram], owner]
-                    else:
-                        known.append(owner)
-            first.update(fresh)
+    def add(self, grams: array) -> None:
+        seen_set = self._seen_set
+        if seen_set is not None:
+            self.shared.update(seen_set.intersection(grams))
+            seen_set.update(grams)
             return
-        mask, seen, shared = self._mask, self._seen, self._bitmap_shared
+        mask, seen, shared = self._mask, self._seen, self.shared
         for gram in grams:
             bit = gram & mask
             flag = 1 << (bit & 7)
@@ -174,17 +152,6 @@ class SharedGrams:
                 shared.add(gram)
             else:
                 seen[bit >> 3] |= flag
-
-    def common(self) -> dict[object, list[int]] | None:
-        """Exactly: each owner's shared 5-grams (owners with none left out);
-        ``None`` for a bitmap, which keeps no owners."""
-        if self._first is None:
-            return None
-        by_owner: dict[object, list[int]] = {}
-        for gram, owners in self._owners.items():
-            for owner in owners:
-                by_owner.setdefault(owner, []).append(gram)
-        return by_owner
 
 
 GRAMS_PER_ARTIFACT = 256
@@ -261,12 +228,12 @@ class ReusedScenario(Rule):
         shared, paths = self._absorbed
         for path, facts in pairs:
             if facts is not None:
-                shared.add(facts.grams, path)
+                shared.add(facts.grams)
                 paths.add(path)
 
     _absorbed: tuple[SharedGrams, set[Path]] | None = None
 
-    def _shared_grams(self, entries: list[tuple[Path, ArtifactFacts]]) -> SharedGrams:
+    def _shared_grams(self, entries: list[tuple[Path, ArtifactFacts]]) -> set[int]:
         """The shared 5-grams of ``entries``: those absorbed already, plus the
         rest (all of them when nothing was absorbed). The absorbed state is
         consumed: a rule instance may be asked again (the language server)."""
@@ -276,26 +243,24 @@ class ReusedScenario(Rule):
         shared, paths = absorbed
         for path, facts in entries:
             if path not in paths:
-                shared.add(facts.grams, path)
-        return shared
+                shared.add(facts.grams)
+        return shared.shared
 
     def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold, root):
         if len(entries) < 2:
             return
-        grams_seen = self._shared_grams(entries)
-        commons = grams_seen.common()
-        shared_anywhere = grams_seen.shared if commons is None else None
+        shared_anywhere = self._shared_grams(entries)
         # Prefix filtering: order every set by one global order (5-grams of a
         # single artifact first, then by hash); two sets of Jaccard >= t share
         # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
         # that are shared at all are indexed and looked up.
         index: dict[int, list[int]] = {}
         prefixes = []
-        for number, (path, facts) in enumerate(entries):
+        for number, (_path, facts) in enumerate(entries):
             grams = facts.grams
             size = len(grams)
             keep = size - math.ceil(threshold * size - 1e-9) + 1
-            common = commons.get(path, ()) if commons is not None else shared_anywhere.intersection(grams)
+            common = shared_anywhere.intersection(grams)
             unique = size - len(common)
             prefix = sorted(common)[: keep - unique] if unique < keep else []
             prefixes.append(prefix)
