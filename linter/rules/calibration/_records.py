@@ -36,13 +36,20 @@ def suite_runs_files(session) -> list[Path]:
 
 
 def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
-    """Records of this probe's id in its suite's runs files (none at all in a
-    workspace without runs files, found out once per session)."""
+    """Records of this probe's id in its suite's runs files (none at all when
+    the session's walk of the workspace found no runs files)."""
     probe_id = context.probe_id
-    if probe_id is None or not suite_runs_files(context.session):
+    if probe_id is None or _walked_without_runs_files(context.session):
         return []
     return [(line, record) for path in _for_suite(_SUITE_FILES, context, _suite_files)
             for line, record in read_runs_file(path).records if record.get("probe") == probe_id]
+
+
+def _walked_without_runs_files(session) -> bool:
+    """Whether the session walked the whole workspace (the CLI) and found no
+    runs files. A session that did not (the language server's) is not
+    walked for this: each of its forked workers would walk it again."""
+    return session.pruned_folders is not None and not suite_runs_files(session)
 
 
 def _for_suite(store: "weakref.WeakKeyDictionary", context, compute):
