@@ -61,13 +61,15 @@ def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
             line=line,
             column=column,
         )
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # the byte-order mark (as "utf-8-sig" drops it, whose codec is Python code)
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         before = raw[: error.start]
         line = before.count(b"\n") + 1
         line_start = before.rfind(b"\n") + 1
-        column = len(before[line_start:].decode("utf-8-sig", errors="replace")) + 1
+        column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
         raise UnreadableFile(
             f"file is not valid UTF-8 (byte 0x{raw[error.start]:02x} at line {line})",
             "re-save the file as UTF-8",
