@@ -261,9 +261,10 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int, helpers=
 
     Map, then reduce. The workspace's probes are cut into contiguous chunks
     (neighbours share a SKILL.md, so each worker parses few skills), largest
-    first (:func:`_guided_chunks`); each SKILL.md and output-spec.md is
-    checked in the chunk holding the first probe below its folder (the probes
-    its checks read are loaded there anyway). A worker lints the probes,
+    first (:func:`_guided_chunks`); each output-spec.md is checked in the
+    chunk holding the first probe below its folder (the probes its checks
+    read are loaded there anyway), every SKILL.md in the first chunk a helper
+    takes (:func:`_chunk_tasks`). A worker lints the probes,
     skills and specs of its chunk that are among ``targets``, and computes the
     :meth:`~skill_eval.linter.rules.base.Rule.probe_facts` of all its probes
     for the workspace-wide rules that compare probes through them (reused
@@ -327,22 +328,27 @@ def _chunk_tasks(probes: list[Path], targets: Targets, jobs: int, facts_wanted: 
     """The tasks of :func:`_lint_in_workers`, one per chunk of ``probes``
     (:func:`_guided_chunks`): ``(what to lint, scopes, probes whose facts to
     compute)``. A chunk lints its probes that are among ``targets``, and the
-    SKILL.md/output-spec files of ``targets`` whose folder holds its first
-    probe; a file with no probe below goes to a last task of its own."""
+    output-spec files of ``targets`` whose folder holds its first probe (the
+    probes its checks read are loaded there anyway); a spec with no probe
+    below goes to a last task of its own. Every SKILL.md of ``targets`` goes
+    to the last task, the first a helper takes: their checks read only the
+    front matter, with PyYAML, which helpers import while they wait for
+    their tasks (:func:`_prepare_helper`), so this process need not (~20
+    ms)."""
     bounds = _guided_chunks(len(probes), jobs)
     chunks = [Targets(probes=targets.probes.intersection(probes[start:end])) for start, end in bounds]
     chunk_of = [number for number, (start, end) in enumerate(bounds) for _ in range(start, end)]
     by_text = sorted((str(path), number) for number, path in enumerate(probes))
     leftover = Targets()
-    for path in sorted_paths(targets.skills | targets.output_specs):
+    for path in sorted_paths(targets.output_specs):
         folder = str(path.parent).rstrip(os.sep) + os.sep
         first = bisect.bisect_left(by_text, (folder,))
         below = first < len(by_text) and by_text[first][0].startswith(folder)
-        group = chunks[chunk_of[by_text[first][1]]] if below else leftover
-        (group.skills if path in targets.skills else group.output_specs).add(path)
+        (chunks[chunk_of[by_text[first][1]]] if below else leftover).output_specs.add(path)
     tasks = [(chunk, _LOCAL_SCOPES, probes[start:end] if facts_wanted else ()) for chunk, (start, end) in zip(chunks, bounds)]
-    if leftover.skills or leftover.output_specs:
+    if leftover.output_specs or not tasks:
         tasks.append((leftover, _LOCAL_SCOPES, ()))
+    tasks[-1][0].skills.update(targets.skills)
     return tasks
 
 

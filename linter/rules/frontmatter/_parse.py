@@ -13,8 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...markdown import FrontMatter, parse_markdown
-from ...textfile import Span
+from ...markdown import FrontMatter, split_front_matter
+from ...textfile import Span, normalize_newlines
 
 if TYPE_CHECKING:  # pragma: no cover
     import yaml
@@ -139,8 +139,15 @@ class Parsed(NamedTuple):
 
 @lru_cache(maxsize=128)
 def parse_front_matter(text: str) -> Parsed:
-    """Compose the front matter of a SKILL.md ``text`` (normalized, as decoded)."""
-    front = parse_markdown(text).front_matter
+    """Compose the front matter of a SKILL.md ``text`` (normalized, as decoded).
+
+    The front matter is split off by lines, as :func:`parse_markdown` splits
+    it, without parsing the markdown: a process that only checks front
+    matter (the parallel CLI gives every SKILL.md's checks to one helper)
+    need not parse the document."""
+    if "\r" in text:
+        text = normalize_newlines(text)
+    front, _body = split_front_matter(text)
     if front is None or front.end_line is None:
         return Parsed(text, front, None, None, ())
     import yaml
