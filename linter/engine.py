@@ -253,7 +253,7 @@ def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
     return index, lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)[0]
 
 
-def _lint_in_workers(session: LintSession, targets: Targets, jobs: int, helpers=None) -> tuple[list[Diagnostic], set[str]]:
+def _lint_in_workers(session: LintSession, targets: Targets, jobs: int, helpers: Helpers | None = None) -> tuple[list[Diagnostic], set[str]]:
     """Lint ``targets`` in this process and ``jobs`` - 1 forked helpers (those
     given, forked early, or new ones; see
     :class:`~skill_eval.linter.task_sharing.Helpers`), with the same result
