@@ -236,8 +236,21 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> 
 
 def entry() -> None:
     """The ``skill-eval-lint`` console script (and ``python -m``): :func:`main`,
-    then :func:`hard_exit`."""
+    then :func:`hard_exit`, with the cyclic garbage collector off from the
+    start (:func:`collector_off_until_exit`)."""
+    collector_off_until_exit()
     hard_exit(main())
+
+
+def collector_off_until_exit() -> None:
+    """Turn the cyclic garbage collector off for the rest of a process that
+    ends with :func:`hard_exit`. :func:`main` lints with it off anyway and
+    turns it back on when it started on (for callers that live on); but the
+    first collection after that walks every object the run made: ~13 ms at
+    1,000 probes, spent just before exiting, when nothing is left to free."""
+    import gc
+
+    gc.disable()
 
 
 def hard_exit(code: int) -> NoReturn:

@@ -50,9 +50,10 @@ def entry() -> None:
     run ends as ``skill-eval-lint`` does (:func:`~skill_eval.linter.cli.hard_exit`);
     the other commands exit normally (the runner and the server have files and
     processes to close)."""
-    code = main()
     if sys.argv[1:2] == ["lint"]:
-        from skill_eval.linter.cli import hard_exit
+        from skill_eval.linter.cli import collector_off_until_exit, hard_exit
 
-        hard_exit(code)
+        collector_off_until_exit()
+        hard_exit(main())
+    code = main()
     sys.exit(code)
