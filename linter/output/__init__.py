@@ -36,4 +36,12 @@ def display_path(path: Path, base: Path | None = None) -> str:
 
 @lru_cache(maxsize=1024)
 def _relative_folder(folder: str, base: str) -> str:
-    return os.path.relpath(folder, base)
+    """``os.path.relpath(folder, base)``, from the parent's when ``folder`` is
+    neither ``base`` nor above it: its last part then is not one of ``base``'s,
+    so it only extends the parent's relative path (a report on a tree beside
+    the current folder names hundreds of probe folders of a few parents)."""
+    parent, name = os.path.split(folder)
+    if not name or parent == folder or folder == base or base.startswith(folder.rstrip(os.sep) + os.sep):
+        return os.path.relpath(folder, base)
+    above = _relative_folder(parent, base)
+    return name if above == "." else os.path.join(above, name)

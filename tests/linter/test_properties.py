@@ -130,3 +130,15 @@ def test_display_path_is_relpath_below_the_base(base_parts: list[str], path_part
         relative_folder = os.path.relpath(folder, base)
         assert display_path(Path(path), Path(base)) == (name if relative_folder == "." else os.path.join(relative_folder, name))
         assert display_path(Path(path), Path(base)) == expected
+
+
+@given(path_parts, path_parts)
+def test_relative_folder_is_relpath(base_parts: list[str], folder_parts: list[str]) -> None:
+    """The folder part of display_path, built from the parent's, is relpath's."""
+    import os
+
+    from skill_eval.linter.output import _relative_folder
+
+    base = os.path.normpath("/" + "/".join(base_parts))
+    folder = os.path.normpath("/" + "/".join(folder_parts))
+    assert _relative_folder(folder, base) == os.path.relpath(folder, base)
