@@ -273,7 +273,8 @@ class ReusedScenario(Rule):
         # that are shared at all are indexed and looked up. An artifact with
         # that many 5-grams of its own has an empty prefix: most artifacts of a
         # workspace, told by one C-level test of that many of its 5-grams
-        # (~4x cheaper than counting its shared ones).
+        # (~4x cheaper than counting its shared ones), or else by counting
+        # the shared ones among twice that many.
         has_none_shared = shared_anywhere.isdisjoint
         index: dict[int, list[int]] = {}
         prefixes: dict[int, list[int]] = {}
@@ -283,7 +284,12 @@ class ReusedScenario(Rule):
             keep = size - math.ceil(threshold * size - 1e-9) + 1
             if has_none_shared(grams[:keep]):
                 continue
-            common = shared_anywhere.intersection(grams)
+            head = grams[: 2 * keep]
+            common = shared_anywhere.intersection(head)
+            if len(head) - len(common) >= keep:
+                continue  # `keep` of its first 2 * keep 5-grams are its own already
+            if len(head) < size:
+                common = shared_anywhere.intersection(grams)
             unique = size - len(common)
             if unique >= keep:
                 continue
