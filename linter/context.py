@@ -53,13 +53,17 @@ class LintSession:
         probe_paths: list[Path] | None = None,
         walked_fixtures: set[Path] | None = None,
         pruned_folders: list[str] | None = None,
+        walked_links: list[str] | None = None,
     ) -> None:
         """``probe_paths``, when the caller already walked the whole workspace,
         spares :attr:`all_probe_paths` a second walk; ``walked_fixtures`` (every
         SKILL.md and output-spec.md that walk found) spares :meth:`nearest` a
         ``stat`` in each folder without one; ``pruned_folders`` (the folders it
         left out by name) spares the calibration rules a walk for the runs
-        files. All describe the files as they are for this session (the
+        files; ``walked_links`` (every symbolic link it listed), given when
+        the fixtures are exactly those that walk found, spares :meth:`resolve`
+        an ``lstat`` for each file in a folder of theirs that is no link (~2
+        per probe). All describe the files as they are for this session (the
         CLI's); a long-lived session leaves them out."""
         self.root = root
         self.config = config
@@ -76,6 +80,7 @@ class LintSession:
             self.__dict__["all_probe_paths"] = list(probe_paths)
         self._walked_fixtures = walked_fixtures
         self.pruned_folders = pruned_folders
+        self._walked_links = None if walked_links is None else frozenset(walked_links)
         self._real_folders: dict[str, str] = {}
 
     @cached_property
@@ -147,6 +152,10 @@ class LintSession:
             joined = Path(os.path.normpath(os.path.join(base, relative)))
         else:
             joined = base / relative  # a plain file name: already normal
+        if self._walked_links is not None:
+            text = str(joined)
+            if text not in self._walked_links and os.path.dirname(text) in self._walked_folders:
+                return joined  # in a folder the walk listed, and no link there: inside the workspace
         try:
             real = self._realpath(str(joined), remember)
         except (OSError, RuntimeError, ValueError):
@@ -221,6 +230,14 @@ class LintSession:
         if remember:
             self._nearest[key] = found
         return found
+
+    @cached_property
+    def _walked_folders(self) -> frozenset[str]:
+        """The folders of the walked fixtures (only with ``walked_links``):
+        folders the walk listed, below the workspace root and reached
+        without following a link, so their real paths are inside it."""
+        paths = self.all_probe_paths + list(self._walked_fixtures or ())
+        return frozenset(os.path.dirname(str(path)) for path in paths)
 
     @cached_property
     def _walked_by_name(self) -> dict[str, Path] | None:

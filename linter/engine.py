@@ -85,7 +85,7 @@ def _lint_paths(
     walk finds enough probes to share: the first workspace whose lint is
     shared takes them; any other forks helpers of its own."""
     by_root: dict[Path, Targets] = {}
-    whole: dict[Path, list[str] | None] = {}
+    whole: dict[Path, Targets] = {}
     for raw in paths:
         path = absolute(raw)
         if not reader.is_file(path) and not reader.is_dir(path):
@@ -94,15 +94,17 @@ def _lint_paths(
         discovered = discover(path, reader, early.on_found)
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
-            whole[root] = discovered.pruned
+            whole[root] = discovered
     result = LintResult()
     for root, targets in sorted(by_root.items()):
         root_config = config or load_config(root, config_path)
         if overrides:
             root_config = root_config.with_overrides(**overrides)
         if root in whole:
+            walked = whole[root]
+            only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)
             session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
-                                  pruned_folders=whole[root])
+                                  pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None)
         else:
             session = LintSession(root, root_config, reader)
         result.sessions.append(session)

@@ -24,14 +24,17 @@ class Reader(Protocol):
     def is_dir(self, path: Path) -> bool:
         """Whether ``path`` is a directory."""
 
-    def walk_files(self, root: Path, names: frozenset[str], pruned: list[str] | None = None) -> Iterator[Path]:
+    def walk_files(
+        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+    ) -> Iterator[Path]:
         """Every file below ``root`` whose name is in ``names``, in sorted order.
 
         Hidden folders, ``node_modules``, virtual environments and the runner's
         ``evals/runs`` folders are skipped; symbolic links to folders are not
         followed (a link loop cannot hang the walk). ``pruned``, when given,
         receives the paths of the folders skipped by name
-        (:data:`SKIPPED_FOLDERS`), e.g. the ``runs`` folders.
+        (:data:`SKIPPED_FOLDERS`), e.g. the ``runs`` folders; ``links`` the
+        path of every symbolic link the walk listed.
         """
 
 
@@ -39,11 +42,13 @@ SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "ru
 """Folder names never descended into while discovering fixtures."""
 
 
-def list_folder(folder: str) -> tuple[list[str], list[str]] | None:
+def list_folder(folder: str, links: list[str] | None = None) -> tuple[list[str], list[str]] | None:
     """``(file names, sub-folder names)`` of ``folder`` from one ``os.scandir``
     (its entries tell folders from files without a ``stat`` each); a symbolic
     link to a folder is in neither (walks do not follow links, so a link loop
-    cannot hang them). ``None`` when the folder cannot be listed."""
+    cannot hang them). ``links``, when given, receives the path of every
+    symbolic link in ``folder`` (also from the entries, no ``stat``). ``None``
+    when the folder cannot be listed."""
     files: list[str] = []
     subfolders: list[str] = []
     try:
@@ -52,7 +57,12 @@ def list_folder(folder: str) -> tuple[list[str], list[str]] | None:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         subfolders.append(entry.name)
-                    elif not (entry.is_symlink() and entry.is_dir()):
+                    elif entry.is_symlink():
+                        if links is not None:
+                            links.append(entry.path)
+                        if not entry.is_dir():
+                            files.append(entry.name)
+                    else:
                         files.append(entry.name)
                 except OSError:
                     files.append(entry.name)
@@ -62,7 +72,7 @@ def list_folder(folder: str) -> tuple[list[str], list[str]] | None:
 
 
 def walk_folders(
-    root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None
+    root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
     below it, depth first and sorted, like a top-down ``os.walk``: hidden
@@ -72,11 +82,12 @@ def walk_folders(
     there. Listing with :func:`list_folder` spares the ``lstat`` per folder
     that ``os.walk`` spends (~40% of a walk of 10,000 probe folders).
     ``pruned``, when given, receives the path of every folder left out because
-    its name is in ``skipped``."""
+    its name is in ``skipped``; ``links`` that of every symbolic link in the
+    folders listed (:func:`list_folder`)."""
     pending = [os.fspath(root)]
     while pending:
         folder = pending.pop()
-        listing = list_folder(folder)
+        listing = list_folder(folder, links)
         if listing is None:
             continue
         files, subfolders = listing
@@ -115,10 +126,12 @@ class FileSystemReader:
     def is_dir(self, path: Path) -> bool:
         return os.path.isdir(path)
 
-    def walk_files(self, root: Path, names: frozenset[str], pruned: list[str] | None = None) -> Iterator[Path]:
+    def walk_files(
+        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+    ) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
         (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned):
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links):
             for name in sorted(names.intersection(files)):
                 yield Path(folder, name)
 
@@ -142,9 +155,11 @@ class OverlayReader(FileSystemReader):
     def is_file(self, path: Path) -> bool:
         return (path if isinstance(path, Path) else Path(path)) in self.buffers or super().is_file(path)
 
-    def walk_files(self, root: Path, names: frozenset[str], pruned: list[str] | None = None) -> Iterator[Path]:
+    def walk_files(
+        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+    ) -> Iterator[Path]:
         seen = set()
-        for path in super().walk_files(root, names, pruned):
+        for path in super().walk_files(root, names, pruned, links):
             seen.add(path)
             yield path
         root = Path(root)

@@ -48,7 +48,7 @@ class Targets:
     A plain class, not a dataclass: :mod:`dataclasses` costs ~10 ms of every
     start to import."""
 
-    __slots__ = ("probes", "skills", "output_specs", "pruned")
+    __slots__ = ("probes", "skills", "output_specs", "pruned", "links")
 
     def __init__(
         self,
@@ -56,6 +56,7 @@ class Targets:
         skills: set[Path] | None = None,
         output_specs: set[Path] | None = None,
         pruned: list[str] | None = None,
+        links: list[str] | None = None,
     ) -> None:
         self.probes: set[Path] = set() if probes is None else probes
         self.skills: set[Path] = set() if skills is None else skills
@@ -63,6 +64,10 @@ class Targets:
         self.pruned = pruned
         """When these came from walking a folder: the folders that walk left out
         by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.runs.runs_files_in`."""
+        self.links = links
+        """When these came from walking a folder: every symbolic link that walk
+        listed (for :class:`~skill_eval.linter.context.LintSession`, which
+        then resolves a file the walk listed as no link without a ``stat``)."""
 
     def __repr__(self) -> str:
         return f"Targets({len(self.probes)} probes, {len(self.skills)} skills, {len(self.output_specs)} output specs)"
@@ -70,8 +75,8 @@ class Targets:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Targets):
             return NotImplemented
-        return (self.probes, self.skills, self.output_specs, self.pruned) == (
-            other.probes, other.skills, other.output_specs, other.pruned)
+        return (self.probes, self.skills, self.output_specs, self.pruned, self.links) == (
+            other.probes, other.skills, other.output_specs, other.pruned, other.links)
 
     def update(self, other: "Targets") -> None:
         self.probes |= other.probes
@@ -106,8 +111,8 @@ def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | N
     path = absolute(path)
     targets = Targets()
     if reader.is_dir(path):
-        targets.pruned = []
-        for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned):
+        targets.pruned, targets.links = [], []
+        for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links):
             _add(targets, found)
             if on_found is not None:
                 on_found(targets)

@@ -79,6 +79,31 @@ def test_symlink_inside_the_workspace_is_fine(tmp_path: Path) -> None:
     assert not [d for d in lint(root) if d.code.startswith("SE00")]
 
 
+@needs_symlinks
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_links_found_by_the_walk_are_resolved(tmp_path: Path, jobs: int) -> None:
+    """A run over the whole workspace resolves the files its walk listed as
+    no link without an lstat; every link it listed, a file behind a linked
+    folder, and a path into a folder it never walked are still resolved in
+    full (one probe each, in a workspace large enough to share)."""
+    probes = {f"p{n:03}": floor_probe() for n in range(130)}
+    probes["named"] = floor_probe(question="sub/question.md")
+    probes["hidden"] = floor_probe(question="../../../../.hidden/question.md")
+    root = make_workspace(tmp_path / "ws", probes)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "question.md").write_bytes((probe_folder(root, "p000") / "question.md").read_bytes())
+    question = probe_folder(root, "p001") / "question.md"
+    question.unlink()
+    question.symlink_to(outside / "question.md")
+    (probe_folder(root, "named") / "sub").symlink_to(outside)
+    (root / ".hidden").symlink_to(outside)
+    found = lint_paths([root], jobs=jobs).diagnostics
+    outside_of = sorted(d.path.parent.name for d in found if d.code == "SE004")
+    assert outside_of == ["hidden", "named", "p001"]
+    assert not [d for d in found if d.code == "SE000"]
+
+
 def test_outside_path_message_does_not_leak_the_checkout(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws", {"p": floor_probe(question="../../../../../etc/passwd")})
     [diagnostic] = lint(root, code="SE004")
