@@ -149,3 +149,24 @@ def test_paths_travel_as_their_text() -> None:
     value = {"probe": Path("/w/a b/probe.json"), "nested": [(Path("relative/x.md"), 3)]}
     assert loads(dumps(value)) == value
     assert str(Path("/w/a b/probe.json")).encode() in dumps(value), "pickled as one string, not its parts"
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_result_pipes_hold_a_whole_chunk_result() -> None:
+    """A helper's pipes are widened to 1 MiB, so a chunk's result (~250 KB
+    at 1,000 probes) is handed in at once, not in 64 KiB turns of the
+    thread that reads it."""
+    import fcntl
+
+    from skill_eval.linter.task_sharing import PIPE_SIZE, _widen
+
+    read_end, write_end = os.pipe()
+    try:
+        _widen(write_end)
+        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == PIPE_SIZE
+        os.set_blocking(write_end, False)  # a narrow pipe writes part, rather than hang the test
+        message = b"x" * (300 * 1024)
+        assert os.write(write_end, message) == len(message), "written at once, with no reader"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
