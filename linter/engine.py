@@ -306,7 +306,7 @@ def _lint_in_workers(session: LintSession, targets: Targets, jobs: int, helpers:
             for code, pairs in chunk_facts.items():
                 pairs = [(probes[index_of[path]], value) for path, value in pairs]
                 facts[code].update(pairs)
-                _ahead_of_check(by_code[code].absorb_facts, pairs, len(probes))
+                _ahead_of_check(by_code[code].absorb_facts, pairs, len(probes), len(targets.probes))
             refs.update(refs_here)
     finally:
         results.close()

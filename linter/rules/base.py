@@ -62,12 +62,13 @@ class Rule:
         records). The parallel CLI calls this while its workers lint the
         probes; by default there is nothing to read."""
 
-    def absorb_facts(self, pairs: list[tuple[Any, Any]], expected: int) -> None:
+    def absorb_facts(self, pairs: list[tuple[Any, Any]], expected: int, linted: int) -> None:
         """For a rule that :attr:`uses_probe_facts`: digest a batch of
         ``(probe.json path, facts)`` ahead of :meth:`check` (the parallel CLI
         passes each worker's batch as it arrives, ``expected`` being the number
-        of probes in all); :meth:`check` still receives every fact. By default
-        there is nothing to digest."""
+        of probes in all, ``linted`` how many of them are linted);
+        :meth:`check` still receives every fact. By default there is nothing
+        to digest."""
 
     def probe_facts(self, probe) -> Any:
         """For a rule that :attr:`uses_probe_facts`: what it compares of one

@@ -94,6 +94,35 @@ def test_se501_near_duplicates_and_versions(tmp_path: Path) -> None:
     assert [r.span.path.parent.name for r in a_diag.related] == ["b"]  # never its own version a2
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_se501_on_a_few_probes_finds_what_the_whole_lint_finds(tmp_path: Path, jobs: int) -> None:
+    """Linting a few probe files of a workspace compares their artifacts with
+    every other one directly (no workspace-wide 5-gram index): the findings
+    on them, related locations and all, are those of a lint of the whole
+    workspace, for artifacts sharing a boilerplate paragraph with everyone,
+    near-duplicates, and artifacts that differ only in their first words."""
+    words = STORY.split()
+    boilerplate = " This report follows the quarterly template agreed with the platform review board last spring."
+    artifacts = {f"x{n:02}": " ".join(words[n % 7:] + [f"unique{n}-{k}" for k in range(40)]) + boilerplate
+                 for n in range(40)}
+    artifacts["dup-a"] = STORY + boilerplate
+    artifacts["dup-b"] = STORY.replace("Thursday", "Friday") + boilerplate
+    artifacts["dup-c"] = "Preface words here. " + STORY + boilerplate
+    artifacts["lone"] = "A short note on webhook signing keys rotated by the platform lane on Monday morning."
+    root = workspace(tmp_path, artifacts)
+
+    def se501(*paths: Path) -> list[tuple]:
+        found = lint_paths(list(paths), overrides={"select": ("SE501",)}, jobs=jobs).diagnostics
+        return [(d.path, d.message, tuple((r.span, r.message) for r in d.related)) for d in found]
+
+    whole = se501(root)
+    assert {path.parent.name for path, _m, _r in whole} == {"dup-a", "dup-b", "dup-c"}
+    probes = root / "skill" / "evals" / "probes"
+    for names in (["dup-a"], ["dup-b", "lone"], ["dup-c", "x03", "x17", "dup-a"], ["x05"]):
+        few = se501(*(probes / name / "probe.json" for name in names))
+        assert few == [entry for entry in whole if entry[0].parent.name in names], names
+
+
 def test_se501_threshold_is_configurable(tmp_path: Path) -> None:
     root = workspace(tmp_path, {"a": STORY, "b": STORY.replace("storage", "disk").replace("ticket", "issue")},
                      "near-duplicate-threshold = 0.99\n")
@@ -152,3 +181,37 @@ def test_shared_grams_never_miss_a_shared_one(raw: list[list[int]]) -> None:
         assert shared.shared <= seen
         if limit >= 0:
             assert shared.shared == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**32 - 1), min_size=20, max_size=60, unique=True),
+    st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12), st.booleans()), min_size=2, max_size=10),
+    st.integers(1, 4),
+)
+def test_direct_and_indexed_candidates_find_the_same_near_duplicates(
+    base: list[int], variants: list[tuple[int, int, bool]], linted_count: int
+) -> None:
+    """The near-duplicates of a few linted artifacts, looked for directly, are
+    those the workspace-wide prefix index finds: artifacts made from one set
+    of 5-grams, each dropping some (its first ones, or its last, since the
+    direct look reads the first of each array) and adding others, so that
+    pairs fall on both sides of the threshold."""
+    from array import array
+    from pathlib import Path
+
+    from skill_eval.linter.rules.calibration.se501_reused_scenario import (
+        ArtifactFacts, ReusedScenario, _direct_candidates)
+
+    entries = []
+    for number, (dropped, added, drop_first) in enumerate(variants):
+        kept = base[dropped:] if drop_first else base[: len(base) - dropped]
+        grams = array("I", kept + [(2**31 + number * 64 + k) for k in range(added)])
+        entries.append((Path(f"/w/p{number}/probe.json"), ArtifactFacts(f"p{number}", f"/w/p{number}/question.md", (1, 2), grams)))
+    linted = {path for path, _facts in entries[:linted_count]}
+
+    def matches(candidates_of: dict) -> list:
+        return [(d.span.path, d.message) for d in ReusedScenario()._near_duplicates(entries, candidates_of, 0.8, Path("/w"))]
+
+    indexed = ReusedScenario()._indexed_candidates(entries, linted, 0.8)
+    assert matches(_direct_candidates(entries, linted, 0.8)) == matches(indexed)

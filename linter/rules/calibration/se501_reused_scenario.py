@@ -172,6 +172,21 @@ a bitmap, and frees at once.)"""
 GRAMS_PER_ARTIFACT = 256
 """What :meth:`ReusedScenario.absorb_facts` sizes its bitmap for, per probe."""
 
+FEW_LINTED = 4
+"""At most this many linted artifacts, and at most an eighth of the
+workspace's (a pre-commit run on a few probes), are compared with every
+other artifact directly (:func:`_compares_directly`), not through the
+workspace-wide shared-5-gram index: folding every artifact's 5-grams into
+that index costs ~34 us an artifact, a direct look for a few artifacts
+~3 us, and each further linted artifact adds checks of every artifact
+that shares one of its 5-grams (all of them, in a templated workspace)."""
+
+
+def _compares_directly(linted: int, total: int) -> bool:
+    """Whether the near-duplicates of ``linted`` artifacts of a workspace of
+    ``total`` are looked for directly (:data:`FEW_LINTED`)."""
+    return linted <= FEW_LINTED and linted * 8 <= total
+
 
 class ReusedScenario(Rule):
     """## What it does
@@ -192,7 +207,9 @@ class ReusedScenario(Rule):
 
     The comparison uses an inverted index with prefix filtering: only 5-grams
     in the rarest ~20% of each artifact are indexed, which is exact for the
-    threshold and keeps a workspace of 10,000 probes far from n² comparisons.
+    threshold and keeps a workspace of 10,000 probes far from n² comparisons;
+    a run on a few probes (a pre-commit hook) looks for their artifacts'
+    5-grams in every other artifact instead, with the same findings.
 
     ## Why is this bad?
     The seed, after its worked example: "Do not copy this artifact into a
@@ -232,12 +249,22 @@ class ReusedScenario(Rule):
         if isinstance(context, WorkspaceContext):
             threshold = context.config.near_duplicate_threshold
             linted = {probe.json_path for probe in context.probes}
-            yield from self._near_duplicates(list(context.probe_facts(self)), linted, threshold, context.session.root)
+            entries = list(context.probe_facts(self))
+            if _compares_directly(len(linted), len(context.session.all_probe_paths)):
+                self._absorbed = None
+                candidates_of = _direct_candidates(entries, linted, threshold)
+            else:
+                candidates_of = self._indexed_candidates(entries, linted, threshold)
+            yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root)
         else:
             yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
 
-    def absorb_facts(self, pairs, expected: int) -> None:
-        """Fold 5-grams into the shared-gram bitmap as the workers deliver them."""
+    def absorb_facts(self, pairs, expected: int, linted: int) -> None:
+        """Fold 5-grams into the shared-gram bitmap as the workers deliver
+        them; nothing when the check will compare the few linted artifacts
+        directly."""
+        if _compares_directly(linted, expected):
+            return
         if self._absorbed is None:
             self._absorbed = (SharedGrams(expected * GRAMS_PER_ARTIFACT), set())
         shared, paths = self._absorbed
@@ -263,46 +290,11 @@ class ReusedScenario(Rule):
                 shared.add(facts.grams)
         return shared.shared
 
-    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold, root):
-        if len(entries) < 2:
-            return
-        shared_anywhere = self._shared_grams(entries)
-        # Prefix filtering: order every set by one global order (5-grams of a
-        # single artifact first, then by hash); two sets of Jaccard >= t share
-        # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
-        # that are shared at all are indexed and looked up. An artifact with
-        # that many 5-grams of its own has an empty prefix: most artifacts of a
-        # workspace, told by one C-level test of that many of its 5-grams
-        # (~4x cheaper than counting its shared ones), or else by counting
-        # the shared ones among twice that many.
-        has_none_shared = shared_anywhere.isdisjoint
-        index: dict[int, list[int]] = {}
-        prefixes: dict[int, list[int]] = {}
-        for number, (_path, facts) in enumerate(entries):
-            grams = facts.grams
-            size = len(grams)
-            keep = size - math.ceil(threshold * size - 1e-9) + 1
-            if has_none_shared(grams[:keep]):
-                continue
-            head = grams[: 2 * keep]
-            common = shared_anywhere.intersection(head)
-            if len(head) - len(common) >= keep:
-                continue  # `keep` of its first 2 * keep 5-grams are its own already
-            if len(head) < size:
-                common = shared_anywhere.intersection(grams)
-            unique = size - len(common)
-            if unique >= keep:
-                continue
-            prefix = prefixes[number] = sorted(common)[: keep - unique]
-            for gram in prefix:
-                index.setdefault(gram, []).append(number)
-        for number, prefix in prefixes.items():
+    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root):
+        """A finding for each linted artifact (by number in ``entries``) whose
+        ``candidates_of`` hold a near-duplicate, its closest first."""
+        for number, candidates in candidates_of.items():
             path, facts = entries[number]
-            if path not in linted:
-                continue
-            candidates = {other for gram in prefix for other in index[gram] if other != number}
-            if not candidates:
-                continue
             grams = facts.grams
             mine = set(grams)
             matches = []
@@ -336,6 +328,51 @@ class ReusedScenario(Rule):
                 probe=path.parent,
             )
 
+    def _indexed_candidates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
+        """The artifacts each linted artifact may be a near-duplicate of (by
+        its number in ``entries``, linted ones with any only, in order), from
+        an index of every artifact's prefix."""
+        if len(entries) < 2:
+            return {}
+        shared_anywhere = self._shared_grams(entries)
+        # Prefix filtering: order every set by one global order (5-grams of a
+        # single artifact first, then by hash); two sets of Jaccard >= t share
+        # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
+        # that are shared at all are indexed and looked up. An artifact with
+        # that many 5-grams of its own has an empty prefix: most artifacts of a
+        # workspace, told by one C-level test of that many of its 5-grams
+        # (~4x cheaper than counting its shared ones), or else by counting
+        # the shared ones among twice that many.
+        has_none_shared = shared_anywhere.isdisjoint
+        index: dict[int, list[int]] = {}
+        prefixes: dict[int, list[int]] = {}
+        for number, (_path, facts) in enumerate(entries):
+            grams = facts.grams
+            size = len(grams)
+            keep = size - math.ceil(threshold * size - 1e-9) + 1
+            if has_none_shared(grams[:keep]):
+                continue
+            head = grams[: 2 * keep]
+            common = shared_anywhere.intersection(head)
+            if len(head) - len(common) >= keep:
+                continue  # `keep` of its first 2 * keep 5-grams are its own already
+            if len(head) < size:
+                common = shared_anywhere.intersection(grams)
+            unique = size - len(common)
+            if unique >= keep:
+                continue
+            prefix = prefixes[number] = sorted(common)[: keep - unique]
+            for gram in prefix:
+                index.setdefault(gram, []).append(number)
+        candidates_of: dict[int, set[int]] = {}
+        for number, prefix in prefixes.items():
+            if entries[number][0] not in linted:
+                continue
+            candidates = {other for gram in prefix for other in index[gram] if other != number}
+            if candidates:
+                candidates_of[number] = candidates
+        return candidates_of
+
     def _reused_examples(self, probe, threshold, root):
         artifact, skill_document = probe.artifact, probe.skill_document
         if artifact is None or not isinstance(skill_document, TextDocument):
@@ -361,6 +398,29 @@ class ReusedScenario(Rule):
                 related=[Related(span, f"worked example ({kind}) the artifact reuses")],
                 probe=probe.folder,
             )
+
+
+def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
+    """:meth:`ReusedScenario._indexed_candidates` for a few linted artifacts,
+    without the index: an artifact of Jaccard >= t with ``x`` holds all but
+    ``keep`` - 1 of x's 5-grams (``keep`` being x's prefix length), so it
+    holds one of any ``keep`` of them; the other artifacts are looked through
+    once for the first ``keep`` 5-grams of each linted one (one C-level
+    intersection each)."""
+    heads: dict[int, set[int]] = {}
+    for number, (path, facts) in enumerate(entries):
+        if path in linted:
+            size = len(facts.grams)
+            heads[number] = set(facts.grams[: size - math.ceil(threshold * size - 1e-9) + 1])
+    looked_for = set().union(*heads.values())
+    candidates_of: dict[int, set[int]] = {number: set() for number in heads}
+    for other, (_path, facts) in enumerate(entries):
+        found = looked_for.intersection(facts.grams)
+        if found:
+            for number, head in heads.items():
+                if number != other and not head.isdisjoint(found):
+                    candidates_of[number].add(other)
+    return {number: candidates for number, candidates in candidates_of.items() if candidates}
 
 
 class ArtifactFacts(NamedTuple):
