@@ -89,3 +89,93 @@ def test_name_rules() -> None:
     assert "'_'" in name_problem("pdf_processing") and "' '" in name_problem("pdf processing")
     assert name_problem("caf\u00e9") is None  # Unicode lowercase letters are letters
     assert slug("PDF_Processing  Tool") == "pdf-processing-tool"
+
+
+def _lint_full(tmp_path: Path, text: str, folder: str = "my-skill"):
+    (tmp_path / "skill-eval.toml").write_text("# root\n")
+    skill = tmp_path / folder / "SKILL.md"
+    skill.parent.mkdir(parents=True, exist_ok=True)
+    skill.write_text(text, encoding="utf-8")
+    return lint_paths([tmp_path], overrides={"select": ("SE0", "SE7")}).diagnostics
+
+
+@pytest.mark.parametrize("value", ['""', '"   "', "''", "\"\\t\""])
+def test_an_empty_compatibility_string_is_reported(tmp_path: Path, value: str) -> None:
+    text = f"---\nname: my-skill\ndescription: d\ncompatibility: {value}\n---\n"
+    assert [code for code, *_ in lint_skill(tmp_path, text)] == ["SE709"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("---\nname: my-skill\ndescription: d\nname: my-skill\n---\n", [("SE711", 4, 1, 2)]),
+    ("---\nname: my-skill\ndescription: d\ndescription: e\nlicense: MIT\n---\n", [("SE711", 4, 1, 3)]),
+    ("---\nname: my-skill\ndescription: d\nmetadata:\n  a: b\n  c: d\n  a: e\n---\n", [("SE711", 7, 3, 5)]),
+    ("---\nname: my-skill\ndescription: d\nmetadata: {a: b, a: c}\n---\n", [("SE711", 4, 18, 4)]),
+    ("---\nname: my-skill\ndescription: d\nmetadata:\n  a: b\nother:\n  a: b\n---\n", [("SE710", 6, 1, None)]),
+])
+def test_duplicate_keys_are_reported_at_the_repeat_with_the_first_related(tmp_path: Path, text: str, expected) -> None:
+    """PyYAML's loader keeps the last of two equal keys silently; the composed
+    nodes keep both, and the repeat is reported with the first as related."""
+    found = [(d.code, d.start.line, d.start.column, d.related[0].span.start.line if d.related else None)
+             for d in _lint_full(tmp_path, text)]
+    assert found == expected
+
+
+def test_equal_keys_in_different_mappings_are_not_duplicates(tmp_path: Path) -> None:
+    text = "---\nname: my-skill\ndescription: d\nmetadata:\n  name: x\n  description: y\n---\n"
+    assert lint_skill(tmp_path, text) == []
+
+
+@pytest.mark.parametrize("entries, kinds", [
+    ("  version: 1.10\n", ["number"]),
+    ("  reviewed: 2025-01-31\n  stable: yes\n", ["date", "boolean"]),
+    ("  tags: [a, b]\n  owner:\n", ["list", "empty"]),
+    ("  1: one\n", ["number"]),
+])
+def test_metadata_maps_strings_to_strings(tmp_path: Path, entries: str, kinds: list[str]) -> None:
+    text = f"---\nname: my-skill\ndescription: d\nmetadata:\n{entries}---\n"
+    found = [d for d in _lint_full(tmp_path, text) if d.code == "SE712"]
+    assert [next(k for k in ("number", "date", "boolean", "list", "empty") if k in d.message) for d in found] == kinds
+
+
+def test_metadata_quote_fix_keeps_the_value_as_written(tmp_path: Path) -> None:
+    """The quick fix quotes `1.10` as written: a loader then reads the string
+    "1.10", not the float 1.1, and the finding is gone."""
+    import yaml
+
+    from skill_eval.linter.fixes import apply_edits
+
+    text = "---\nname: my-skill\ndescription: d\nmetadata:\n  version: 1.10\n  date: 2025-01-31\n---\n# T\n"
+    found = [d for d in _lint_full(tmp_path, text) if d.code == "SE712"]
+    assert len(found) == 2 and all(d.fixes and d.fixes[0].safe for d in found)
+    fixed = apply_edits(text, [edit for d in found for edit in d.fixes[0].edits])
+    assert yaml.safe_load(fixed.split("---\n")[1])["metadata"] == {"version": "1.10", "date": "2025-01-31"}
+    assert [d for d in _lint_full(tmp_path, fixed) if d.code == "SE712"] == []
+
+
+@pytest.mark.parametrize("value", ["\n  - Bash\n  - Read\n  - Grep", " [Bash, Read, Grep]"])
+def test_allowed_tools_list_is_reported_and_joined_by_the_fix(tmp_path: Path, value: str) -> None:
+    import yaml
+
+    from skill_eval.linter.fixes import apply_edits
+
+    text = f"---\nname: my-skill\ndescription: d\nallowed-tools:{value}\nlicense: MIT\n---\n# T\n"
+    found = [d for d in _lint_full(tmp_path, text) if d.code == "SE713"]
+    assert len(found) == 1 and "space-separated string" in found[0].message
+    fixed = apply_edits(text, found[0].fixes[0].edits)
+    assert yaml.safe_load(fixed.split("---\n")[1]) == {
+        "name": "my-skill", "description": "d", "allowed-tools": "Bash Read Grep", "license": "MIT"}
+    assert _lint_full(tmp_path, fixed) == []
+
+
+def test_allowed_tools_items_with_spaces_get_no_join_fix(tmp_path: Path) -> None:
+    text = "---\nname: my-skill\ndescription: d\nallowed-tools:\n  - Bash(git add:*)\n  - Read\n---\n"
+    (found,) = [d for d in _lint_full(tmp_path, text) if d.code == "SE713"]
+    assert found.fixes == ()
+
+
+def test_spec_examples_are_clean(tmp_path: Path) -> None:
+    """The Agent Skills specification's own example front matter."""
+    text = ("---\nname: my-skill\ndescription: Extract PDF text, fill forms, merge files. Use when handling PDFs.\n"
+            "license: Apache-2.0\nmetadata:\n  author: example-org\n  version: \"1.0\"\n"
+            "allowed-tools: Bash(git:*) Bash(jq:*) Read\ncompatibility: Requires Python 3.14+ and uv\n---\n")
+    assert lint_skill(tmp_path, text) == []

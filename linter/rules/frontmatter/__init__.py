@@ -10,6 +10,9 @@ from .se707_name_folder_mismatch import NameFolderMismatch
 from .se708_invalid_description import InvalidDescription
 from .se709_invalid_compatibility import InvalidCompatibility
 from .se710_unknown_front_matter_key import UnknownFrontMatterKey
+from .se711_duplicate_front_matter_key import DuplicateFrontMatterKey
+from .se712_invalid_metadata import InvalidMetadata
+from .se713_invalid_allowed_tools import InvalidAllowedTools
 
 RULES: tuple = (
     MissingFrontMatter,
@@ -22,4 +25,7 @@ RULES: tuple = (
     InvalidDescription,
     InvalidCompatibility,
     UnknownFrontMatterKey,
+    DuplicateFrontMatterKey,
+    InvalidMetadata,
+    InvalidAllowedTools,
 )

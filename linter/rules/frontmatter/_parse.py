@@ -63,6 +63,63 @@ class Entry(NamedTuple):
                 "bool": "a boolean", "timestamp": "a date"}.get(tag, f"a YAML {tag}")
 
 
+def content_end(node: yaml.Node) -> yaml.Mark:
+    """Where ``node``'s text ends. A block mapping or list ends, for PyYAML,
+    where the next token starts (the next key of the enclosing mapping, maybe
+    lines later); its text ends with its last value's."""
+    while node.id in ("mapping", "sequence") and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if node.id == "mapping" else last
+    return node.end_mark
+
+
+class DuplicateKey(NamedTuple):
+    """A key that a mapping of the front matter repeats: ``first`` is its
+    first occurrence, ``again`` a later one; ``within`` names the enclosing
+    keys (``()`` at the top level, ``("metadata",)`` inside ``metadata``)."""
+
+    key: str
+    first: yaml.Node
+    again: yaml.Node
+    within: tuple[str, ...]
+
+
+def duplicate_keys(root: yaml.Node | None) -> list[DuplicateKey]:
+    """Every repeated scalar key of every mapping under ``root``, in document
+    order. YAML requires a mapping's keys to be unique; PyYAML's loader keeps
+    the last value silently, so the repeats are found on the composed nodes,
+    which keep every key with its position. Keys are compared as the loader
+    would (``1`` and ``"1"`` differ: their tags differ)."""
+    found: list[DuplicateKey] = []
+    if root is None:
+        return found
+    stack: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    seen_nodes: set[int] = set()
+    while stack:
+        node, within = stack.pop()
+        if id(node) in seen_nodes:  # an alias shares its anchor's node
+            continue
+        seen_nodes.add(id(node))
+        if node.id == "mapping":
+            first_of: dict[tuple[str, str], yaml.Node] = {}
+            children = []
+            for key_node, value_node in node.value:
+                if key_node.id == "scalar" and key_node.tag != "tag:yaml.org,2002:merge":
+                    identity = (key_node.tag, key_node.value)
+                    if identity in first_of:
+                        found.append(DuplicateKey(str(key_node.value), first_of[identity], key_node, within))
+                    else:
+                        first_of[identity] = key_node
+                    children.append((value_node, (*within, str(key_node.value))))
+                else:
+                    children.append((value_node, within))
+            stack.extend(reversed(children))
+        elif node.id == "sequence":
+            stack.extend((item, within) for item in reversed(node.value))
+    found.sort(key=lambda duplicate: duplicate.again.start_mark.index)
+    return found
+
+
 class Parsed(NamedTuple):
     """The front matter of one SKILL.md text.
 
@@ -124,7 +181,7 @@ class Parsed(NamedTuple):
         return Span.at(path, line, column, end_line, end_column)
 
     def node_span(self, path: Path, node: yaml.Node) -> Span:
-        return self.mark_span(path, node.start_mark, node.end_mark)
+        return self.mark_span(path, node.start_mark, content_end(node))
 
     def key_span(self, path: Path, entry: Entry) -> Span:
         return self.node_span(path, entry.key_node)

@@ -11,9 +11,11 @@ MAX_COMPATIBILITY = 500
 
 class InvalidCompatibility(Rule):
     """## What it does
-    Reports a front-matter `compatibility` that is not a string of at most
-    500 characters (counted after trimming surrounding whitespace), the
-    Agent Skills specification's limit. The key is optional.
+    Reports a front-matter `compatibility` that is not a string of 1-500
+    characters (counted after trimming surrounding whitespace), the Agent
+    Skills specification's limit for a `compatibility` that is provided: an
+    empty value (`compatibility:`, `""` or only spaces) is reported like an
+    over-long one. The key itself is optional.
 
     ## Why is this bad?
     `compatibility` tells an agent which products, packages or network access
@@ -26,9 +28,13 @@ class InvalidCompatibility(Rule):
     ```yaml
     compatibility: [python3, git]
     ```
+    ```yaml
+    compatibility: ""
+    ```
 
     ## Fix
-    Write one short sentence: `compatibility: Requires Python 3.11 and git.`
+    Write one short sentence: `compatibility: Requires Python 3.11 and git.`,
+    or remove the key when the skill has no particular requirements.
     """
 
     code = "SE709"
@@ -44,8 +50,14 @@ class InvalidCompatibility(Rule):
         span = parsed.value_span(context.path, entry)
         value = entry.string
         if value is None:
-            yield self.diagnostic(span, f"`compatibility` is {entry.kind}; it must be a string of at most {MAX_COMPATIBILITY} characters")
+            yield self.diagnostic(span, f"`compatibility` is {entry.kind}; it must be a string of 1-{MAX_COMPATIBILITY} characters")
             return
         length = len(value.strip())
-        if length > MAX_COMPATIBILITY:
+        if length == 0:
+            yield self.diagnostic(
+                span,
+                f"`compatibility` is empty; the Agent Skills specification requires 1-{MAX_COMPATIBILITY} characters "
+                "when it is provided: say what the skill needs, or remove the key",
+            )
+        elif length > MAX_COMPATIBILITY:
             yield self.diagnostic(span, f"`compatibility` is {length} characters long, over the limit of {MAX_COMPATIBILITY}")
