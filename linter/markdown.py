@@ -370,24 +370,29 @@ class Window:
     def _has_prose_besides_heading(self) -> bool:
         return any(b.kind == "prose" and b.start_line > self.heading.end_line and b.text.strip() for b in self.blocks)
 
-    def mentions(self, word: str) -> bool:
-        """Whether ``word`` occurs as a whole word in the window's prose
-        (remembered per word: the probes of a step ask about the same fields)."""
-        found = self._mentioned.get(word)
+    def mentions(self, word: str, ignore_case: bool = False) -> bool:
+        """Whether ``word`` occurs as a whole word in the window's prose,
+        ignoring case when asked (remembered per word: the probes of a step
+        ask about the same fields)."""
+        key = (word, ignore_case)
+        found = self._mentioned.get(key)
         if found is None:
-            found = self._mentioned[word] = has_whole_word(self.prose, word)
+            found = self._mentioned[key] = has_whole_word(self.prose, word, ignore_case)
         return found
 
     @cached_property
-    def _mentioned(self) -> dict[str, bool]:
+    def _mentioned(self) -> dict[tuple[str, bool], bool]:
         return {}
 
 
-def has_whole_word(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` not flanked by word characters."""
+def has_whole_word(text: str, word: str, ignore_case: bool = False) -> bool:
+    """Whether ``word`` occurs in ``text`` not flanked by word characters
+    (in any case when ``ignore_case``; whitespace inside ``word`` matches any
+    run of whitespace, so a field `red flags` is found across a line break)."""
     if not word:
         return False
-    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None
+    pattern = r"\s+".join(map(re.escape, word.split())) or re.escape(word)
+    return re.search(rf"(?<![\w]){pattern}(?![\w])", text, re.IGNORECASE if ignore_case else 0) is not None
 
 
 def _directives_in(text: str, line: int) -> list[Directive]:

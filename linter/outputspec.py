@@ -32,13 +32,31 @@ class OutputField(NamedTuple):
         return (self.name, *self.aliases)
 
 
-class OutputSpec:
-    """The parsed output spec. ``duplicates`` are later fields reusing a name. Read-only."""
+class UncodedList(NamedTuple):
+    """A ``Values:`` or ``Aliases:`` line of ``field`` that lists no code span
+    (``Values: PASS, FAIL``): it lists nothing."""
 
-    def __init__(self, document: MarkdownDocument, fields: dict[str, OutputField], duplicates: tuple[OutputField, ...]) -> None:
+    field: OutputField
+    line: int
+    label: str
+    """``Values:`` or ``Aliases:``."""
+
+
+class OutputSpec:
+    """The parsed output spec. ``duplicates`` are later fields reusing a name;
+    ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans. Read-only."""
+
+    def __init__(
+        self,
+        document: MarkdownDocument,
+        fields: dict[str, OutputField],
+        duplicates: tuple[OutputField, ...],
+        uncoded_lists: tuple[UncodedList, ...] = (),
+    ) -> None:
         self.document = document
         self.fields = fields
         self.duplicates = duplicates
+        self.uncoded_lists = uncoded_lists
 
     def __repr__(self) -> str:
         return f"OutputSpec({list(self.fields)!r})"
@@ -77,6 +95,8 @@ def parse_output_spec(text: str) -> OutputSpec:
             code_lines.update(range(block.start_line, block.end_line + 1))
     fields: dict[str, OutputField] = {}
     duplicates: list[OutputField] = []
+    uncoded: list[tuple[int, int, str]] = []
+    by_position: list[OutputField] = []
     for position, heading in enumerate(level_two):
         next_line = level_two[position + 1].line if position + 1 < len(level_two) else document.line_count + 1
         name = heading.code_spans[0].strip() if heading.code_spans else heading.text
@@ -87,13 +107,21 @@ def parse_output_spec(text: str) -> OutputSpec:
             if line_number in code_lines:
                 continue
             line = document.lines[line_number - 1].strip()
-            if line.startswith("Values:"):
-                values, values_line = values + _listed(line, "Values:"), line_number
-            elif line.startswith("Aliases:"):
-                aliases, aliases_line = aliases + _listed(line, "Aliases:"), line_number
+            for label in ("Values:", "Aliases:"):
+                if line.startswith(label):
+                    listed = _listed(line, label)
+                    if not listed:
+                        uncoded.append((position, line_number, label))
+                    if label == "Values:":
+                        values, values_line = values + listed, line_number
+                    else:
+                        aliases, aliases_line = aliases + listed, line_number
+                    break
         field = OutputField(name, heading, values, aliases, heading.line, next_line - 1, values_line, aliases_line)
+        by_position.append(field)
         if name in fields:
             duplicates.append(field)
         else:
             fields[name] = field
-    return OutputSpec(document, fields, tuple(duplicates))
+    uncoded_lists = tuple(UncodedList(by_position[position], line, label) for position, line, label in uncoded)
+    return OutputSpec(document, fields, tuple(duplicates), uncoded_lists)

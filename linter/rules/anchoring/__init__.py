@@ -7,6 +7,8 @@ from .se104_unruled_field import UnruledField
 from .se105_unknown_field import UnknownField
 from .se106_value_not_allowed import ValueNotAllowed
 from .se107_unused_field_rules import UnusedFieldRules
+from .se108_duplicate_field import DuplicateField
+from .se109_values_without_code_spans import ValuesWithoutCodeSpans
 
 RULES: tuple = (
     MisanchoredStep,
@@ -16,4 +18,6 @@ RULES: tuple = (
     UnknownField,
     ValueNotAllowed,
     UnusedFieldRules,
+    DuplicateField,
+    ValuesWithoutCodeSpans,
 )

@@ -11,8 +11,10 @@ class UnruledField(Rule):
     """## What it does
     Reports a graded field — one named in a defect's `caught_when` — that the
     output spec defines but that has no rule inside the probe's window:
-    neither the field's name, one of its `Aliases:` nor one of its `Values:`
-    occurs as a whole word in the window's prose. Paragraphs, list items,
+    neither the field's name, one of its `Aliases:` (in any case: a sentence
+    may begin "Verdict", a section be titled "Red Flags") nor one of its
+    `Values:` (case-sensitive: `PASS` is not "pass") occurs as a whole word
+    in the window's prose. Paragraphs, list items,
     headings, tables and block quotes are prose (code spans inside them
     count); fenced or indented code blocks and HTML comments are not (an
     example is not a rule).
@@ -56,7 +58,9 @@ class UnruledField(Rule):
             if field is None:
                 continue  # SE105 reports a field the spec lacks
             words = list(dict.fromkeys((*field.names, *field.values)))
-            if any(window.mentions(word) for word in words):
+            if any(window.mentions(name, ignore_case=True) for name in field.names):
+                continue
+            if any(window.mentions(value) for value in field.values):
                 continue
             alias = f" (an alias of {field.name!r})" if name != field.name else ""
             yield self.diagnostic(

@@ -11,8 +11,9 @@ from ._common import heading_span, quoted
 class UnusedFieldRules(Rule):
     """## What it does
     On output-spec.md: reports a field that no prose of the SKILL.md teaching
-    the spec mentions at all — neither its name, one of its `Aliases:` nor
-    one of its `Values:` occurs as a whole word in the skill's paragraphs,
+    the spec mentions at all — neither its name, one of its `Aliases:` (both
+    in any case) nor one of its `Values:` (case-sensitive) occurs as a whole
+    word in the skill's paragraphs,
     list items, headings, tables or block quotes (code blocks and HTML
     comments do not count). The skills teaching a spec are the SKILL.md
     nearest above it and any SKILL.md that a probe using the spec names.
@@ -49,7 +50,9 @@ class UnusedFieldRules(Rule):
         taught_by = "the SKILL.md teaching it" if len(skills) == 1 else f"the {len(skills)} SKILL.md files teaching it"
         for field in spec.fields.values():
             words = list(dict.fromkeys((*field.names, *field.values)))
-            if any(has_whole_word(prose, word) for prose in proses for word in words):
+            if any(has_whole_word(prose, name, ignore_case=True) for prose in proses for name in field.names):
+                continue
+            if any(has_whole_word(prose, value) for prose in proses for value in field.values):
                 continue
             yield self.diagnostic(
                 heading_span(context.path, field.heading),
