@@ -115,13 +115,22 @@ class HeadingNotFound(LookupError):
 
 
 class AmbiguousHeading(LookupError):
-    """``step_heading`` matches several headings; ``paths`` tell them apart."""
+    """``step_heading`` matches several headings; ``paths`` are the
+    ``step_heading`` forms that each name exactly one of them (a heading that
+    no form tells apart has none)."""
 
-    def __init__(self, step_heading: str, headings: Sequence[Heading], paths: Sequence[str]) -> None:
-        super().__init__(f"{step_heading!r} matches {len(headings)} headings: use one of {', '.join(map(repr, paths))}")
+    def __init__(self, step_heading: str, headings: Sequence[Heading], paths: Sequence[str | None]) -> None:
+        usable = tuple(path for path in paths if path is not None)
+        if not usable:
+            hint = "no `Parent > Child` form tells them apart: rename a heading"
+        elif len(usable) < len(headings):
+            hint = f"{', '.join(map(repr, usable))} name one each, the others cannot be told apart"
+        else:
+            hint = f"use one of {', '.join(map(repr, usable))}"
+        super().__init__(f"{step_heading!r} matches {len(headings)} headings: {hint}")
         self.step_heading = step_heading
         self.headings = tuple(headings)
-        self.paths = tuple(paths)
+        self.paths = usable
 
 
 def normalize_whitespace(text: str) -> str:
@@ -180,6 +189,33 @@ def normalize_heading_text(text: str) -> str:
         return normalize_whitespace(text)
     tokens = _parser().parseInline(text)
     return _plain_text(tokens[0].children or ()) if tokens else ""
+
+
+_ESCAPABLE = frozenset("\\`*_[]<>&!#")
+
+
+def heading_reference(text: str, code_spans: Sequence[str] = ()) -> str:
+    """A form of a heading's plain ``text`` that :func:`normalize_heading_text`
+    maps back to ``text`` and that holds no unescaped `` > `` (see
+    :meth:`MarkdownDocument.reference_of`)."""
+    if " > " not in text and normalize_heading_text(text) == text:
+        return text
+    if code_spans and " > " not in text:
+        rebuilt, rest = [], text
+        for content in code_spans:
+            at = rest.find(content.strip()) if content.strip() else -1
+            if at < 0:
+                break
+            fence = "``" if "`" in content else "`"
+            pad = " " if content.strip().startswith("`") or content.strip().endswith("`") else ""
+            rebuilt.append(rest[:at] + f"{fence}{pad}{content.strip()}{pad}{fence}")
+            rest = rest[at + len(content.strip()):]
+        else:
+            candidate = "".join(rebuilt) + rest
+            if normalize_heading_text(candidate) == text:
+                return candidate
+    escaped = "".join("\\" + c if c in _ESCAPABLE else c for c in text)
+    return escaped if normalize_heading_text(escaped) == text else text
 
 
 def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
@@ -279,50 +315,106 @@ class MarkdownDocument:
                 found.append(heading)
         return found
 
-    def path_of(self, heading: Heading) -> str:
-        """The shortest ``Parent > Child`` form that names only ``heading``
-        (its plain text when that is already unique)."""
+    def path_of(self, heading: Heading) -> str | None:
+        """The shortest ``step_heading`` that names ``heading`` and no other
+        heading: its text when that is unique, else a ``Parent > Child``
+        path. Each part is written so that it normalizes back to its
+        heading's text (:meth:`reference_of`). ``None`` when no form tells
+        the heading apart (two headings with equal text under ancestors with
+        equal texts)."""
         index = heading.index
         if 0 <= index < len(self.headings) and self.headings[index] == heading:
             return self.heading_paths[index]
         return self._path_of(heading)
 
     @cached_property
-    def heading_paths(self) -> tuple[str, ...]:
+    def heading_paths(self) -> tuple[str | None, ...]:
         """:meth:`path_of` of every heading, by index: computed once per
         document (each path searches the headings, and every misanchored probe
         of a skill offers all of them as suggestions)."""
         return tuple(self._path_of(heading) for heading in self.headings)
 
-    def _path_of(self, heading: Heading) -> str:
-        if len(self.find_headings(heading.text)) <= 1:
-            return heading.text
-        names = [heading.text]
-        for ancestor in self.ancestors(heading):
-            names.insert(0, ancestor.text)
-            candidate = " > ".join([names[0], names[-1]])
-            if len(self.find_headings(candidate)) == 1:
-                return candidate
-            candidate = " > ".join(names)
-            if len(self.find_headings(candidate)) == 1:
-                return candidate
-        return " > ".join(names)
+    def reference_of(self, heading: Heading) -> str:
+        """A ``step_heading`` part that :func:`normalize_heading_text` maps to
+        ``heading.text``: the text itself when it survives normalization
+        (most do), else the text with its code spans written back as code
+        spans (`` `<details>` ``, `` `__init__` ``), else with markdown's
+        special characters backslash-escaped. A part never holds an unescaped
+        `` > `` (which would split a path)."""
+        return heading_reference(heading.text, heading.code_spans)
+
+    def _names_only(self, step_heading: str, heading: Heading) -> bool:
+        found = self.find_headings(step_heading)
+        return len(found) == 1 and found[0] is heading
+
+    def _path_of(self, heading: Heading) -> str | None:
+        own = self.reference_of(heading)
+        if self._names_only(own, heading):
+            return own
+        ancestors = self.ancestors(heading)  # nearest first
+        references = [self.reference_of(a) for a in ancestors]
+        # the fewest ancestors first, nearer ones first among equals: one
+        # ancestor ("Parent > Child"), then two, ... up to the whole chain
+        from itertools import combinations
+
+        for size in range(1, len(ancestors) + 1):
+            for chosen in combinations(range(len(ancestors)), size):
+                parts = [references[i] for i in sorted(chosen, reverse=True)]
+                candidate = " > ".join([*parts, own])
+                if self._names_only(candidate, heading):
+                    return candidate
+            if size >= 3:  # deeper combinations are unreadable; try the whole chain only
+                candidate = " > ".join([*reversed(references), own])
+                return candidate if self._names_only(candidate, heading) else None
+        return None
+
+    def plain_path(self, path: str) -> str:
+        """A path as its headings' plain texts (for comparing with what a
+        person typed)."""
+        return " > ".join(normalize_heading_text(part) for part in path.split(" > "))
 
     def suggest_headings(self, step_heading: str, limit: int = 3) -> list[str]:
-        """Close headings for a ``step_heading`` that matches none, best first.
+        """Close headings for a ``step_heading`` that matches none, best first,
+        each as a ``step_heading`` that names exactly that heading.
 
         A case-insensitive equal text comes first; then the headings whose
-        rapidfuzz WRatio is at least 60 and within 8 points of the best one."""
+        rapidfuzz WRatio is at least 60 and within 8 points of the best one.
+        Headings are compared by their plain text; a heading no form names
+        alone is never suggested."""
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
-        choices = list(dict.fromkeys(self.heading_paths))
-        exact = [c for c in choices if c.casefold() == wanted.casefold()]
-        scored = process.extract(wanted, choices, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
+        plain_of: dict[str, str] = {}
+        for path in self.heading_paths:
+            if path is not None:
+                plain_of.setdefault(path, self.plain_path(path))
+        references = list(plain_of)
+        plains = [plain_of[r] for r in references]
+        exact = [r for r, plain in zip(references, plains) if plain.casefold() == wanted.casefold()]
+        scored = process.extract(wanted, plains, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
         best = scored[0][1] if scored else 0
-        close = [choice for choice, score, _index in scored if score >= best - 8 and choice not in exact]
+        close = [references[index] for _plain, score, index in scored if score >= best - 8 and references[index] not in exact]
         ranked = exact + close
         return ranked[:limit]
+
+    def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
+        """``(line, block kind)`` of the lines inside code or HTML blocks that
+        read like the heading ``step_heading`` names (``## Step 3`` in a
+        fenced example): text a person took for a heading, which CommonMark
+        does not make one."""
+        last = step_heading.split(" > ")[-1]
+        wanted = normalize_heading_text(last)
+        if not wanted:
+            return []
+        found = []
+        for block in self.blocks:
+            if block.kind == "prose":
+                continue
+            for number in range(block.start_line, min(block.end_line, self.line_count) + 1):
+                line = self.lines[number - 1].strip()
+                if line.startswith("#") and normalize_heading_text(line.rstrip("#").strip() or line) == wanted:
+                    found.append((number, block.kind))
+        return found
 
     def blocks_between(self, start_line: int, end_line: int) -> list[ProseBlock]:
         """Blocks that start within the 1-based inclusive line range."""

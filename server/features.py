@@ -196,7 +196,7 @@ def _window_preview(here: Place, step_heading: str) -> str:
     if not matches:
         return f"`{step_heading}` matches no heading of {skill_path.name}."
     if len(matches) > 1:
-        paths = ", ".join(f"`{markdown.path_of(h)}`" for h in matches)
+        paths = ", ".join(f"`{path}`" for path in map(markdown.path_of, matches) if path is not None) or "none (rename a heading)"
         return f"`{step_heading}` matches {len(matches)} headings of {skill_path.name}: use one of {paths}."
     window = markdown.window(matches[0])
     return f"**Window** — {skill_path.name} lines {window.start_line}–{window.end_line}\n\n{_fence(window.text)}"
@@ -274,8 +274,8 @@ def completion(ls: "SkillEvalLanguageServer", params: types.CompletionParams) ->
             found = skill_markdown(here)
             if found is not None:
                 markdown = found[2]
-                items = [(markdown.path_of(h), f"{'#' * h.level} line {h.line}", types.CompletionItemKind.Reference)
-                         for h in markdown.headings]
+                items = [(path, f"{'#' * h.level} line {h.line}", types.CompletionItemKind.Reference)
+                         for h, path in zip(markdown.headings, markdown.heading_paths) if path is not None]
                 items = list({value: (value, d, k) for value, d, k in items}.values())
         elif len(path) == 2 and path[0] == "shapes" and isinstance(path[1], int):
             items = [(s, "shape", types.CompletionItemKind.EnumMember) for s in _schema_enum("$defs", "shape")]

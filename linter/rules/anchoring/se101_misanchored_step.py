@@ -29,7 +29,11 @@ class MisanchoredStep(Rule):
     ## Fix
     Use the heading's exact text (case-sensitive; markup and leading `#` marks
     are ignored), or a `Parent > Child` path. The quick fix offers the closest
-    headings.
+    headings, each written so that it names exactly that heading (a heading
+    whose code span holds `<details>` is offered with the code span). When a
+    line that looks like the heading sits inside a fenced code block or an
+    HTML block, the message says so: CommonMark makes no heading there, so
+    make it a real heading or anchor to another one.
     """
 
     code = "SE101"
@@ -52,13 +56,23 @@ class MisanchoredStep(Rule):
         ]
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         related = [
-            Related(context.heading_span(h), f"close heading: {skill.path_of(h)}")
-            for h in skill.headings
-            if skill.path_of(h) in suggestions
+            Related(context.heading_span(h), f"close heading: {path}")
+            for h, path in zip(skill.headings, skill.heading_paths)
+            if path is not None and path in suggestions
         ]
+        skill_path = context.skill_document.path
+        in_code = skill.code_lines_like(step_heading)
+        if in_code:
+            line, kind = in_code[0]
+            block = "a code block" if kind == "code" else "an HTML block"
+            hint += f"; line {line} reads like that heading but sits inside {block}, where it is not a heading"
+            related.extend(
+                Related(context.skill_document.line_span(number), f"inside {'a code block' if k == 'code' else 'an HTML block'}: not a heading")
+                for number, k in in_code
+            )
         yield self.diagnostic(
             span,
-            f"step_heading {step_heading!r} matches no heading of {context.skill_document.path.name}{hint}",
+            f"step_heading {step_heading!r} matches no heading of {skill_path.name}{hint}",
             related=related,
             fixes=fixes,
         )

@@ -55,14 +55,15 @@ class AmbiguousStep(Rule):
         skill = context.skill
         step_heading = context.step_heading
         paths = [skill.path_of(heading) for heading in matches]
-        unique = [p for p in dict.fromkeys(paths) if len(skill.find_headings(p)) == 1]
+        unique = list(dict.fromkeys(path for path in paths if path is not None))
         span = context.value_span("step_heading")
         fixes = [
             Fix(f"Change step_heading to {path!r}", (TextEdit(span, json.dumps(path, ensure_ascii=False)),))
             for path in unique
         ]
         related = [
-            Related(context.heading_span(heading), f"matching heading (line {heading.line}): {path}")
+            Related(context.heading_span(heading), f"matching heading (line {heading.line}): "
+                    + (path if path is not None else "no form names it alone"))
             for heading, path in zip(matches, paths)
         ]
         skill_name = context.skill_document.path.name
