@@ -105,7 +105,7 @@ def test_ordinary_work_prose_is_not_flagged(text: str) -> None:
 
 
 def test_markup_line_breaks_and_quotes_are_ignored() -> None:
-    text = "x **note** the\nfollowing y"
+    text = "Before you sign, **note** the\nfollowing."
     assert found(text) == ["note** the\nfollowing"]  # the words' extent: from "note" to "following"
     assert found("one of _these_ is\n> `incorrect`") == ["one of _these_ is\n> `incorrect"]
     assert found("<b>note</b> the&nbsp;following") == ["note</b> the&nbsp;following"]

@@ -26,6 +26,7 @@ Matching is built for volume:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from itertools import islice
 from typing import Iterable, Iterator, NamedTuple
@@ -212,8 +213,52 @@ def _phrase_words(text: str) -> tuple[str, ...]:
     return tuple(normalize_words(text).replace("~", " ").split())
 
 
-def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
+ANY_WORD = "*"
+"""The word of a ``<word>`` element: any one artifact word."""
+START = "<start>"
+"""A ``<start>`` element: the phrase begins a sentence or a block."""
+END = "<end>"
+"""An ``<end>`` element: the phrase ends a sentence or a clause (``Hint:``)."""
+_MARKERS = frozenset({ANY_WORD, START, END})
+
+
+def _is_marker(element: list[tuple[str, ...]]) -> bool:
+    """Whether an element is ``<word>``, ``<start>`` or ``<end>`` (it holds no words to look for)."""
+    return any(alt and alt[0] in _MARKERS for alt in element)
+
+
+def _words_and_classes(text: str, phrase: str, classes: dict[str, tuple[str, ...]]) -> list[list[tuple[str, ...]]]:
+    """The elements of a stretch of a phrase outside ``{...}``: each word is
+    one element; ``<name>`` is the word class ``name`` (``<name?>`` makes it
+    optional); ``<word>`` is any one word, ``<start>``/``<end>`` mark a
+    sentence or block boundary."""
+    elements: list[list[tuple[str, ...]]] = []
+    for token in text.split():
+        if not (token.startswith("<") and token.endswith(">")):
+            elements.append([_phrase_words(token)])
+            continue
+        name = token[1:-1]
+        optional = name.endswith("?")
+        name = name.rstrip("?")
+        if name == "word":
+            element = [(ANY_WORD,)]
+        elif name in ("start", "end") and not optional:
+            element = [(START if name == "start" else END,)]
+        elif name in classes:
+            element = list(dict.fromkeys(_phrase_words(alt) for alt in classes[name]))
+            element = [alt for alt in element if alt] or [()]
+        else:
+            raise PhraseError(f"unknown word class <{name}> in phrase {phrase!r}")
+        if optional:
+            element.append(())
+        elements.append(element)
+    return elements
+
+
+def _parse(phrase: str, classes: dict[str, tuple[str, ...]] | None = None) -> list[list[tuple[str, ...]]]:
     """A phrase as a list of elements, each a list of alternatives (word tuples)."""
+    if classes is None:
+        classes = _shipped_classes()
     elements: list[list[tuple[str, ...]]] = []
     rest = phrase
     while rest:
@@ -222,11 +267,11 @@ def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
         if open_at == -1:
             if close_at != -1:
                 raise PhraseError(f"unbalanced '}}' in phrase {phrase!r}")
-            elements.extend([_phrase_words(word)] for word in rest.split())
+            elements.extend(_words_and_classes(rest, phrase, classes))
             break
         if close_at != -1 and close_at < open_at:
             raise PhraseError(f"unbalanced '}}' in phrase {phrase!r}")
-        elements.extend([_phrase_words(word)] for word in rest[:open_at].split())
+        elements.extend(_words_and_classes(rest[:open_at], phrase, classes))
         close_at = rest.find("}", open_at)
         if close_at == -1:
             raise PhraseError(f"unclosed '{{' in phrase {phrase!r}")
@@ -238,7 +283,11 @@ def _parse(phrase: str) -> list[list[tuple[str, ...]]]:
         alternatives = list(dict.fromkeys(_phrase_words(alt) for alt in body.split("|")))
         elements.append(alternatives)
         rest = rest[close_at + 1 :]
-    return [[alt for alt in element] for element in elements if element != [()]]
+    elements = [[alt for alt in element] for element in elements if element != [()]]
+    if elements and elements[-1] == [(START,)] or any(e == [(END,)] for e in elements[:-1]) \
+            or any(e == [(START,)] for e in elements[1:]):
+        raise PhraseError(f"<start> must open and <end> close phrase {phrase!r}")
+    return elements
 
 
 def _alternation(alternatives: Iterable[tuple[str, ...]]) -> str:
@@ -266,11 +315,21 @@ def _alternation(alternatives: Iterable[tuple[str, ...]]) -> str:
     return emit(trie)
 
 
+_ANY_WORD_REGEX = "[^ ~\n]+"
+
+
 def _element_regex(element: list[tuple[str, ...]]) -> str:
     """An element after the first: each alternative preceded by a separator."""
     filled = [alt for alt in element if alt]
-    body = "[ ~]" + _alternation(filled)
+    if filled == [(ANY_WORD,)]:
+        body = "[ ~]" + _ANY_WORD_REGEX
+    else:
+        body = "[ ~]" + _alternation(filled)
     return f"(?:{body})?" if () in element else body
+
+
+def _first_regex(element: list[tuple[str, ...]]) -> str:
+    return _ANY_WORD_REGEX if element == [(ANY_WORD,)] else _alternation(element)
 
 
 def _without_leading_options(elements: list[list[tuple[str, ...]]]) -> list[list[list[tuple[str, ...]]]]:
@@ -303,57 +362,77 @@ class PhraseMatch(NamedTuple):
 
 
 class _Phrase:
-    """One phrase: its regex over ``" " + words + " "`` (compiled on first use)
-    and the words one of which any match contains."""
+    """One phrase: its regexes over the artifact's words (compiled on first
+    use) and the words one of which any match contains.
 
-    __slots__ = ("phrase", "elements", "keys", "required", "_body", "_compiled")
+    ``regex`` runs over the words separated by spaces (boundaries unknown, a
+    cheap first pass); ``strict_regex`` over the words with sentence and
+    block boundaries as line breaks, which no phrase crosses (``<start>`` and
+    ``<end>`` hold only there)."""
+
+    __slots__ = ("phrase", "elements", "keys", "required", "_body", "_compiled", "_strict")
 
     def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]], keys: Iterable[str] | None = None) -> None:
         self.phrase = phrase
         self.elements = elements
         self.keys = _key_words(elements) if keys is None else keys
-        self.required = tuple(_requirement(element) for element in elements if () not in element)
-        """Per mandatory element, what a text the phrase occurs in holds: one of
-        the element's one-word alternatives (a set, tested with one C-level
-        ``isdisjoint``), or all the words of one of its longer alternatives."""
-        self._body: str | None = None
+        self.required = tuple(sorted(
+            (_requirement(element) for element in elements if () not in element and not _is_marker(element)),
+            key=lambda witnesses: sum(map(_word_weight, witnesses))))
+        """Per mandatory element (the least likely first), the witness words
+        one of which a text the phrase occurs in holds."""
+        self._body: tuple[str, str] | None = None
         self._compiled: re.Pattern | None = None
+        self._strict: re.Pattern | None = None
 
     def may_occur_in(self, words: frozenset[str]) -> bool:
         """False when a text with these words cannot hold the phrase (no regex
         is compiled or run for it then)."""
-        for single_words, longer in self.required:
-            if single_words and not single_words.isdisjoint(words):
-                continue
-            if not any(alternative <= words for alternative in longer):
+        for witnesses in self.required:
+            if witnesses.isdisjoint(words):
                 return False
         return True
 
     @property
     def body(self) -> str:
-        """The regex source, built on first need (building every phrase's
-        alternation trie up front cost ~0.1 s per process)."""
+        """The regex source of the first pass (see :meth:`_bodies`)."""
+        return self._bodies()[0]
+
+    def _bodies(self) -> tuple[str, str]:
+        """The regex sources, built on first need (building every phrase's
+        alternation trie up front cost ~0.1 s per process): a match starts at
+        the separator before its first word (never at the "~" inside an
+        expanded contraction) and ends before a separator."""
         if self._body is None:
-            # a match starts at the space before its first word (never at the "~"
-            # inside an expanded contraction) and ends before a space
-            variants = [" " + _alternation(v[0]) + "".join(_element_regex(e) for e in v[1:])
-                        for v in _without_leading_options(self.elements)]
-            self._body = variants[0] if len(variants) == 1 else "(?:" + "|".join(variants) + ")"
+            elements = self.elements
+            starts = bool(elements) and elements[0] == [(START,)]
+            ends = bool(elements) and elements[-1] == [(END,)]
+            core = elements[1 if starts else 0 : -1 if ends else None]
+            variants = [_first_regex(v[0]) + "".join(_element_regex(e) for e in v[1:]) for v in _without_leading_options(core)]
+            words = variants[0] if len(variants) == 1 else "(?:" + "|".join(variants) + ")"
+            loose = " " + words
+            strict = ("\n" if starts else "[ \n]") + words + ("(?=\n)" if ends else "")
+            self._body = (loose, strict)
         return self._body
 
     @property
     def regex(self) -> re.Pattern:
         if self._compiled is None:
-            self._compiled = re.compile(self.body + "(?= )")
+            self._compiled = re.compile(self._bodies()[0] + "(?= )")
         return self._compiled
 
+    @property
+    def strict_regex(self) -> re.Pattern:
+        if self._strict is None:
+            self._strict = re.compile(self._bodies()[1] + "(?=[ \n])")
+        return self._strict
 
-def _requirement(element: list[tuple[str, ...]]) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
-    """An element's alternatives for :meth:`_Phrase.may_occur_in`: the words of
-    its one-word alternatives, and the word sets of the longer ones."""
-    single_words = frozenset(alt[0] for alt in element if len(alt) == 1)
-    longer = tuple(frozenset(alt) for alt in element if len(alt) > 1)
-    return single_words, longer
+
+def _requirement(element: list[tuple[str, ...]]) -> frozenset[str]:
+    """An element's witness words for :meth:`_Phrase.may_occur_in`: each
+    alternative's rarest word (a text holding the alternative holds it), so
+    one C-level ``isdisjoint`` tells that none of them can be there."""
+    return frozenset(min(alt, key=lambda w: (_word_weight(w), -len(w))) for alt in element if alt)
 
 
 class PhraseMatcher:
@@ -376,7 +455,7 @@ class PhraseMatcher:
                     elements = _parse(phrase)
                 except PhraseError:
                     elements = _literal_elements(phrase)
-            if not any(() not in element for element in elements):
+            if not any(() not in element and not _is_marker(element) for element in elements):
                 continue  # nothing mandatory: it would match anywhere
             entry = _Phrase(phrase, elements, keys)
             for key in entry.keys:
@@ -405,10 +484,12 @@ class PhraseMatcher:
         padded = " " + words + " "
         return any(re.fullmatch(entry.body + " ", padded) for entry in self._entries)
 
-    def occurrences(self, text: str) -> list[tuple[int, int]]:
+    def occurrences(self, text: str, candidates: list[_Phrase] | None = None) -> list[tuple[int, int]]:
         """``(start, end)`` in the normalized words of every occurrence of every
-        phrase (occurrences of one phrase do not overlap each other)."""
-        candidates = self._candidates(text)
+        phrase (occurrences of one phrase do not overlap each other), boundaries
+        ignored."""
+        if candidates is None:
+            candidates = self._candidates(text)
         if not candidates:
             return []
         padded = " " + normalize_words(text) + " "
@@ -419,16 +500,142 @@ class PhraseMatcher:
 
     def find(self, text: str) -> list[PhraseMatch]:
         """Every phrase occurrence in ``text``, left to right, not overlapping:
-        where occurrences overlap, the one starting first wins, then the longest."""
-        spans = self.occurrences(text)
-        if not spans:
+        where occurrences overlap, the one starting first wins, then the longest.
+
+        A first pass looks for the phrases in the words alone; only a text
+        where it finds one is split at its sentence and block boundaries
+        (:func:`_segmented`) and searched again: an occurrence never crosses a
+        boundary, and one that is only part of a longer noun phrase (a word
+        glued or run on before or after it, :func:`_stands_alone`) is dropped."""
+        candidates = self._candidates(text)
+        if not candidates:
             return []
-        spans.sort(key=lambda span: (span[0], -span[1]))
-        kept = []
-        for start, end in spans:
-            if not kept or start >= kept[-1][1]:
-                kept.append((start, end))
-        return _to_original(text, kept)
+        padded = " " + normalize_words(text) + " "
+        candidates = [entry for entry in candidates if entry.regex.search(padded)]
+        if not candidates:
+            return []
+        segmented = _segmented(text)
+        found = []
+        for entry in candidates:
+            for match in entry.strict_regex.finditer(segmented.string):
+                first = bisect_left(segmented.starts, match.start() + 1)
+                last = bisect_right(segmented.starts, match.end() - 1) - 1
+                if first <= last and _stands_alone(text, segmented, first, last):
+                    found.append((first, last))
+        found.sort(key=lambda pair: (pair[0], -pair[1]))
+        kept: list[tuple[int, int]] = []
+        for first, last in found:
+            if not kept or first > kept[-1][1]:
+                kept.append((first, last))
+        spans = segmented.spans
+        return [PhraseMatch(spans[first][0], spans[last][1], text[spans[first][0]:spans[last][1]]) for first, last in kept]
+
+
+class _Segmented(NamedTuple):
+    """A text's words for the strict pass: ``string`` holds the normalized
+    words separated by a space, or by a line break where a sentence or block
+    boundary lies between them, with a line break before and after;
+    ``starts`` is where each word starts in it, ``spans`` its original
+    ``(start, end)``, ``words`` the normalized words."""
+
+    string: str
+    starts: list[int]
+    spans: list[tuple[int, int]]
+    words: list[str]
+
+
+_BOUNDARY = re.compile(
+    r"\n[ \t]*\n"                       # a blank line
+    r"|\|"                                # a table cell or row
+    r"|[.!?;:][^\w\s]*\s"                 # a sentence or clause end: . ! ? ; : then a space
+    r"|[\u2013\u2014]|\s-+\s"              # a dash between clauses
+    r"|\n[ \t]*(?:[-*+][ \t]|#|```|~~~)"    # a line starting a list item, heading or fence
+    r"|\n[ \t]*[^\w\s]{3,}[ \t]*(?:\n|$)"  # a rule or setext underline (---, ===)
+    r"|</?(?:br|p|li|ul|ol|tr|td|th|div|h[1-6]|table|blockquote)\b",
+    re.IGNORECASE,
+)
+"""A gap between two words holding one of these is a boundary no phrase crosses."""
+
+_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+_MARKUP_ONLY = frozenset(" \t\n*_`~")
+
+
+@lru_cache(maxsize=256)
+def _segmented(text: str) -> _Segmented:
+    """The words of ``text`` with its boundaries (see :class:`_Segmented`).
+
+    The boundaries are found in one pass over the text (entities blanked
+    first, offsets kept); a gap between two words holds one when a boundary
+    starts inside it."""
+    words = normalize_words(text).split(" ")
+    spans = list(_word_spans(text))
+    if not spans or len(words) != len(spans):  # no words (the tokenizations always agree otherwise)
+        return _Segmented("\n\n", [], spans, [])
+    scanned = _ENTITY.sub(lambda m: " " * len(m.group()), text) if "&" in text else text
+    boundaries = [m.start() for m in _BOUNDARY.finditer(scanned)]
+    boundaries.append(len(text) + 1)
+    parts = ["\n"]
+    starts = []
+    position = 1
+    previous_end = 0
+    next_boundary = 0
+    for word, (start, end) in zip(words, spans):
+        if starts:
+            while boundaries[next_boundary] < previous_end:
+                next_boundary += 1
+            parts.append("\n" if boundaries[next_boundary] < start else " ")
+            position += 1
+        starts.append(position)
+        parts.append(word)
+        position += len(word)
+        previous_end = end
+    parts.append("\n")
+    return _Segmented("".join(parts), starts, spans, words)
+
+
+def _stands_alone(text: str, segmented: _Segmented, first: int, last: int) -> bool:
+    """Whether words ``first``..``last`` are the phrase itself, not a piece
+    of a longer noun phrase of the work: the word after the last (or before
+    the first) is neither glued to it (``argument-hint``, ``use_hint``) nor,
+    across plain space, an open-class word run on from an open-class one
+    ("note the following *owners*", "find the error *handler*", "type
+    *hint*"). Across a boundary or punctuation anything may follow."""
+    spans, words, string = segmented.spans, segmented.words, segmented.string
+    function_words = _function_words()
+    if last + 1 < len(words) and string[segmented.starts[last + 1] - 1] != "\n":
+        gap = text[spans[last][1]:spans[last + 1][0]]
+        if _glued(gap):
+            return False
+        if _MARKUP_ONLY.issuperset(gap) and _is_open(words[last].rsplit("~", 1)[-1], function_words) \
+                and _is_open(words[last + 1].split("~", 1)[0], function_words):
+            return False
+    if first > 0 and string[segmented.starts[first] - 1] != "\n":
+        gap = text[spans[first - 1][1]:spans[first][0]]
+        if _glued(gap):
+            return False
+        if _MARKUP_ONLY.issuperset(gap) and _is_open(words[first].split("~", 1)[0], function_words) \
+                and _is_open(words[first - 1].rsplit("~", 1)[-1], function_words):
+            return False
+    return True
+
+
+_TAG_OR_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);|<[^<>]*>")
+
+
+def _glued(gap: str) -> bool:
+    """Whether two words with ``gap`` between them are one token of the work
+    (``argument-hint``, ``use_hint``, ``3=hint``): no space, tag or entity
+    between them."""
+    return not any(c.isspace() for c in gap) and not _TAG_OR_ENTITY.search(gap)
+
+
+def _is_open(word: str, function_words: frozenset[str]) -> bool:
+    """Whether ``word`` may be part of a noun phrase (a noun, adjective or
+    verb; a number): not a function word, and not an adverb in -ly."""
+    if word in function_words:
+        return False
+    return not (word.endswith("ly") and len(word) > 4 and word not in function_words)
 
 
 def _to_original(text: str, spans: Iterable[tuple[int, int]]) -> list[PhraseMatch]:
@@ -492,7 +699,7 @@ def _key_words(elements: list[list[tuple[str, ...]]]) -> set[str]:
     best_score: float | None = None
     best: set[str] = set()
     for element in elements:
-        if () in element:
+        if () in element or _is_marker(element):
             continue
         chosen = {min(alt, key=lambda w: (_word_weight(w), -len(w))) for alt in element}
         score = sum(map(_word_weight, chosen))
@@ -525,18 +732,43 @@ def _shipped_tables():
 _TABLES = None
 
 
-def generate_phrase_tables_code() -> str:
-    """The source of :data:`GENERATED_TABLES` from ``data/phrases.toml``: each
-    table's phrases, and each phrase's elements and key words."""
+def _shipped_classes() -> dict[str, tuple[str, ...]]:
+    """The word classes of ``data/phrases.toml`` (``[classes]``)."""
+    return _shipped_tables().CLASSES
+
+
+def _function_words() -> frozenset[str]:
+    """Words after or before which a phrase may stand (``[function-words]``)."""
+    tables = _shipped_tables()
+    words = getattr(tables, "_FUNCTION_SET", None)
+    if words is None:
+        words = tables._FUNCTION_SET = frozenset(tables.FUNCTION_WORDS)
+    return words
+
+
+def _read_toml_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """``(phrase lists, word classes, function words)`` of ``data/phrases.toml``."""
     from ...config import _toml
 
     data = _toml().loads(read_data("phrases.toml"))
-    lists = {name: tuple(table.get("phrases", ())) for name, table in data.items() if isinstance(table, dict)}
+    classes = {name: tuple(alt.strip() for alt in (value.split("|") if isinstance(value, str) else value))
+               for name, value in data.get("classes", {}).items()}
+    function_words = tuple(sorted(set(" ".join(data.get("function-words", {}).get("words", ())).split())))
+    lists = {name: tuple(table.get("phrases", ())) for name, table in data.items()
+             if isinstance(table, dict) and name not in ("classes", "function-words")}
+    return lists, classes, function_words
+
+
+def generate_phrase_tables_code() -> str:
+    """The source of :data:`GENERATED_TABLES` from ``data/phrases.toml``: each
+    table's phrases, each phrase's elements and key words, the word classes
+    and the function words."""
+    lists, classes, function_words = _read_toml_tables()
     parsed: dict[str, tuple[list, tuple[str, ...]]] = {}
     for phrases in lists.values():
         for phrase in (p.strip() for p in phrases if p and p.strip()):
             try:
-                elements = _parse(phrase)
+                elements = _parse(phrase, classes)
             except PhraseError:
                 elements = _literal_elements(phrase)
             parsed[phrase] = (elements, tuple(sorted(_key_words(elements))))
@@ -545,12 +777,15 @@ def generate_phrase_tables_code() -> str:
         for name, phrases in lists.items()
     )
     entries = "".join(f"    {phrase!r}:\n        {entry!r},\n" for phrase, entry in parsed.items())
+    class_lines = "".join(f"    {name!r}: {alts!r},\n" for name, alts in classes.items())
     return (
         '"""Generated by `python -m skill_eval.linter.rules.artifact._phrases --regenerate`\n'
         'from data/phrases.toml. Do not edit."""\n'
         "# fmt: off\n"
         "# ruff: noqa\n\n"
         f"PHRASE_LISTS = {{\n{tables}}}\n\n"
+        f"CLASSES = {{\n{class_lines}}}\n\n"
+        f"FUNCTION_WORDS = {function_words!r}\n\n"
         f"PARSED = {{\n{entries}}}\n"
     )
 
