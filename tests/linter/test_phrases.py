@@ -255,3 +255,94 @@ def test_shipped_phrases_parse_as_with_normalize_words() -> None:
         for piece in _re.split(r"[{}|]", phrase):
             for word in piece.split():
                 assert _phrase_words(word) == tuple(normalize_words(word).replace("~", " ").split()), word
+
+
+# -- boundaries, noun phrases, constructions -----------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "See the release note. The following owners must approve.",
+    "See the release note.\n\nThe following services restart at 02:00.",
+    "See the release note\n\nthe following services restart.",
+    "| Release note | link |\n| the following | x |",
+    "- release note\n- the following owners",
+    "Release note: the following services restart.",
+    "Please note the following changes to the rota take effect Monday.",
+    "Make a note of the following ticket numbers.",
+    "Identify the error code from the response body.",
+    "There is a catch block that swallows the exception.",
+    "Add a type hint for the return value.",
+    "argument-hint: path",
+    "If a value is incorrect, the importer rejects the row.",
+    "The recommendation is a hint, not a guarantee.",
+    "Reviewers look carefully at schema changes.",
+])
+def test_boundaries_and_noun_phrases_end_a_match(text: str) -> None:
+    assert found(text) == [] and found(text, QUIZ) == [], text
+
+
+def test_a_phrase_after_a_table_row_is_reported_on_its_own_line() -> None:
+    """A table's last cell ending in "Please" does not start the phrase on
+    the next line: the row ends at its pipe."""
+    text = "| owner | Please |\n|---|---|\n| alice | kindly |\nnote the following: row 2 is stale.\n"
+    (match,) = find_phrases(text, SIGNPOSTING)
+    assert match.text == "note the following"
+    assert text.count("\n", 0, match.start) == 3
+
+
+@pytest.mark.parametrize("text, phrase", [
+    ("At least one of the figures below is inaccurate.", "At least one of the figures below is inaccurate"),
+    ("Two of these entries don't add up.", "Two of these entries don't add up"),
+    ("Not every claim below holds up.", "Not every claim below holds up"),
+    ("Only one of these totals is actually correct.", "Only one of these totals is actually correct"),
+    ("Hint: check the timezone.", "Hint"),
+    ("Some of the statements above are not accurate.", "Some of the statements above are not accurate"),
+])
+def test_constructions_generalise_over_nouns_negations_and_quantifiers(text: str, phrase: str) -> None:
+    assert found(text) == [phrase]
+
+
+@pytest.mark.parametrize("text", [
+    "Go through the table and point out anything that looks wrong.",
+    "Tell me which line is incorrect.",
+    "Does anything here look wrong to you?",
+    "Check whether any of these values are incorrect.",
+    "Pick out the false claim.",
+])
+def test_review_and_find_fault_requests_worded_afresh(text: str) -> None:
+    assert found(text, QUIZ), text
+
+
+def test_word_classes_and_markers_parse() -> None:
+    elements = _parse("<quantifier> of <deictic> <copula> <fault-adjective>")
+    assert ("at", "least", "one") in elements[0] and ("is", "actually") in elements[3]
+    assert _parse("<start> hint <end>") == [[("<start>",)], [("hint",)], [("<end>",)]]
+    assert _parse("<word?> x")[0] == [("*",), ()]
+    with pytest.raises(PhraseError):
+        _parse("<no-such-class> x")
+    with pytest.raises(PhraseError):
+        _parse("x <start> y")
+
+
+def test_extra_phrases_may_use_the_shipped_classes() -> None:
+    assert found("Three of these invoices contain a planted discrepancy.",
+                 ("<quantifier> of these invoices <contain> a <fault-modifier?> <fault-noun>",)) == [
+        "Three of these invoices contain a planted discrepancy"]
+
+
+def test_tuning_half_of_the_phrase_evaluation() -> None:
+    """benchmarks/phrase_eval.py's tuning half: no work-like near miss is
+    flagged, and most paraphrases are (the held-out half is reported by the
+    script, not asserted)."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "phrase_eval.py"
+    spec = importlib.util.spec_from_file_location("phrase_eval", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    figures = module.evaluate("tune", show=False)
+    assert figures["work"][0] == 0
+    for code in ("SE301", "SE302"):
+        caught, total = figures[code]
+        assert caught >= 0.9 * total, (code, caught, total)
