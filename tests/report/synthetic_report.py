@@ -171,3 +171,21 @@ def synthetic_model(probes: int = 500, seed: int = 18) -> dict:
                  "alpha": ALPHA, "answer_cap": ANSWER_CAP, "filters": {"paths": [], "probes": [], "agent": None}},
         "groups": groups,
     }
+
+
+if __name__ == "__main__":  # python tests/report/synthetic_report.py [PROBES] [OUT.html]: the page's size and build time
+    import sys
+    import time
+    from pathlib import Path
+
+    from skill_eval.evals.viewer import write_html
+
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+    out = Path(sys.argv[2] if len(sys.argv) > 2 else "report.html")
+    began = time.perf_counter()
+    model = synthetic_model(count)
+    built = time.perf_counter()
+    size = write_html(model, out)
+    print(f"{out}: {size:,} bytes for {len(model['groups'])} groups ({count} probe versions for the first agent), "
+          f"{sum(len(g['starts']) for g in model['groups']):,} starts; model {built - began:.2f} s, "
+          f"render {time.perf_counter() - built:.2f} s")
