@@ -116,9 +116,10 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
     return starts
 
 
-def synthetic_model(probes: int = 500, seed: int = 18) -> dict:
+def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS) -> dict:
     """A report model of ``probes`` probe versions for the first agent and model,
-    and ``probes // 5`` for the second."""
+    and ``probes // 5`` for the second; ``reps_weights`` are (reps, weight) pairs
+    of the reps per arm."""
     rng = random.Random(seed)
     groups: list[dict] = []
     index = 0
@@ -131,7 +132,7 @@ def synthetic_model(probes: int = 500, seed: int = 18) -> dict:
             version = 1 + (number % 7 == 0) + (number % 29 == 0)
             defects = ["D1"] if number % 4 else ["D1", "D2"]
             control_rate, treatment_rate = _pick(rng, SCENARIOS)
-            control_reps, treatment_reps = _pick(rng, REPS_WEIGHTS), _pick(rng, REPS_WEIGHTS)
+            control_reps, treatment_reps = _pick(rng, reps_weights), _pick(rng, reps_weights)
             if number % 41 == 0:
                 treatment_reps = 0  # treatment not run yet: pending
             control = _starts(rng, "control", control_reps, control_rate, defects, index)
