@@ -194,7 +194,8 @@ def _label(members: list[dict[str, Any]]) -> str:
 
 def plot_layout(groups: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The calibration plot's data: marks, error bars and what is not plotted,
-    per agent and model (``series``). Deterministic for a given model."""
+    per agent and model (``series``; the one with most plotted groups is
+    ``shown_first``). Deterministic for a given model."""
     by_series: dict[str, list[dict[str, Any]]] = {}
     unplotted: dict[str, int] = {}
     for group in groups:
@@ -238,8 +239,10 @@ def plot_layout(groups: Iterable[dict[str, Any]]) -> dict[str, Any]:
                         bars.append({"series": series, "mark": mark_id, "x": low, "x2": high, "y": cy, "y2": cy})
                     else:
                         bars.append({"series": series, "mark": mark_id, "x": cx, "x2": cx, "y": low, "y2": high})
-    return {"series": sorted(by_series), "marks": marks, "bars": bars, "unplotted": unplotted,
-            "plotted": {s: len(g) for s, g in by_series.items()}}
+    plotted = {s: len(g) for s, g in by_series.items()}
+    shown_first = min(plotted, key=lambda s: (-plotted[s], s)) if plotted else ""
+    return {"series": sorted(by_series), "marks": marks, "bars": bars, "unplotted": unplotted, "plotted": plotted,
+            "shown_first": shown_first}
 
 
 def calibration_spec(layout: dict[str, Any]) -> dict[str, Any]:
@@ -261,7 +264,7 @@ def calibration_spec(layout: dict[str, Any]) -> dict[str, Any]:
         "width": PLOT_SIZE, "height": PLOT_SIZE, "autosize": "none",
         "padding": {"left": 64, "right": 200, "top": 12, "bottom": 52},
         "signals": [
-            {"name": "series", "value": layout["series"][0] if layout["series"] else ""},
+            {"name": "series", "value": layout["shown_first"]},
             {"name": "hovered", "value": None,
              "on": [{"events": "@points:mouseover", "update": "datum.id"}, {"events": "@points:mouseout", "update": "null"}]},
         ],
@@ -357,7 +360,8 @@ def decode_payload(text: str) -> Any:
 def page_payload(model: ReportModel) -> dict[str, Any]:
     """What the page's script reads: the model, the plot's layout and its Vega spec."""
     layout = plot_layout(model["groups"])
-    return {"model": model, "plot": {"series": layout["series"], "unplotted": layout["unplotted"],
+    return {"model": model, "plot": {"series": layout["series"], "shown_first": layout["shown_first"],
+                                     "unplotted": layout["unplotted"],
                                      "plotted": layout["plotted"], "marks": len(layout["marks"]),
                                      "spec": calibration_spec(layout)},
             "zones": [*ZONES], "zone_titles": ZONE_TITLES, "zone_colours": ZONE_COLOURS}

@@ -46,6 +46,8 @@ from .viewer_model import (ALPHA, ANSWER_CAP, SCHEMA_ID, STDERR_CAP, Answer, Arm
 
 ARM_ORDER = {arm: index for index, arm in enumerate(ARMS)}
 INTERRUPTED_PREFIX = "interrupted"
+DEFAULT_MODEL = "(agent default)"
+"""The model of a record that names none (the agent's own default)."""
 
 
 # -- records -> starts ------------------------------------------------------------------
@@ -79,7 +81,7 @@ def normalize_records(records: Iterable[tuple[Path, dict[str, Any]]]) -> list[tu
 
 def _identity(suite: Path, record: dict[str, Any]) -> tuple:
     return (str(suite), record["probe"], record["version"], record.get("probe_sha256"), record.get("artifact_sha256"),
-            record.get("skill_sha256"), str(record.get("agent") or "?"), str(record.get("model") or "?"))
+            record.get("skill_sha256"), str(record.get("agent") or "?"), str(record.get("model") or DEFAULT_MODEL))
 
 
 def _key(identity: tuple) -> str:

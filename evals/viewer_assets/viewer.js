@@ -164,7 +164,8 @@
       document.getElementById("plot-caption").textContent = "No runs on record: run `skill-eval run` first.";
       return Promise.resolve();
     }
-    document.getElementById("plot-caption").textContent = plotCaption(plot.series[0]);
+    select.value = plot.shown_first;
+    document.getElementById("plot-caption").textContent = plotCaption(plot.shown_first);
     return vegaEmbed("#plot", plot.spec, { mode: "vega", renderer: "svg", actions: false, tooltip: { theme: "light" } }).then(function (result) {
       state.view = result.view;
       result.view.addEventListener("click", function (event, item) {
@@ -324,8 +325,9 @@
     box.appendChild(el("div", { className: "start-head" },
       el("strong", { text: start.arm + " · rep " + (start.rep == null ? "?" : start.rep) + " · " + verdict }),
       el("span", { text: "duration " + (start.duration_s == null ? "-" : fixed(start.duration_s, 1) + " s") }),
-      el("span", { text: "tokens " + integer(start.tokens_in) + " in / " + integer(start.tokens_out) + " out" }),
-      el("span", { text: "cost " + (start.cost_usd == null ? "-" : "$" + fixed(start.cost_usd, 4)) }),
+      el("span", { text: start.tokens_in == null && start.tokens_out == null ? "tokens not reported"
+        : "tokens " + integer(start.tokens_in) + " in / " + integer(start.tokens_out) + " out" }),
+      start.cost_usd != null ? el("span", { text: "cost $" + fixed(start.cost_usd, 4) }) : null,
       start.turns != null ? el("span", { text: start.turns + " turn(s)" }) : null,
       el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") })));
     if (start.error) box.appendChild(el("p", { className: "failed" }, el("strong", { text: "error: " }), start.error));

@@ -426,3 +426,67 @@ def test_detail_shows_every_start(page, model, screenshots):
     open_detail(page, no_lint["key"])
     assert page.evaluate("document.getElementById('detail-body').textContent.includes('Not available')")
     assert page.problems == []
+
+
+# -- from real runs, and from none ---------------------------------------------------------------
+
+
+def test_a_report_of_real_runs(browser, tmp_path, screenshots):
+    """The real runner with real subprocess agents, build_model, the page: every
+    start's answer as the agent wrote it."""
+    from report_helpers import Suite, agent
+    from skill_eval.evals.cli import run_main
+    from skill_eval.evals.probes import Workspace
+    from skill_eval.evals.viewer_build import build_model
+
+    suite = Suite(tmp_path)
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"},
+                     "crash": {"command": agent("crash_agent.py")}})
+    assert run_main([str(suite.root), "--no-progress", "--skip-check", "--agent", "rule"]) == 0
+    assert run_main([str(suite.root), "--no-progress", "--skip-check", "--agent", "crash", "--arms", "control",
+                     "--reps", "1"]) == 1
+    model = build_model(Workspace.open([suite.root]))
+    path = tmp_path / "real.html"
+    write_html(model, path)
+    page = browser.page(1400, 1000)
+    try:
+        page.open(path.as_uri())
+        assert page.evaluate("window.skillEvalReport.ready.then(() => true)", timeout=120)
+        # the plot first shows the agent and model with most versions drawn (crash has none)
+        assert page.evaluate("document.getElementById('series').value") == "rule · m1"
+        assert page.evaluate("document.querySelectorAll('#plot g.points path').length") == 2
+        assert {g["model"] for g in model["groups"] if g["agent"] == "crash"} == {"(agent default)"}
+        records = {r["start_id"]: r for r in suite.records()}
+        for group in model["groups"]:
+            shown = open_detail(page, group["key"])
+            assert len(shown) == len(group["starts"])
+            for start, view in zip(group["starts"], shown):
+                record = records[start["start_id"]]
+                if record.get("answer_file"):
+                    assert view["answer"] == (suite.runs / record["answer_file"]).read_text(encoding="utf-8")
+                if record["status"] == "error":
+                    assert "boom" in view["stderr"]
+        page.screenshot(screenshots / "10-real-run-detail.png")
+        assert page.problems == [] and page.requests == [path.as_uri()]
+    finally:
+        page.close()
+
+
+def test_a_report_without_runs(browser, tmp_path):
+    from skill_eval.evals.viewer_model import ANSWER_CAP, SCHEMA_ID
+
+    model = {"schema": SCHEMA_ID, "groups": [], "meta": {
+        "workspace": str(tmp_path), "generated": "2025-01-01T00:00:00.000Z", "tool": "skill-eval", "note": "No graded reps yet.",
+        "starts_on_record": 0, "torn_lines": 0, "max_starts": None, "alpha": 0.05, "answer_cap": ANSWER_CAP,
+        "filters": {"paths": [], "probes": [], "agent": None}}}
+    path = tmp_path / "empty.html"
+    write_html(model, path)
+    page = browser.page()
+    try:
+        page.open(path.as_uri())
+        assert page.evaluate("window.skillEvalReport.ready.then(() => true)", timeout=120)
+        assert "No runs on record" in page.evaluate("document.getElementById('plot-caption').textContent")
+        assert page.evaluate("document.getElementById('filter-count').textContent") == "showing 0 of 0"
+        assert page.problems == []
+    finally:
+        page.close()
