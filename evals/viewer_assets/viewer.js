@@ -1,0 +1,462 @@
+/* skill-eval report viewer: reads the inline payload (gzip + base64 JSON: the
+ * report model, the calibration plot's Vega spec), renders the zones, the plot
+ * (vega-embed, SVG), the sortable and filterable table, and a detail view per
+ * probe version. Every text from the model is set as text, never as HTML.
+ * Routes: #g=KEY opens a group's detail, #m=ID the groups of a plot mark. */
+(function () {
+  "use strict";
+
+  var state = {
+    model: null, payload: null, byKey: new Map(), marks: new Map(), view: null,
+    filters: { skill: "", agent: "", model: "", zone: "", flag: "", text: "" },
+    sort: { column: "probe", direction: 1 },
+  };
+  var ready = {};
+  ready.promise = new Promise(function (resolve, reject) { ready.resolve = resolve; ready.reject = reject; });
+  window.skillEvalReport = { state: state, ready: ready.promise };
+
+  // -- small DOM helpers ----------------------------------------------------------
+
+  function el(tag, attributes) {
+    var node = document.createElement(tag);
+    var key;
+    for (key in attributes || {}) {
+      if (!Object.prototype.hasOwnProperty.call(attributes, key) || attributes[key] == null || attributes[key] === false) continue;
+      if (key === "text") node.textContent = attributes[key];
+      else if (key === "className") node.className = attributes[key];
+      else if (key === "onclick") node.addEventListener("click", attributes[key]);
+      else if (key === "style") node.setAttribute("style", attributes[key]);
+      else node.setAttribute(key, attributes[key] === true ? "" : attributes[key]);
+    }
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function append(node, child) {
+    if (child == null || child === false) return;
+    if (Array.isArray(child)) { child.forEach(function (c) { append(node, c); }); return; }
+    node.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+
+  // -- formatting -----------------------------------------------------------------
+
+  function fixed(value, digits) { return value == null ? "-" : Number(value).toFixed(digits); }
+  function integer(value) { return value == null ? "-" : Number(value).toLocaleString("en"); }
+  function shortTime(iso) { return iso ? iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z") : "-"; }
+  function seriesName(group) { return group.agent + " · " + group.model; }
+
+  function armText(arm) {
+    var text = arm.reps ? arm.caught + "/" + arm.reps + " [" + fixed(arm.wilson95[0], 2) + "–" + fixed(arm.wilson95[1], 2) + "]" : "-";
+    var failed = arm.errors + arm.timeouts + arm.interrupted;
+    return failed ? text + " +" + failed + " failed" : text;
+  }
+
+  function zoneBadge(zone) {
+    var colour = (state.payload.zone_colours || {})[zone] || "#999";
+    return el("span", { className: "zone", style: "--zone-colour:" + colour, title: state.payload.zone_titles[zone] || zone, text: zone });
+  }
+
+  function pValue(evidence) { return evidence.p == null ? null : evidence.p; }
+
+  function failedStarts(group) {
+    var a = group.arms.control, b = group.arms.treatment;
+    return a.errors + a.timeouts + a.interrupted + b.errors + b.timeouts + b.interrupted;
+  }
+
+  function unresolved(group) { return group.arms.control.unresolved + group.arms.treatment.unresolved; }
+
+  function lintErrors(group) {
+    return group.lint ? group.lint.findings.filter(function (f) { return f.severity === "error"; }).length : 0;
+  }
+
+  function flags(group) {
+    var out = [];
+    if (group.edited_without_bump) out.push(el("span", { className: "flag bad", title: "another group has this id and version with other probe.json or artifact hashes", text: "edited without version bump" }));
+    if (group.frozen) out.push(el("span", { className: "flag " + (group.frozen_matches ? "ok" : "bad"), text: group.frozen_matches ? "frozen" : "frozen, hashes differ" }));
+    if (group.on_disk !== "current") out.push(el("span", { className: "flag warn", text: "on disk: " + group.on_disk }));
+    if (unresolved(group)) out.push(el("span", { className: "flag bad", text: unresolved(group) + " rep(s) without outcome" }));
+    if (lintErrors(group)) out.push(el("span", { className: "flag bad", text: lintErrors(group) + " lint error(s)" }));
+    return out;
+  }
+
+  // -- loading --------------------------------------------------------------------
+
+  function decodePayload() {
+    var node = document.getElementById("payload");
+    var binary = atob(node.textContent.trim());
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  // -- header and zones -----------------------------------------------------------
+
+  function renderHeader() {
+    var meta = state.model.meta;
+    var cap = meta.max_starts == null ? "no [calibration] max-starts cap" : "max-starts " + integer(meta.max_starts);
+    var meta_node = document.getElementById("meta");
+    append(meta_node, ["Workspace ", el("code", { text: meta.workspace }), ". Built " + meta.generated + " by " + meta.tool + ". ",
+      integer(meta.starts_on_record) + " starts on record (" + cap + "; failed starts and " + integer(meta.torn_lines) +
+      " torn line(s) included). " + integer(state.model.groups.length) + " probe version(s) × agent × model."]);
+    document.getElementById("note").textContent = meta.note;
+  }
+
+  function seriesList() {
+    var seen = new Map();
+    state.model.groups.forEach(function (g) {
+      var name = seriesName(g);
+      if (!seen.has(name)) seen.set(name, { agent: g.agent, model: g.model, groups: [] });
+      seen.get(name).groups.push(g);
+    });
+    return Array.from(seen.entries()).sort(function (a, b) { return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0; });
+  }
+
+  function renderZones() {
+    var zones = state.payload.zones;
+    var table = clear(document.getElementById("zones"));
+    var head = el("tr", null, el("th", { text: "agent" }), el("th", { text: "model" }),
+      zones.map(function (z) { return el("th", { className: "num" }, zoneBadge(z)); }),
+      el("th", { className: "num", text: "total" }), el("th", { className: "num", title: "one-sided Fisher p < " + state.model.meta.alpha, text: "separated" }),
+      el("th", { className: "num", text: "reps without outcome" }));
+    table.appendChild(el("thead", null, head));
+    var body = el("tbody");
+    seriesList().forEach(function (entry) {
+      var info = entry[1];
+      var counts = {};
+      info.groups.forEach(function (g) { counts[g.zone] = (counts[g.zone] || 0) + 1; });
+      var row = el("tr", { "data-series": entry[0] }, el("td", { text: info.agent }), el("td", { text: info.model }));
+      zones.forEach(function (z) {
+        var n = counts[z] || 0;
+        row.appendChild(el("td", { className: "num" }, el("button", {
+          className: "count", type: "button", disabled: n === 0, "data-zone": z, text: String(n),
+          title: "show the " + z + " probe versions of " + entry[0],
+          onclick: function () { setFilters({ agent: info.agent, model: info.model, zone: z }); },
+        })));
+      });
+      row.appendChild(el("td", { className: "num", text: integer(info.groups.length) }));
+      row.appendChild(el("td", { className: "num", text: integer(info.groups.filter(function (g) { return g.evidence.separated; }).length) }));
+      row.appendChild(el("td", { className: "num", text: integer(info.groups.reduce(function (s, g) { return s + unresolved(g); }, 0)) }));
+      body.appendChild(row);
+    });
+    table.appendChild(body);
+  }
+
+  // -- the calibration plot -------------------------------------------------------
+
+  function plotCaption(series) {
+    var plot = state.payload.plot;
+    var plotted = plot.plotted[series] || 0, unplotted = plot.unplotted[series] || 0;
+    var marks = Array.from(state.marks.values()).filter(function (m) { return m.series === series; }).length;
+    return plotted + " probe version(s) of " + series + " drawn as " + marks + " mark(s): a mark stands for every version at its " +
+      "rates (its area grows with their number; hover to name them, click to open them). Bars: Wilson 95% intervals. " +
+      (unplotted ? unplotted + " version(s) of it are not drawn: an arm has no graded rep (table flag \u201cnot in the plot\u201d)." : "Every version of this agent and model is drawn.");
+  }
+
+  function renderPlot() {
+    var plot = state.payload.plot;
+    var select = document.getElementById("series");
+    plot.series.forEach(function (s) { select.appendChild(el("option", { value: s, text: s })); });
+    plot.spec.data.forEach(function (d) { if (d.name === "marks_data") d.values.forEach(function (m) { state.marks.set(m.id, m); }); });
+    if (!plot.series.length) {
+      document.getElementById("plot-caption").textContent = "No runs on record: run `skill-eval run` first.";
+      return Promise.resolve();
+    }
+    select.value = plot.shown_first;
+    document.getElementById("plot-caption").textContent = plotCaption(plot.shown_first);
+    return vegaEmbed("#plot", plot.spec, { mode: "vega", renderer: "svg", actions: false, tooltip: { theme: "light" } }).then(function (result) {
+      state.view = result.view;
+      result.view.addEventListener("click", function (event, item) {
+        if (!item || !item.mark || (item.mark.name !== "points" && item.mark.name !== "labels")) return;
+        var datum = item.datum;  // a point's datum is its mark; a label's, its slot's point's mark
+        while (datum && !datum.groups) datum = datum.datum;
+        if (!datum) return;
+        location.hash = datum.count === 1 ? "g=" + datum.groups[0] : "m=" + datum.id;
+      });
+      select.addEventListener("change", function () {
+        document.getElementById("plot-caption").textContent = plotCaption(select.value);
+        state.view.signal("series", select.value).runAsync();
+      });
+    });
+  }
+
+  // -- the table ------------------------------------------------------------------
+
+  var COLUMNS = [
+    { id: "skill", title: "skill", value: function (g) { return g.skill || ""; } },
+    { id: "probe", title: "probe", value: function (g) { return g.probe; },
+      cell: function (g) { return el("a", { className: "probe", href: "#g=" + g.key, text: g.probe }); } },
+    { id: "version", title: "v", num: true, value: function (g) { return g.version; } },
+    { id: "agent", title: "agent", value: function (g) { return g.agent; } },
+    { id: "model", title: "model", value: function (g) { return g.model; } },
+    { id: "zone", title: "zone", value: function (g) { return state.payload.zones.indexOf(g.zone); }, cell: function (g) { return zoneBadge(g.zone); } },
+    { id: "control", title: "control", num: true, value: function (g) { return g.arms.control.rate == null ? -1 : g.arms.control.rate; }, cell: function (g) { return armText(g.arms.control); } },
+    { id: "treatment", title: "treatment", num: true, value: function (g) { return g.arms.treatment.rate == null ? -1 : g.arms.treatment.rate; }, cell: function (g) { return armText(g.arms.treatment); } },
+    { id: "p", title: "Fisher p", num: true, value: function (g) { var p = pValue(g.evidence); return p == null ? 2 : p; },
+      cell: function (g) { return el("span", { title: g.evidence.text, text: g.evidence.p == null ? "-" : Number(g.evidence.p).toPrecision(2) + (g.evidence.separated ? " separated" : "") }); } },
+    { id: "starts", title: "starts", num: true, value: function (g) { return g.starts.length; } },
+    { id: "failed", title: "failed", num: true, value: failedStarts },
+    { id: "flags", title: "flags", className: "flags", value: function (g) { return (g.edited_without_bump ? 4 : 0) + (g.frozen ? 2 : 0) + (unresolved(g) ? 1 : 0); }, cell: flags },
+    { id: "last_run", title: "last run", value: function (g) { return g.last_run || ""; }, cell: function (g) { return shortTime(g.last_run); } },
+  ];
+
+  var FLAGS = {
+    edited: ["edited without version bump", function (g) { return g.edited_without_bump; }],
+    frozen: ["frozen", function (g) { return g.frozen; }],
+    unfrozen: ["not frozen", function (g) { return !g.frozen; }],
+    unresolved: ["reps without outcome", function (g) { return unresolved(g) > 0; }],
+    failed: ["failed starts", function (g) { return failedStarts(g) > 0; }],
+    lint: ["lint errors", function (g) { return lintErrors(g) > 0; }],
+    separated: ["separated", function (g) { return g.evidence.separated; }],
+    moved: ["not current on disk", function (g) { return g.on_disk !== "current"; }],
+    unplotted: ["not in the plot", function (g) { return !g.arms.control.reps || !g.arms.treatment.reps; }],
+  };
+
+  function fillSelect(id, values, labels) {
+    var select = document.getElementById(id);
+    select.appendChild(el("option", { value: "", text: "all" }));
+    values.forEach(function (v, i) { select.appendChild(el("option", { value: v, text: labels ? labels[i] : v })); });
+    select.addEventListener("change", function () { state.filters[select.dataset.field] = select.value; renderRows(); });
+  }
+
+  function distinct(field) {
+    return Array.from(new Set(state.model.groups.map(function (g) { return g[field] || ""; }))).sort();
+  }
+
+  function renderFilters() {
+    fillSelect("filter-skill", distinct("skill"));
+    fillSelect("filter-agent", distinct("agent"));
+    fillSelect("filter-model", distinct("model"));
+    fillSelect("filter-zone", state.payload.zones);
+    var flagKeys = Object.keys(FLAGS);
+    fillSelect("filter-flag", flagKeys, flagKeys.map(function (k) { return FLAGS[k][0]; }));
+    var text = document.getElementById("filter-text");
+    text.addEventListener("input", function () { state.filters.text = text.value; renderRows(); });
+    document.getElementById("filter-reset").addEventListener("click", function () {
+      setFilters({ skill: "", agent: "", model: "", zone: "", flag: "", text: "" });
+    });
+  }
+
+  function setFilters(values) {
+    Object.keys(values).forEach(function (k) { state.filters[k] = values[k]; });
+    ["skill", "agent", "model", "zone", "flag"].forEach(function (k) { document.getElementById("filter-" + k).value = state.filters[k]; });
+    document.getElementById("filter-text").value = state.filters.text;
+    renderRows();
+    document.getElementById("table-section").scrollIntoView();
+  }
+
+  function passes(group) {
+    var f = state.filters;
+    if (f.skill && (group.skill || "") !== f.skill) return false;
+    if (f.agent && group.agent !== f.agent) return false;
+    if (f.model && group.model !== f.model) return false;
+    if (f.zone && group.zone !== f.zone) return false;
+    if (f.flag && !FLAGS[f.flag][1](group)) return false;
+    if (f.text && group.probe.toLowerCase().indexOf(f.text.toLowerCase()) < 0) return false;
+    return true;
+  }
+
+  function renderHead() {
+    var row = clear(document.getElementById("groups-head"));
+    COLUMNS.forEach(function (column) {
+      var sorted = state.sort.column === column.id;
+      row.appendChild(el("th", {
+        className: column.num ? "num" : null, "data-column": column.id,
+        "aria-sort": sorted ? (state.sort.direction > 0 ? "ascending" : "descending") : "none",
+      }, el("button", { type: "button", text: column.title, onclick: function () {
+        state.sort = { column: column.id, direction: sorted ? -state.sort.direction : 1 };
+        renderHead();
+        renderRows();
+      } })));
+    });
+  }
+
+  function compare(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+  function renderRows() {
+    var column = COLUMNS.filter(function (c) { return c.id === state.sort.column; })[0];
+    var direction = state.sort.direction;
+    var rows = state.model.groups.filter(passes).sort(function (a, b) {
+      return direction * compare(column.value(a), column.value(b)) || compare(a.probe, b.probe) || a.version - b.version ||
+        compare(a.agent + a.model, b.agent + b.model) || compare(a.key, b.key);
+    });
+    var body = clear(document.querySelector("#groups tbody"));
+    var fragment = document.createDocumentFragment();
+    rows.forEach(function (g) {
+      var row = el("tr", { "data-key": g.key });
+      COLUMNS.forEach(function (c) {
+        row.appendChild(el("td", { className: c.num ? "num" : c.className || null }, c.cell ? c.cell(g) : String(c.value(g))));
+      });
+      row.addEventListener("click", function (event) {
+        if (event.target.closest("a")) return;
+        location.hash = "g=" + g.key;
+      });
+      fragment.appendChild(row);
+    });
+    body.appendChild(fragment);
+    document.getElementById("filter-count").textContent = "showing " + rows.length + " of " + state.model.groups.length;
+  }
+
+  // -- the detail view ------------------------------------------------------------
+
+  function facts(pairs) {
+    var dl = el("dl", { className: "facts" });
+    pairs.forEach(function (p) { if (p) { dl.appendChild(el("dt", { text: p[0] })); dl.appendChild(el("dd", null, p[1])); } });
+    return dl;
+  }
+
+  function armFacts(arm) {
+    var text = armText(arm);
+    var parts = [arm.starts + " start(s)"];
+    if (arm.errors) parts.push(arm.errors + " error");
+    if (arm.timeouts) parts.push(arm.timeouts + " timeout");
+    if (arm.interrupted) parts.push(arm.interrupted + " interrupted");
+    if (arm.unresolved) parts.push(arm.unresolved + " rep(s) without outcome");
+    return text + " — " + parts.join(", ");
+  }
+
+  function expectationText(expected) { return typeof expected === "string" ? JSON.stringify(expected) : JSON.stringify(expected); }
+
+  function renderStart(group, start) {
+    var verdict = start.status !== "ok" ? start.status : start.passed ? "caught" : "missed";
+    var box = el("article", { className: "start status-" + start.status + (start.status === "ok" ? (start.passed ? " passed" : " missed") : ""), "data-start": start.start_id || "" });
+    box.appendChild(el("div", { className: "start-head" },
+      el("strong", { text: start.arm + " · rep " + (start.rep == null ? "?" : start.rep) + " · " + verdict }),
+      el("span", { text: "duration " + (start.duration_s == null ? "-" : fixed(start.duration_s, 1) + " s") }),
+      el("span", { text: start.tokens_in == null && start.tokens_out == null ? "tokens not reported"
+        : "tokens " + integer(start.tokens_in) + " in / " + integer(start.tokens_out) + " out" }),
+      start.cost_usd != null ? el("span", { text: "cost $" + fixed(start.cost_usd, 4) }) : null,
+      start.turns != null ? el("span", { text: start.turns + " turn(s)" }) : null,
+      el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") })));
+    if (start.error) box.appendChild(el("p", { className: "failed" }, el("strong", { text: "error: " }), start.error));
+    if (start.stderr_tail) box.appendChild(el("details", { open: true }, el("summary", { text: "stderr (tail)" }), el("pre", { className: "stderr", text: start.stderr_tail })));
+    if (start.grading.length) {
+      var list = el("ul", { className: "grading" });
+      start.grading.forEach(function (d) {
+        var item = el("li", null, el("strong", { className: d.caught ? "held" : "failed", text: d.defect + (d.caught ? " caught ✓" : " missed ✗") }));
+        if (d.expectations) {
+          var inner = el("ul");
+          d.expectations.forEach(function (x) {
+            inner.appendChild(el("li", { className: x.held ? "held" : "failed" },
+              el("code", { text: x.field }), " expects " + expectationText(x.expected) + ": " + x.reason + (x.held ? " ✓" : " ✗")));
+          });
+          item.appendChild(inner);
+        } else {
+          item.appendChild(el("span", { className: "hint", text: " (expectations not available)" }));
+        }
+        list.appendChild(item);
+      });
+      box.appendChild(el("div", null, el("strong", { text: "grading" }), list));
+    }
+    if (start.grading_note) box.appendChild(el("p", { className: "hint", text: start.grading_note }));
+    if (start.answer) {
+      var a = start.answer;
+      var about = integer(a.chars) + " chars" + (a.source ? ", read as " + a.source : "") + (a.truncated ? ", first " + integer(state.model.meta.answer_cap) + " shown" : "") +
+        (a.output_truncated ? ", output capped by the run" : "") + (a.file ? " · " + a.file : "");
+      box.appendChild(el("details", { open: true, className: "answer" }, el("summary", { text: "answer (" + about + ")" }), el("pre", { className: "answer", text: a.text })));
+    }
+    return box;
+  }
+
+  function openGroup(key) {
+    var group = state.byKey.get(key);
+    if (!group) return closeDetail();
+    var body = clear(document.getElementById("detail-body"));
+    document.getElementById("detail-title").textContent = group.probe + " v" + group.version + " — " + seriesName(group);
+    var h = group.hashes;
+    body.appendChild(facts([
+      ["skill", group.skill || "-"], ["probe.json", group.probe_path || "-"],
+      ["kind", (group.kind || "-") + (group.band ? " (band " + group.band.min_caught + "–" + group.band.max_caught + ")" : "")],
+      ["defects", group.defects.join(", ") || "-"], ["zone", zoneBadge(group.zone)],
+      ["control", armFacts(group.arms.control)], ["treatment", armFacts(group.arms.treatment)],
+      ["evidence", group.evidence.text], ["flags", flags(group).length ? flags(group) : "none"],
+      ["hashes", "probe.json " + (h.probe_sha256 || "-").slice(0, 12) + " · artifact " + (h.artifact_sha256 || "-").slice(0, 12) + " · skill " + (h.skill_sha256 || "-").slice(0, 12)],
+      ["last run", group.last_run || "-"],
+    ]));
+    body.appendChild(el("h3", { text: "Lint findings" + (group.lint ? (group.lint.when === "run" ? " at run time" : " (linted for this report; the files are unchanged since the run)") : "") }));
+    if (!group.lint) body.appendChild(el("p", { className: "hint", text: "Not available: the probe's files on disk are not the ones that ran." }));
+    else if (!group.lint.findings.length) body.appendChild(el("p", { text: "none" }));
+    else body.appendChild(el("ul", { className: "findings" }, group.lint.findings.map(function (f) {
+      return el("li", null, el("span", { className: "sev-" + f.severity, text: f.code + " " + f.severity }), " " + f.path + ":" + f.line + ":" + f.column + " — " + f.message);
+    })));
+    body.appendChild(el("h3", { text: "Starts (" + group.starts.length + ")" }));
+    group.starts.forEach(function (start) { body.appendChild(renderStart(group, start)); });
+    showDetail("group", key);
+  }
+
+  function openMark(id) {
+    var mark = state.marks.get(id);
+    if (!mark) return closeDetail();
+    var body = clear(document.getElementById("detail-body"));
+    document.getElementById("detail-title").textContent = mark.count + " probe versions at one point — " + mark.series;
+    body.appendChild(el("p", { className: "hint", text: "Every probe version this mark of the calibration plot stands for. Click one to open it." }));
+    var table = el("table", { className: "grid members" }, el("thead", null, el("tr", null,
+      ["probe", "v", "skill", "control", "treatment", "zone", "evidence"].map(function (t) { return el("th", { text: t }); }))));
+    var tbody = el("tbody");
+    mark.groups.forEach(function (key) {
+      var g = state.byKey.get(key);
+      var row = el("tr", { "data-key": key }, el("td", null, el("a", { className: "probe", href: "#g=" + key, text: g.probe })), el("td", { text: String(g.version) }),
+        el("td", { text: g.skill || "-" }), el("td", { text: armText(g.arms.control) }), el("td", { text: armText(g.arms.treatment) }),
+        el("td", null, zoneBadge(g.zone)), el("td", { text: g.evidence.text }));
+      tbody.appendChild(row);
+    });
+    table.appendChild(tbody);
+    body.appendChild(table);
+    showDetail("mark", id);
+  }
+
+  function showDetail(kind, id) {
+    var detail = document.getElementById("detail");
+    detail.dataset.kind = kind;
+    detail.dataset.id = id;
+    detail.hidden = false;
+    document.getElementById("detail-backdrop").hidden = false;
+    document.getElementById("detail-body").scrollTop = 0;
+    document.getElementById("detail-close").focus();
+  }
+
+  function closeDetail() {
+    document.getElementById("detail").hidden = true;
+    document.getElementById("detail-backdrop").hidden = true;
+  }
+
+  function route() {
+    var hash = decodeURIComponent(location.hash.replace(/^#/, ""));
+    if (hash.indexOf("g=") === 0) openGroup(hash.slice(2));
+    else if (hash.indexOf("m=") === 0) openMark(hash.slice(2));
+    else closeDetail();
+  }
+
+  function leaveDetail() {
+    if (location.hash) history.pushState(null, "", location.pathname + location.search);
+    closeDetail();
+  }
+
+  // -- start ----------------------------------------------------------------------
+
+  function start(payload) {
+    state.payload = payload;
+    state.model = payload.model;
+    state.model.groups.forEach(function (g) { state.byKey.set(g.key, g); });
+    renderHeader();
+    renderZones();
+    renderFilters();
+    renderHead();
+    renderRows();
+    document.getElementById("detail-close").addEventListener("click", leaveDetail);
+    document.getElementById("detail-backdrop").addEventListener("click", leaveDetail);
+    document.addEventListener("keydown", function (event) { if (event.key === "Escape" && !document.getElementById("detail").hidden) leaveDetail(); });
+    window.addEventListener("hashchange", route);
+    return renderPlot().then(route);
+  }
+
+  decodePayload().then(start).then(function () { ready.resolve(true); }, function (error) {
+    var node = document.getElementById("load-error");
+    node.hidden = false;
+    node.textContent = "The report could not be shown: " + error + " (it needs a browser with DecompressionStream: Chrome 80, Firefox 113, Safari 16.4 or later).";
+    ready.reject(error);
+    throw error;
+  });
+})();

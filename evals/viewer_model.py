@@ -1,0 +1,265 @@
+"""The report model: what ``skill-eval report`` knows, as plain JSON data.
+
+The HTML viewer (:mod:`skill_eval.evals.viewer`) and the JUnit writer
+(:mod:`skill_eval.evals.junit`) read only this model, never run records, so the
+way records are read and grouped (:mod:`skill_eval.evals.viewer_build`) can
+change without touching them. ``docs/report.md`` describes every field; the
+JSON Schema ``viewer_assets/report-model.schema.json`` is its machine-readable
+form (tests validate models against it and check that these TypedDicts name
+the same keys).
+
+A model is one :class:`ReportModel`: ``meta`` about the whole report, and one
+:class:`Group` per (probe id, version, content hashes of probe.json, artifact
+and skill, agent, model): samples are never pooled across any of these. Each
+group carries its per-arm samples, the evidence of separation, its flags, the
+probe's lint findings, and every :class:`Start` with its answer and grading.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal, Optional, TypedDict
+
+SCHEMA_ID = "skill-eval-report/1"
+"""``ReportModel.schema``: bumped when a field changes meaning or goes away."""
+
+SCHEMA_PATH = Path(__file__).with_name("viewer_assets") / "report-model.schema.json"
+
+ANSWER_CAP = 4000
+"""Characters of an answer the model carries (the rest stays in the answer file)."""
+
+STDERR_CAP = 2000
+"""Characters of an agent's stderr tail the model carries."""
+
+ALPHA = 0.05
+"""A group is *separated* when the one-sided Fisher p-value is below this."""
+
+Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending"]
+Status = Literal["ok", "error", "timeout", "interrupted"]
+Arm = Literal["control", "treatment"]
+OnDisk = Literal["current", "edited", "superseded", "older", "missing"]
+
+
+class Filters(TypedDict):
+    """What the report was restricted to (empty lists / null: everything)."""
+
+    paths: list[str]
+    probes: list[str]
+    agent: Optional[str]
+
+
+class Meta(TypedDict):
+    workspace: str
+    generated: str
+    """ISO 8601 UTC time the model was built."""
+    tool: str
+    """``skill-eval X.Y.Z``."""
+    note: str
+    """What the rep counts of this report can and cannot say (shown on every page)."""
+    starts_on_record: int
+    """Every start on record in the workspace, failed ones and torn lines included."""
+    torn_lines: int
+    """Starts whose record was cut off while being written: counted, never graded."""
+    max_starts: Optional[int]
+    alpha: float
+    answer_cap: int
+    filters: Filters
+
+
+class Hashes(TypedDict):
+    probe_sha256: Optional[str]
+    artifact_sha256: Optional[str]
+    skill_sha256: Optional[str]
+
+
+class ArmSample(TypedDict):
+    starts: int
+    """Starts of this arm, whatever their status."""
+    reps: int
+    """Graded reps: rep numbers with an ``ok`` start (the latest ok one counts)."""
+    caught: int
+    """Graded reps that caught what the probe asks for."""
+    rate: Optional[float]
+    wilson95: Optional[list[float]]
+    """[low, high] Wilson 95% interval of caught/reps; null without a graded rep."""
+    errors: int
+    timeouts: int
+    interrupted: int
+    """Starts with these statuses (every start counts, retried ones too)."""
+    unresolved: int
+    """Rep numbers that have starts but no graded outcome (every start failed)."""
+
+
+class Evidence(TypedDict):
+    test: str
+    """``fisher-exact-one-sided``: does treatment catch more often than control?"""
+    p: Optional[float]
+    separated: bool
+    text: str
+    """``separated (p = 0.008)`` / ``not separated at this sample (p = 0.17, 2 vs 2 reps)``."""
+
+
+class Finding(TypedDict):
+    code: str
+    severity: str
+    message: str
+    path: str
+    line: int
+    column: int
+
+
+class Lint(TypedDict):
+    when: Literal["run", "report"]
+    """``run``: recorded when the probe ran; ``report``: linted when the report was
+    built, from files whose hashes still equal the run's."""
+    findings: list[Finding]
+
+
+class Expectation(TypedDict):
+    field: str
+    expected: Any
+    """The ``caught_when`` expectation as written in probe.json."""
+    held: bool
+    reason: str
+
+
+class DefectGrading(TypedDict):
+    defect: str
+    caught: bool
+    """As recorded by the run."""
+    expectations: Optional[list[Expectation]]
+    """Each ``caught_when`` field, whether it held and why; null when the probe
+    version's ``caught_when`` is no longer on disk."""
+
+
+class Answer(TypedDict):
+    text: str
+    """The answer's first :data:`ANSWER_CAP` characters."""
+    chars: int
+    """The whole answer's length in characters."""
+    truncated: bool
+    """``text`` is shorter than the answer."""
+    output_truncated: bool
+    """The run capped the agent's output (the answer file holds the capped output)."""
+    file: Optional[str]
+    """The answer file, relative to the workspace."""
+    source: Optional[str]
+    """How grading read the answer: ``json``, ``lines`` or ``none``."""
+
+
+class Start(TypedDict):
+    start_id: Optional[str]
+    arm: Arm
+    rep: Optional[int]
+    status: Status
+    started: Optional[str]
+    ended: Optional[str]
+    duration_s: Optional[float]
+    tokens_in: Optional[int]
+    tokens_out: Optional[int]
+    cost_usd: Optional[float]
+    turns: Optional[int]
+    exit_code: Optional[int]
+    retry_of: Optional[str]
+    passed: Optional[bool]
+    """Whether this start's answer caught what the probe asks for; null unless ok."""
+    caught: list[str]
+    answer: Optional[Answer]
+    grading: list[DefectGrading]
+    grading_note: Optional[str]
+    """Why grading detail is missing or differs from the record, when it does."""
+    error: Optional[str]
+    stderr_tail: Optional[str]
+
+
+class Group(TypedDict):
+    key: str
+    """A stable id of the group (hex), used in links: ``report.html#g=KEY``."""
+    skill: Optional[str]
+    """The skill's folder, relative to the workspace."""
+    probe: str
+    version: int
+    probe_path: Optional[str]
+    kind: Optional[str]
+    band: Optional[dict[str, int]]
+    defects: list[str]
+    hashes: Hashes
+    agent: str
+    model: str
+    zone: Zone
+    arms: dict[str, ArmSample]
+    """``control`` and ``treatment``."""
+    evidence: Evidence
+    edited_without_bump: bool
+    """Another group has this probe id and version with other probe.json or artifact hashes."""
+    on_disk: OnDisk
+    frozen: bool
+    """This probe id and version is in the suite's frozen.json."""
+    frozen_matches: Optional[bool]
+    """The frozen hashes equal this group's; null when not frozen."""
+    lint: Optional[Lint]
+    last_run: Optional[str]
+    starts: list[Start]
+
+
+class ReportModel(TypedDict):
+    schema: str
+    meta: Meta
+    groups: list[Group]
+
+
+ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
+STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted")
+
+TYPED_DICTS: dict[str, type] = {
+    "ReportModel": ReportModel, "Meta": Meta, "Filters": Filters, "Hashes": Hashes, "ArmSample": ArmSample,
+    "Evidence": Evidence, "Finding": Finding, "Lint": Lint, "Expectation": Expectation,
+    "DefectGrading": DefectGrading, "Answer": Answer, "Start": Start, "Group": Group,
+}
+"""Each TypedDict by the name of its ``$defs`` entry in the JSON Schema."""
+
+
+def fisher_one_sided(treatment_caught: int, treatment_reps: int, control_caught: int, control_reps: int) -> float:
+    """P(treatment catches at least this many | both arms' margins), Fisher's exact test.
+
+    The 2x2 table is (caught, missed) x (treatment, control); under the null
+    hypothesis (the skill changes nothing) the treatment's caught count is
+    hypergeometric given the margins. The p-value sums the tables at least as
+    favourable to the treatment as the one observed.
+    """
+    total = treatment_reps + control_reps
+    caught = treatment_caught + control_caught
+    denominator = math.comb(total, treatment_reps)
+    upper = min(caught, treatment_reps)
+    numerator = sum(math.comb(caught, k) * math.comb(total - caught, treatment_reps - k)
+                    for k in range(treatment_caught, upper + 1))
+    return min(1.0, numerator / denominator)
+
+
+def evidence_of(treatment: ArmSample, control: ArmSample, alpha: float = ALPHA) -> Evidence:
+    """The evidence of separation of one group's arms."""
+    if not treatment["reps"] or not control["reps"]:
+        return Evidence(test="fisher-exact-one-sided", p=None, separated=False,
+                        text="not tested: an arm has no graded rep")
+    p = fisher_one_sided(treatment["caught"], treatment["reps"], control["caught"], control["reps"])
+    sizes = f"{treatment['reps']} treatment vs {control['reps']} control reps"
+    if p < alpha:
+        return Evidence(test="fisher-exact-one-sided", p=p, separated=True, text=f"separated (p = {p:.3g}, {sizes})")
+    return Evidence(test="fisher-exact-one-sided", p=p, separated=False,
+                    text=f"not separated at this sample (p = {p:.3g}, {sizes})")
+
+
+def load_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate(model: Any) -> list[str]:
+    """Problems of ``model`` against the JSON Schema (empty when valid), each
+    naming the JSON path of the offending value."""
+    import jsonschema  # ~0.15 s: only when a model is checked
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+            for error in sorted(validator.iter_errors(model), key=lambda e: list(map(str, e.absolute_path)))]

@@ -1,0 +1,40 @@
+"""Helpers of the report tests: a throwaway copy of the eval fixture suite
+whose agents are the real subprocess agents of tests/evals/agents/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent.parent
+SUITE = TESTS / "fixtures" / "evals" / "suite"
+AGENTS = TESTS / "evals" / "agents"
+
+
+def agent(script: str, *args: str) -> list[str]:
+    return [sys.executable, str(AGENTS / script), *args]
+
+
+class Suite:
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "ws"
+        shutil.copytree(SUITE, self.root)
+        self.skill = self.root / "verify-closeout"
+        self.runs = self.skill / "evals" / "runs"
+
+    def probe(self, name: str) -> Path:
+        return self.skill / "evals" / "probes" / name
+
+    def configure(self, agents: dict[str, dict]) -> None:
+        lines = []
+        for name, table in agents.items():
+            lines.append(f"[agents.{name}]")
+            lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
+            lines.append("")
+        (self.root / "skill-eval.toml").write_text("\n".join(lines), encoding="utf-8")
+
+    def records(self) -> list[dict]:
+        return [json.loads(line) for path in sorted(self.runs.glob("*.jsonl"))
+                for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

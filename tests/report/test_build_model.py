@@ -1,0 +1,215 @@
+"""build_model from real runs: real subprocess agents run by the real runner,
+then the model compared with what the agents logged and wrote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from report_helpers import SUITE, Suite, agent
+from skill_eval.evals.cli import freeze_main, run_main
+from skill_eval.evals.grading import grade_answer
+from skill_eval.evals.probes import Workspace
+from skill_eval.evals.viewer_build import build_model, grade_expectations
+from skill_eval.evals.viewer_model import TYPED_DICTS, fisher_one_sided, load_schema, validate
+from skill_eval.linter.runs import append_record
+
+
+def run(suite: Suite, *args: str) -> int:
+    """``skill-eval run`` in-process, on the whole suite unless a probe is named first."""
+    paths = [] if args and not args[0].startswith("-") else [str(suite.root)]
+    return run_main([*paths, "--no-progress", "--skip-check", *args])
+
+
+@pytest.fixture
+def suite(tmp_path) -> Suite:
+    return Suite(tmp_path)
+
+
+def model_of(suite: Suite, **options) -> dict:
+    model = build_model(Workspace.open([suite.root]), **options)
+    assert validate(model) == []
+    return model
+
+
+def by_probe(model: dict, probe: str, agent_name: str) -> list[dict]:
+    return [g for g in model["groups"] if g["probe"] == probe and g["agent"] == agent_name]
+
+
+def test_every_start_with_its_answer_and_grading(suite, tmp_path):
+    log = tmp_path / "starts.log"
+    suite.configure({"rule": {"command": agent("rule_agent.py", "--log", str(log)), "model": "m1"},
+                     "crash": {"command": agent("crash_agent.py")}})
+    assert run(suite, "--agent", "rule") == 0
+    assert run(suite, "--agent", "crash", "--arms", "control", "--reps", "1") == 1
+    model = model_of(suite)
+    groups = model["groups"]
+    # every start the agent logged is in the model, once
+    rule_starts = [s for g in groups if g["agent"] == "rule" for s in g["starts"]]
+    assert len(rule_starts) == len(log.read_text().splitlines()) == 8
+    assert model["meta"]["starts_on_record"] == 8 + 2
+    (window,) = by_probe(model, "euphemized-coverage", "rule")
+    assert window["zone"] == "window" and window["skill"] == "verify-closeout" and window["on_disk"] == "current"
+    assert window["arms"]["treatment"] == {**window["arms"]["treatment"], "reps": 2, "caught": 2, "starts": 2}
+    assert window["evidence"]["p"] == pytest.approx(1 / 6) and window["evidence"]["separated"] is False
+    assert "not separated at this sample" in window["evidence"]["text"]
+    assert window["lint"]["when"] == "report"
+    records = {r["start_id"]: r for r in suite.records()}
+    for start in window["starts"]:
+        record = records[start["start_id"]]
+        text = (suite.runs / record["answer_file"]).read_text(encoding="utf-8")
+        assert start["answer"]["text"] == text and start["answer"]["chars"] == len(text)
+        assert start["caught"] == record["caught"] and start["passed"] == record["passed"]
+        assert start["duration_s"] == pytest.approx(record["duration_s"])
+        assert start["grading_note"] is None
+        _answer, grades = grade_answer(text, list(json.loads(suite.probe("euphemized-coverage").joinpath("probe.json")
+                                                              .read_text())["defects"]), None)
+        for grading in start["grading"]:
+            assert grading["caught"] == (grading["defect"] in record["caught"])
+            assert all(e["held"] for e in grading["expectations"]) == grading["caught"]
+    treatment = [s for s in window["starts"] if s["arm"] == "treatment"]
+    assert all(e["held"] for s in treatment for d in s["grading"] for e in d["expectations"])
+    # the crashed start: status, exit code, stderr tail, no grading
+    (crashed,) = by_probe(model, "euphemized-coverage", "crash")
+    (start,) = crashed["starts"]
+    assert start["status"] == "error" and start["exit_code"] == 3 and "boom" in start["stderr_tail"]
+    assert start["grading"] == [] and crashed["arms"]["control"]["unresolved"] == 1
+    assert crashed["zone"] == "pending"
+    # agents and models are never pooled
+    assert {(g["probe"], g["agent"]) for g in groups} == {(p, a) for p in ("euphemized-coverage", "two-gaps")
+                                                          for a in ("rule", "crash")}
+
+
+def test_edited_without_a_version_bump_is_its_own_flagged_group(suite):
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
+    assert run(suite, str(suite.probe("euphemized-coverage")), "--reps", "1") == 0
+    artifact = suite.probe("euphemized-coverage") / "question.md"
+    artifact.write_text(artifact.read_text() + "\nOne more line.\n")
+    assert run(suite, str(suite.probe("euphemized-coverage")), "--reps", "1") == 0
+    groups = by_probe(model_of(suite), "euphemized-coverage", "rule")
+    assert len(groups) == 2 and all(g["edited_without_bump"] for g in groups)
+    old, new = sorted(groups, key=lambda g: g["on_disk"] != "edited")
+    assert old["on_disk"] == "edited" and new["on_disk"] == "current"
+    assert old["lint"] is None and new["lint"] is not None
+    assert all(d["expectations"] is None for s in old["starts"] for d in s["grading"])
+    assert all("not on disk as it ran" in s["grading_note"] for s in old["starts"])
+    assert all(d["expectations"] for s in new["starts"] for d in s["grading"])
+    # an untouched probe is not flagged
+    assert run(suite, str(suite.probe("two-gaps")), "--reps", "1") == 0
+    (other,) = by_probe(model_of(suite), "two-gaps", "rule")
+    assert other["edited_without_bump"] is False
+
+
+def test_frozen_cases_and_lint_findings(suite):
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
+    assert run(suite, "--reps", "1") == 0
+    assert freeze_main([str(suite.probe("two-gaps"))]) == 0
+    probe_json = suite.probe("euphemized-coverage") / "probe.json"
+    model = model_of(suite)
+    (frozen,) = by_probe(model, "two-gaps", "rule")
+    (thawed,) = by_probe(model, "euphemized-coverage", "rule")
+    assert frozen["frozen"] is True and frozen["frozen_matches"] is True
+    assert thawed["frozen"] is False and thawed["frozen_matches"] is None
+    from skill_eval.linter.engine import lint_paths
+
+    expected = sorted(d.code for d in lint_paths([probe_json]).diagnostics if d.probe == probe_json.parent)
+    assert sorted(f["code"] for f in thawed["lint"]["findings"]) == expected
+
+
+def test_restricted_to_probes_and_agent(suite):
+    suite.configure({"a": {"command": agent("rule_agent.py"), "model": "m1"},
+                     "b": {"command": agent("rule_agent.py"), "model": "m2"}})
+    assert run(suite, "--agent", "a", "--reps", "1") == 0
+    assert run(suite, "--agent", "b", "--reps", "1") == 0
+    assert {g["agent"] for g in model_of(suite, agent="b")["groups"]} == {"b"}
+    model = model_of(suite, ids=["two-gaps"])
+    assert {g["probe"] for g in model["groups"]} == {"two-gaps"} and model["meta"]["filters"]["probes"] == ["two-gaps"]
+    assert {g["probe"] for g in model_of(suite, paths=[suite.probe("euphemized-coverage")])["groups"]} == {"euphemized-coverage"}
+
+
+def test_hostile_and_partial_records(suite):
+    """Records the model must read without trusting: an answer path leading out
+    of the runs folder, a start with no outcome, one start in two records, an
+    interrupted start stored as an error."""
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
+    assert run(suite, str(suite.probe("euphemized-coverage")), "--reps", "1", "--arms", "control") == 0
+    (record,) = suite.records()
+    secret = suite.root.parent / "secret.txt"
+    secret.write_text("do not show")
+    base = {k: record[k] for k in ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha256", "agent",
+                                   "model", "kind", "defects", "arm")}
+    path = suite.runs / "extra.jsonl"
+    append_record(path, {**base, "rep": 2, "start_id": "s-escape", "status": "ok", "caught": [],
+                         "answer_file": "../../../../secret.txt"}, fsync=False)
+    append_record(path, {**base, "rep": 3, "start_id": "s-open", "started": "2025-01-01T00:00:00Z"}, fsync=False)
+    append_record(path, {**base, "rep": 4, "start_id": "s-two", "started": "2025-01-01T00:00:01Z"}, fsync=False)
+    append_record(path, {"probe": base["probe"], "start_id": "s-two", "status": "ok", "caught": ["D1"],
+                         "tokens_in": 1200, "tokens_out": 80, "cost_usd": 0.01, "turns": 2}, fsync=False)
+    append_record(path, {**base, "rep": 5, "start_id": "s-int", "status": "error",
+                         "error": "interrupted: the run was cancelled while the agent ran"}, fsync=False)
+    (group,) = model_of(suite)["groups"]
+    starts = {s["start_id"]: s for s in group["starts"]}
+    assert starts["s-escape"]["answer"] is None and "outside" in starts["s-escape"]["grading_note"]
+    assert "do not show" not in json.dumps(group)
+    assert starts["s-open"]["status"] == "interrupted" and "no outcome" in starts["s-open"]["error"]
+    two = starts["s-two"]
+    assert (two["status"], two["rep"], two["tokens_in"], two["tokens_out"], two["cost_usd"], two["turns"]) == \
+        ("ok", 4, 1200, 80, 0.01, 2)
+    assert starts["s-int"]["status"] == "interrupted"
+    control = group["arms"]["control"]
+    assert (control["starts"], control["reps"], control["interrupted"], control["unresolved"]) == (5, 3, 2, 2)
+
+
+def test_fisher_one_sided_known_values():
+    assert fisher_one_sided(2, 2, 0, 2) == pytest.approx(1 / 6)
+    assert fisher_one_sided(3, 3, 0, 3) == pytest.approx(1 / 20)
+    assert fisher_one_sided(3, 4, 1, 4) == pytest.approx(17 / 70)  # Fisher's tea tasting, one-sided
+    assert fisher_one_sided(0, 2, 2, 2) == pytest.approx(1.0)
+    assert fisher_one_sided(5, 5, 0, 5) == pytest.approx(1 / 252)
+
+
+def test_typed_dicts_name_the_schema_keys():
+    definitions = load_schema()["$defs"]
+    assert set(TYPED_DICTS) == set(definitions)
+    for name, typed in TYPED_DICTS.items():
+        assert set(typed.__annotations__) == set(definitions[name]["properties"]), name
+
+
+def test_docs_describe_every_field():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    for name, definition in load_schema()["$defs"].items():
+        for field in definition["properties"]:
+            assert f"`{field}`" in text, f"docs/report.md does not describe {name}.{field}"
+
+
+# -- grading per expectation agrees with the runner's grading ------------------------------
+
+
+def _probes():
+    workspace = Workspace.open([SUITE])
+    return [workspace.load(path, need_skill=False) for path in workspace.probe_paths()]
+
+
+ANSWER_LINES = st.lists(st.sampled_from([
+    "verdict: PASS", "verdict: NOT_PROVEN", "**verdict**: `NOT_PROVEN`", "status: NOT_PROVEN", "criteria: 3",
+    "criteria: 2, 4", "criteria:", "- 2", "- 4", "unproven: 4", '{"verdict": "NOT_PROVEN", "criteria": [2, 3]}',
+    '{"result": "PASS"}', "Here is my review.", "", "criteria: 12",
+]), max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=ANSWER_LINES)
+def test_expectations_agree_with_grade_defect(lines):
+    text = "\n".join(lines)
+    for probe in PROBES:
+        _source, graded = grade_expectations(text, probe)
+        _answer, grades = grade_answer(text, list(probe.defects), probe.output_spec)
+        assert [(d, caught) for d, caught, _e in graded] == [(g.defect_id, g.caught) for g in grades]
+        assert [[f"{e['field']}: {e['reason']}" for e in expectations] for _d, _c, expectations in graded] == \
+            [g.reasons for g in grades]
+
+
+PROBES = _probes()
