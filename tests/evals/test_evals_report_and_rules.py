@@ -43,9 +43,10 @@ def test_report_text_and_json(suite, capsys, monkeypatch):
     seed_window_and_floor(suite)
     assert report_main([str(suite.root)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"euphemized-coverage\s+1\s+floor\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+5", out)
-    assert re.search(r"two-gaps\s+1\s+floor\s+0/2 .*\s+floor\s+4", out)
-    assert "Two reps diagnose a scenario; they do not prove a rate" in out
+    assert re.search(r"euphemized-coverage\s+1\s+x/m\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+"
+                     r"not separated at this sample \(p=0\.17\)\s+5", out)
+    assert re.search(r"two-gaps\s+1\s+x/m\s+0/2 .*\s+floor\s+not separated at this sample \(p=1\)\s+4", out)
+    assert "This report's rows hold 2 graded rep(s) per arm. Reps diagnose a scenario; they do not prove a rate" in out
     assert "starts on record: 9" in out
     assert report_main([str(suite.root), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
