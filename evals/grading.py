@@ -32,8 +32,9 @@ Bounded work: grading is linear in the answer's length and never raises
 backtracking regex; the JSON object is looked for with ``raw_decode`` at
 ``{`` positions that can open an object, each attempt charged the characters
 it scanned against an allowance of :data:`JSON_SCAN_FACTOR` times the
-answer's length (a qualifying object is found long before that in any real
-answer); an object nested deeper than the decoder can go, or anything else
+answer's length, each attempt decoding a window of the text that grows while
+the object runs past it (a qualifying object is found long before that in any
+real answer); an object nested deeper than the decoder can go, or anything else
 the decoder raises, is not JSON. ``matches`` runs on RE2 (linear time;
 google-re2), or, for a pattern RE2 cannot run (lookaround, backreferences),
 on Python's ``re`` over the value's first :data:`BACKTRACKING_VALUE_CHARS`
@@ -55,8 +56,9 @@ JSON_SCAN_FACTOR = 8
 """The JSON search scans at most this many times the answer's length (plus
 :data:`JSON_SCAN_MINIMUM`) over all its attempts."""
 JSON_SCAN_MINIMUM = 1 << 16
-JSON_ATTEMPT_COST = 64
-"""Characters charged for an attempt, at least (a failed call costs too)."""
+JSON_WINDOW = 512
+"""Characters an attempt decodes first; four times more while what it reads
+was cut short by the window."""
 BACKTRACKING_VALUE_CHARS = 4096
 
 
@@ -170,15 +172,28 @@ def _first_json_object(text: str, spec: OutputSpec | None, known: Iterable[str])
         if match is None:
             return None
         start = match.start()
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as error:
-            allowance -= max(JSON_ATTEMPT_COST, error.pos - start)
+        window = JSON_WINDOW
+        while True:
+            # a window of the text, not the text: the decoder's error message counts
+            # lines from the start of what it was given, which made each attempt O(n)
+            stop = min(len(text), start + window)
+            chunk = text[start:stop]
+            allowance -= len(chunk)
+            try:
+                obj, end = decoder.raw_decode(chunk)
+            except json.JSONDecodeError as error:
+                cut_short = stop < len(text) and (error.pos >= len(chunk) - 1 or error.msg.startswith("Unterminated"))
+                if cut_short and allowance > 0:
+                    window *= 4
+                    continue
+                obj = end = None
+            except (ValueError, RecursionError, MemoryError):
+                return None  # nested beyond what the decoder can go: not an answer
+            break
+        if end is None:
             position = start + 1
             continue
-        except (ValueError, RecursionError, MemoryError):
-            return None  # nested beyond what the decoder can go: not an answer
-        allowance -= max(JSON_ATTEMPT_COST, end - start)
+        end += start
         if isinstance(obj, dict):
             for inner in _nested_dicts(obj):
                 fields = _qualifying(inner, spec, known)
