@@ -442,7 +442,12 @@ def _communicate(process: subprocess.Popen, stdin: bytes | None, deadline: float
                 process.stdin.close()
         exited = timed_out = False
         drain_until = None
-        while len(selector.get_map()) > (1 if pidfd >= 0 and not exited else 0):
+
+        def pipes_open() -> bool:
+            return any(key.data != "exit" for key in selector.get_map().values())
+
+        while not exited or pipes_open():
+            # an agent may close its pipes before it exits (coreutils do, at exit): wait for the exit itself
             now = time.monotonic()
             if not exited and now >= deadline:
                 timed_out = exited = True
@@ -478,8 +483,6 @@ def _communicate(process: subprocess.Popen, stdin: bytes | None, deadline: float
                 exited = True
                 _kill_group(process.pid)
                 drain_until = time.monotonic() + REAP_TIMEOUT
-        if not exited:
-            _kill_group(process.pid)
     finally:
         selector.close()
         if pidfd >= 0:
