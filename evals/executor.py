@@ -18,6 +18,10 @@ What an agent sees (one fresh scratch folder per start, ``ROOT``)::
                                 a probe.json, hidden folders or links      ({skill_file}: its SKILL.md)
     ROOT/tmp/                   $TMPDIR
 
+``ROOT`` is made under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when
+writable (memory-backed), else the system's temporary folder, and removed
+after the start.
+
 Placeholders are expanded in one pass over the command template
 (:func:`expand`): a substituted value is never scanned again, so a skill
 folder named ``{prompt_file}`` stays that name. The prompt lives outside the
@@ -270,6 +274,8 @@ class ProcessRegistry:
         self._live: set[subprocess.Popen] = set()
         self.cancelled = threading.Event()
         self._watchdog: Watchdog | None = None
+        self.base_env: dict[bytes, bytes] = dict(os.environb) if hasattr(os, "environb") else None
+        """The environment agents start from (taken once)."""
 
     @property
     def token(self) -> str:
@@ -334,7 +340,7 @@ class PreparedJob:
 
     root: Path
     argv: list[str]
-    env: dict[str, str]
+    env: dict[bytes, bytes]
     cwd: Path
     stdin: bytes | None
 
@@ -360,8 +366,12 @@ def write_skill_copy(bundle: SkillBundle, folder: Path) -> Path:
     return target
 
 
-def prepare_job(job: AgentJob, root: Path, token: str = "") -> PreparedJob:
-    """Lay ``job`` out in the empty folder ``root`` and expand its command."""
+def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[bytes, bytes] | None = None) -> PreparedJob:
+    """Lay ``job`` out in the empty folder ``root`` and expand its command.
+
+    ``base_env`` is the environment to start from, as bytes (default: this
+    process's): an executor takes it once, since decoding ``os.environ`` for
+    every start cost ~1 ms."""
     work, tmp = root / "work", root / "tmp"
     work.mkdir()
     tmp.mkdir()
@@ -380,15 +390,16 @@ def prepare_job(job: AgentJob, root: Path, token: str = "") -> PreparedJob:
         values["skill_dir"] = str(skill_dir)
         values["skill_file"] = str(skill_dir.joinpath(*[p for p in job.skill.skill_file.split("/") if p not in ("", ".", "..")]))
     argv = [expand(arg, values) for arg in job.argv]
-    env = dict(os.environ)
-    env.update(job.env)
-    env.pop("OLDPWD", None)
-    env["PWD"] = str(work)
-    for name in ("TMPDIR", "TMP", "TEMP"):
-        env[name] = str(tmp)
-    env["SKILL_EVAL_START_ID"] = job.job_id
+    env = dict(base_env) if base_env is not None else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+    for name, value in job.env.items():
+        env[os.fsencode(name)] = os.fsencode(value)
+    env.pop(b"OLDPWD", None)
+    env[b"PWD"] = os.fsencode(str(work))
+    for name in (b"TMPDIR", b"TMP", b"TEMP"):
+        env[name] = os.fsencode(str(tmp))
+    env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:
-        env["SKILL_EVAL_RUN"] = token
+        env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
     return PreparedJob(root, argv, env, work, job.prompt if job.prompt_on_stdin else None)
 
 
@@ -507,7 +518,7 @@ def execute_job(
 
     ``on_start`` is called first (see :class:`Executor`); if it raises, the job
     is ``skipped``. ``scratch`` is the folder under which the job's own
-    scratch folder is made (default: the system's temporary folder); the job's
+    scratch folder is made (default: :func:`default_scratch`); the job's
     folder is removed afterwards.
     """
     own_registry = registry is None
@@ -529,8 +540,8 @@ def execute_job(
         started, clock = now_iso(), time.monotonic()
     root = None
     try:
-        root = Path(tempfile.mkdtemp(prefix="skill-eval-", dir=scratch))
-        prepared = prepare_job(job, root, registry.token)
+        root = Path(tempfile.mkdtemp(prefix="skill-eval-", dir=scratch or default_scratch()))
+        prepared = prepare_job(job, root, registry.token, registry.base_env)
         try:
             process = subprocess.Popen(
                 prepared.argv,
@@ -568,9 +579,46 @@ def execute_job(
         return outcome("error", error=f"runner error: {type(error).__name__}: {error}")
     finally:
         if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(str(root))
         if own_registry:
             registry.close()
+
+
+def default_scratch() -> str | None:
+    """Where scratch folders are made: ``$SKILL_EVAL_SCRATCH`` if set, else
+    ``/dev/shm`` when it is a writable folder (memory-backed: making and
+    removing a scratch folder on the reference machine's disk cost ~10 ms of
+    wall time a start, on tmpfs ~0.1 ms), else the system's temporary folder."""
+    chosen = os.environ.get("SKILL_EVAL_SCRATCH")
+    if chosen:
+        return chosen
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
+        return "/dev/shm"
+    return None
+
+
+def remove_tree(path: str) -> None:
+    """Remove a scratch folder: links are removed, never followed
+    (``shutil.rmtree``'s descriptor-based walk cost ~0.7 ms a start)."""
+    try:
+        entries = list(os.scandir(path))
+    except NotADirectoryError:
+        os.unlink(path)
+        return
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _tail(data: bytes | None) -> str:

@@ -207,6 +207,8 @@ def _field_line(line: str) -> tuple[str, str] | None:
     """``(key, value)`` of a ``field: value`` line: an optional ``-``/``*``/``+``
     bullet, the key (optionally wrapped in ``**``, ``__`` or backticks), a
     colon, the value; ``None`` for any other line. String methods only."""
+    if ":" not in line:
+        return None
     body = line.strip()
     if len(body) > 1 and body[0] in "-*+" and body[1] in " \t":
         body = body[1:].lstrip()

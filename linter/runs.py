@@ -272,9 +272,27 @@ class RunsLog:
         self._syncing = False
         self._broken: OSError | None = None
 
-    def append(self, records: list[dict[str, Any]]) -> None:
+    def append(self, records: list[dict[str, Any]], durable: bool = True) -> None:
+        """Append ``records``; with ``durable``, return once they are synced.
+        Without, they are written now (whole lines: a kill cannot lose them)
+        and synced with the next durable batch or :meth:`close`: what a crash
+        of the machine itself may then lose is an outcome, whose start then
+        reads as interrupted — never a start (the runner makes start records
+        durable)."""
         data = b"".join(encode_record(record) for record in records)
         if not data:
+            return
+        if not durable:
+            with self._cond:
+                if self._broken is not None:
+                    raise OSError(f"{self.path}: an earlier write failed ({self._broken})")
+                fd = self._fd
+            try:
+                self._write(data, sync=False, fd=fd)
+            except OSError as error:
+                with self._cond:
+                    self._broken = error
+                raise
             return
         with self._cond:
             if self._broken is not None:
@@ -305,22 +323,29 @@ class RunsLog:
                         self._broken = failure
                     self._cond.notify_all()
 
-    def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            if written <= 0:
-                raise OSError(f"short write to {self.path} (is the disk full?)")
-            view = view[written:]
-        if self.fsync:
-            getattr(os, "fdatasync", os.fsync)(self._fd)
+    def _write(self, data: bytes, sync: bool = True, fd: int | None = None) -> None:
+        """One ``os.write`` of whole lines (``O_APPEND`` writes of concurrent
+        threads do not interleave), then the sync."""
+        fd = self._fd if fd is None else fd
+        written = os.write(fd, data)
+        if written != len(data):  # a short write on a regular file means a full disk
+            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes (is the disk full?)")
+        if sync and self.fsync:
+            getattr(os, "fdatasync", os.fsync)(fd)
 
     def close(self) -> None:
-        """Close the file (which releases its lock: unfinished starts then read as interrupted)."""
+        """Sync and close the file (which releases its lock: unfinished starts
+        then read as interrupted)."""
         with self._cond:
+            while self._syncing:
+                self._cond.wait()
             if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
+                try:
+                    if self.fsync and self._broken is None:
+                        getattr(os, "fdatasync", os.fsync)(self._fd)
+                finally:
+                    os.close(self._fd)
+                    self._fd = -1
 
 
 def writer_alive(path: Path) -> bool:
