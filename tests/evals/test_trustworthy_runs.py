@@ -326,3 +326,9 @@ def test_output_is_capped_per_stream_and_recorded_as_truncated(suite):
     assert run(suite, str(suite.probe(PROBE)), "--reps", "2", "--arms", "control", "--max-output", "1000") == 0
     record = suite.records(PROBE)[-1]
     assert (suite.runs / record["answer_file"]).stat().st_size == 1000
+
+
+def test_an_agent_that_closes_its_pipes_before_exiting_is_not_killed(suite):
+    suite.configure({"a": {"command": agent_command("probe_agent.py", "--close-early")}})
+    assert run(suite, str(suite.probe(PROBE)), "--reps", "1") == 0
+    assert {(r["status"], r["exit_code"]) for r in suite.records(PROBE)} == {("ok", 0)}

@@ -10,6 +10,7 @@ usage: probe_agent.py [--log FILE] [--sleep S] [--child-sleep S] [--answer TEXT]
 --out-bytes N    write N bytes of filler to stdout before the answer
 --err-bytes N    write N bytes of filler to stderr
 --runs-dir DIR   report whether this start's start record was on disk in DIR when it began
+--close-early    close stdout and stderr after answering, then take a moment to exit (as coreutils do)
 """
 
 import argparse
@@ -27,6 +28,7 @@ parser.add_argument("--answer", default="verdict: NOT_PROVEN\ncriteria: 3")
 parser.add_argument("--out-bytes", type=int, default=0)
 parser.add_argument("--err-bytes", type=int, default=0)
 parser.add_argument("--runs-dir")
+parser.add_argument("--close-early", action="store_true")
 args = parser.parse_args()
 
 start_id = os.environ.get("SKILL_EVAL_START_ID", "?")
@@ -67,3 +69,9 @@ if args.out_bytes:
 if recorded is not None:
     print(json.dumps({"recorded_before_spawn": recorded}))
 print(args.answer.replace("\\n", "\n"), flush=True)
+if args.close_early:
+    sys.stdout.flush()
+    os.close(1)
+    os.close(2)
+    time.sleep(0.5)
+    os._exit(0)
