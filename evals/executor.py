@@ -372,35 +372,45 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     ``base_env`` is the environment to start from, as bytes (default: this
     process's): an executor takes it once, since decoding ``os.environ`` for
     every start cost ~1 ms."""
-    work, tmp = root / "work", root / "tmp"
-    work.mkdir()
-    tmp.mkdir()
-    (work / _safe_name(job.artifact_name)).write_bytes(job.artifact)
+    base = os.fspath(root)
+    work, tmp = base + "/work", base + "/tmp"
+    os.mkdir(work)
+    os.mkdir(tmp)
+    _write_new(work + "/" + _safe_name(job.artifact_name), job.artifact)
     values = dict(job.values)
-    values["probe_dir"] = str(work)
+    values["probe_dir"] = work
     uses = {match.group(1) for arg in job.argv for match in _PLACEHOLDER.finditer(arg)}
     if "prompt_file" in uses:
-        prompt_folder = root / "prompt"
-        prompt_folder.mkdir()
-        prompt_file = prompt_folder / "prompt.txt"
-        prompt_file.write_bytes(job.prompt)
-        values["prompt_file"] = str(prompt_file)
+        os.mkdir(base + "/prompt")
+        prompt_file = base + "/prompt/prompt.txt"
+        _write_new(prompt_file, job.prompt)
+        values["prompt_file"] = prompt_file
     if job.skill is not None and uses & set(SKILL_PLACEHOLDERS):
         skill_dir = write_skill_copy(job.skill, root / "skill")
         values["skill_dir"] = str(skill_dir)
         values["skill_file"] = str(skill_dir.joinpath(*[p for p in job.skill.skill_file.split("/") if p not in ("", ".", "..")]))
-    argv = [expand(arg, values) for arg in job.argv]
+    argv = [expand(arg, values) if "{" in arg else arg for arg in job.argv]
     env = dict(base_env) if base_env is not None else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
     for name, value in job.env.items():
         env[os.fsencode(name)] = os.fsencode(value)
     env.pop(b"OLDPWD", None)
-    env[b"PWD"] = os.fsencode(str(work))
-    for name in (b"TMPDIR", b"TMP", b"TEMP"):
-        env[name] = os.fsencode(str(tmp))
+    env[b"PWD"] = os.fsencode(work)
+    tmp_bytes = os.fsencode(tmp)
+    env[b"TMPDIR"] = env[b"TMP"] = env[b"TEMP"] = tmp_bytes
     env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:
         env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
-    return PreparedJob(root, argv, env, work, job.prompt if job.prompt_on_stdin else None)
+    return PreparedJob(root, argv, env, Path(work), job.prompt if job.prompt_on_stdin else None)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 # -- running a job ------------------------------------------------------------------
@@ -433,7 +443,7 @@ def _communicate(process: subprocess.Popen, stdin: bytes | None, deadline: float
     kill its process group and drain what its pipes still hold. Returns
     ``(stdout, stderr, truncated, timed_out)``."""
     streams = {"stdout": _Stream(max_output), "stderr": _Stream(max_output)}
-    selector = selectors.DefaultSelector()
+    selector = selectors.PollSelector() if hasattr(selectors, "PollSelector") else selectors.DefaultSelector()
     pidfd = -1
     try:
         if hasattr(os, "pidfd_open"):
@@ -548,7 +558,7 @@ def execute_job(
                 stdin=subprocess.PIPE if prepared.stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=prepared.cwd,
+                cwd=os.fspath(prepared.cwd),
                 env=prepared.env,
                 start_new_session=True,
             )
