@@ -261,7 +261,7 @@ class RunsLog:
         name = self.path.name if dir_fd is not None else self.path
         self._fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)  # a reader's writer_alive() holds LOCK_SH for a moment
         except OSError:
             os.close(self._fd)
             raise

@@ -79,7 +79,7 @@ def test_start_record_is_on_disk_before_the_agent_runs(suite):
 
 def test_kill_9_at_random_moments_then_resume_matches_the_agents_log(suite, tmp_path):
     log = tmp_path / "agent.log"
-    suite.configure({"a": {"command": agent_command("probe_agent.py", "--log", str(log), "--sleep", "0.3")}})
+    suite.configure({"a": {"command": agent_command("probe_agent.py", "--log", str(log), "--sleep", "0.6")}})
     command = [*CLI, "run", str(suite.root), "--reps", "4", "-j", "3", "--no-progress"]
     rng = random.Random(1313)
     kills = 0
