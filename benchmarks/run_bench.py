@@ -2,18 +2,25 @@
 
 Runs N starts (default 1,000: 25 probes x 2 arms x 20 reps) of a no-op agent
 (``cat``: it reads the prompt on stdin and prints it back) with ``-j 8``
-through the real runner — planning, resume index, budget count, scratch
-folder, prompt, subprocess, grading, answer file, fsync'ed record — and
-compares with spawning the same ``cat`` N times with the same parallelism and
-the same pipes (``Popen`` + ``communicate``), nothing else.
+through the real runner — preflight (executable, lint of the probes), planning
+and reservation under the run lock, a fresh scratch folder per start, the
+start record fsync'd before each spawn (group commit), the subprocess in its
+own process group with capped output and the watchdog, grading, answer file,
+fsync'd outcome record — and compares with spawning the same ``cat`` N times
+with the same parallelism and the same pipes (``Popen`` + ``communicate``),
+nothing else.
 
     overhead per run = (runner wall time - spawn-only wall time) / N
 
-Goal: <= 5 ms per run. Usage::
+Goal: <= 1 ms per run. Then grades pathological answers of 1 MiB (the ones
+tests/evals/test_grading_bounds.py guards against hanging) and prints the
+slowest; goal: under 1 s each. Usage::
 
-    python benchmarks/run_bench.py [--runs 1000] [--jobs 8] [--no-fsync]
+    python benchmarks/run_bench.py [--runs 1000] [--jobs 8] [--no-fsync] [--repeat 3]
 
-Prints the figures and exits 1 when the goal is missed.
+Time a regular install (``pip install .`` into a separate venv). Prints the
+figures (the median of ``--repeat`` runner runs) and exits 1 when a goal is
+missed.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-GOAL_MS = 5.0
+GOAL_MS = 1.0
+GRADE_GOAL_S = 1.0
 
 SKILL = """---
 name: bench-skill
@@ -107,6 +115,9 @@ def runner_run(root: Path, runs_per_arm: int, jobs: int, fsync: bool) -> tuple[f
     probes, errors = workspace.load_all(workspace.probe_paths())
     assert not errors, errors
     runner = Runner(workspace, agent, jobs=jobs, fsync=fsync)
+    if hasattr(runner, "preflight"):
+        preflight = runner.preflight(probes, ("control", "treatment"))
+        assert not preflight.withheld, [w.findings for w in preflight.withheld]
     plan = runner.plan(probes, ("control", "treatment"), runs_per_arm)
     planned = time.perf_counter()
     summary = runner.run(plan)
@@ -116,12 +127,42 @@ def runner_run(root: Path, runs_per_arm: int, jobs: int, fsync: bool) -> tuple[f
     return ended - started, planned - started, len(summary.records)
 
 
+def pathological_answers() -> list[tuple[str, str]]:
+    mib = 1 << 20
+    return [
+        ("field line, spaces then a letter", "verdict: a" + " " * mib + "b"),
+        ("an opening brace, 1 Mi times", "{" * mib),
+        ('{"verdict":  nested', '{"verdict": ' * (mib // 12)),
+        ('{"a": nested', '{"a":' * (mib // 5)),
+        ('{"x":" unterminated, repeated', '{"x":"' * (mib // 6)),
+        ("list item, spaces then a letter", "criteria:\n- " + " " * mib + "3"),
+        ("matches on a 1 MiB value", "verdict: " + "criterion 3 " * (mib // 12)),
+    ]
+
+
+def grading_times() -> list[tuple[str, float]]:
+    from skill_eval.evals.grading import grade_answer
+    from skill_eval.linter.outputspec import parse_output_spec
+
+    spec = parse_output_spec("## `verdict`\nValues: `PASS`, `NOT_PROVEN`\n\n## `criteria`\n")
+    defects = [{"id": "D1", "caught_when": {"verdict": {"matches": "(a+)+$"}, "criteria": {"contains": "3"}}},
+               {"id": "D2", "caught_when": {"verdict": {"matches": "criterion.*3.*x"}}}]
+    times = []
+    for name, answer in pathological_answers():
+        started = time.perf_counter()
+        grade_answer(answer, defects, spec)
+        times.append((name, time.perf_counter() - started))
+    return times
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--probes", type=int, default=25)
+    parser.add_argument("--repeat", type=int, default=3, help="runner runs (each against its own spawn-only run); the median is reported")
     parser.add_argument("--no-fsync", action="store_true", help="skip fsync of records (not how the runner runs)")
+    parser.add_argument("--no-grading", action="store_true", help="skip the pathological grading figures")
     args = parser.parse_args(argv)
     cat = shutil.which("cat")
     if cat is None:
@@ -130,26 +171,41 @@ def main(argv: list[str] | None = None) -> int:
     command = [cat]
     reps = max(1, args.runs // (2 * args.probes))
     runs = reps * 2 * args.probes
-    with tempfile.TemporaryDirectory(prefix="skill-eval-bench-") as folder:
-        root = Path(folder)
-        make_workspace(root, args.probes, command)
-        from skill_eval.evals.prompt import build_prompt
-        from skill_eval.linter.outputspec import parse_output_spec
+    overheads = []
+    from skill_eval.evals.prompt import build_prompt
+    from skill_eval.linter.outputspec import parse_output_spec
 
-        prompt = build_prompt(ARTIFACT.format(n=0).encode(), parse_output_spec(SPEC))
-        spawn_only(command, prompt, min(50, runs), args.jobs)  # warm-up
-        cpu0 = cpu()
-        baseline = spawn_only(command, prompt, runs, args.jobs)
-        cpu1 = cpu()
-        wall, planning, recorded = runner_run(root, reps, args.jobs, fsync=not args.no_fsync)
-        cpu2 = cpu()
-    overhead_ms = (wall - baseline) / runs * 1000
+    prompt = build_prompt(ARTIFACT.format(n=0).encode(), parse_output_spec(SPEC))
+    spawn_only(command, prompt, min(50, runs), args.jobs)  # warm-up
     print(f"runs: {runs} ({args.probes} probes x 2 arms x {reps} reps), -j {args.jobs}, agent: {cat} (no-op)")
-    print(f"spawn only : {baseline:7.3f} s wall  {baseline / runs * 1000:6.2f} ms/run   parent CPU {(cpu1 - cpu0) / runs * 1000:6.2f} ms/run")
-    print(f"runner     : {wall:7.3f} s wall  {wall / runs * 1000:6.2f} ms/run   parent CPU {(cpu2 - cpu1) / runs * 1000:6.2f} ms/run"
-          f"   (of which planning {planning * 1000:.0f} ms; records fsync'ed: {not args.no_fsync}; {recorded} recorded)")
-    print(f"overhead   : {overhead_ms:6.2f} ms/run beyond process spawn (goal <= {GOAL_MS:g} ms)")
-    return 0 if overhead_ms <= GOAL_MS else 1
+    for attempt in range(max(1, args.repeat)):
+        with tempfile.TemporaryDirectory(prefix="skill-eval-bench-") as folder:
+            root = Path(folder)
+            make_workspace(root, args.probes, command)
+            cpu0 = cpu()
+            baseline = spawn_only(command, prompt, runs, args.jobs)
+            cpu1 = cpu()
+            wall, planning, recorded = runner_run(root, reps, args.jobs, fsync=not args.no_fsync)
+            cpu2 = cpu()
+        overhead_ms = (wall - baseline) / runs * 1000
+        overheads.append(overhead_ms)
+        print(f"[{attempt + 1}] spawn only : {baseline:7.3f} s wall  {baseline / runs * 1000:6.2f} ms/run   "
+              f"parent CPU {(cpu1 - cpu0) / runs * 1000:6.2f} ms/run")
+        print(f"[{attempt + 1}] runner     : {wall:7.3f} s wall  {wall / runs * 1000:6.2f} ms/run   "
+              f"parent CPU {(cpu2 - cpu1) / runs * 1000:6.2f} ms/run   (of which preflight and planning "
+              f"{planning * 1000:.0f} ms; records fsync'ed: {not args.no_fsync}; {recorded} recorded)")
+        print(f"[{attempt + 1}] overhead   : {overhead_ms:6.2f} ms/run beyond process spawn")
+    median = sorted(overheads)[len(overheads) // 2]
+    print(f"overhead (median of {len(overheads)}): {median:.2f} ms/run beyond process spawn (goal <= {GOAL_MS:g} ms)")
+    ok = median <= GOAL_MS
+    if not args.no_grading:
+        times = grading_times()
+        for name, seconds in times:
+            print(f"grading 1 MiB answer: {name:<34} {seconds * 1000:8.1f} ms")
+        slowest = max(seconds for _name, seconds in times)
+        print(f"grading: slowest pathological 1 MiB answer {slowest:.3f} s (goal < {GRADE_GOAL_S:g} s)")
+        ok = ok and slowest < GRADE_GOAL_S
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from skill_eval.linter.runs import sample_versions
+from skill_eval.linter.runs import sample_rows
 
 from .probes import ProbeError, Workspace
 from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
@@ -78,6 +78,10 @@ class ProbeStatus:
     interrupted: bool = False
     new_records: int = 0
     agents: tuple[str, ...] = field(default=())
+    """Agents with a row for this content (the status is one row: one agent and model)."""
+    model: str = ""
+    p_value: float | None = None
+    """One-sided Fisher exact p of "treatment catches more often" (None while an arm has no graded rep)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,19 +110,30 @@ def _load(workspace: Workspace, probe_json_path: Path | str, need_skill: bool):
         raise ApiError(str(error)) from None
 
 
-def _status(workspace: Workspace, probe, with_budget: bool = True, **extra: Any) -> ProbeStatus:
+def _status(workspace: Workspace, probe, with_budget: bool = True, agent: str | None = None, **extra: Any) -> ProbeStatus:
+    """The row of the probe's current content (version and hashes): of ``agent``
+    if given, else of the agent and model that ran it last. Rows of other
+    agents or models are never pooled in."""
+    current = (probe.probe_id, probe.version, probe.probe_sha256, probe.artifact_sha256, probe.skill_sha256)
     records = [r for r in probe.records() if r.get("version") == probe.version]
-    sample = sample_versions(records).get((probe.probe_id, probe.version))
+    rows = [row for key, row in sample_rows(records, agent).items() if key[:5] == current]
+    sample = max(rows, key=lambda row: row.last_ended or "", default=None)
     arms: dict[str, ArmStatus] = {}
     for arm in ("control", "treatment"):
         arm_sample = sample.arms[arm] if sample else None
         arms[arm] = ArmStatus(
             reps=arm_sample.reps if arm_sample else 0,
             caught=arm_sample.caught if arm_sample else 0,
-            errors=arm_sample.errors if arm_sample else 0,
+            errors=(arm_sample.errors + arm_sample.interrupted) if arm_sample else 0,
             timeouts=arm_sample.timeouts if arm_sample else 0,
             wilson95=arm_sample.interval if arm_sample else None,
         )
+    budget = ""
+    if with_budget:
+        try:
+            budget = suite_budget(workspace).describe()
+        except RunError as error:
+            budget = str(error)
     return ProbeStatus(
         probe=probe.probe_id,
         version=probe.version,
@@ -126,8 +141,10 @@ def _status(workspace: Workspace, probe, with_budget: bool = True, **extra: Any)
         arms=arms,
         starts=sample.starts if sample else 0,
         last_run=sample.last_ended if sample else None,
-        budget=suite_budget(workspace).describe() if with_budget else "",
-        agents=tuple(sorted(sample.agents)) if sample else (),
+        budget=budget,
+        agents=tuple(sorted({a for row in rows for a in row.agents})),
+        model=sorted(sample.models)[0] if sample and sample.models else "",
+        p_value=sample.p_value if sample else None,
         **extra,
     )
 
@@ -152,6 +169,7 @@ def run_probe(
     reps: int = 2,
     jobs: int = 4,
     retry_errors: bool = False,
+    allow_lint_errors: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> ProbeStatus:
@@ -170,10 +188,17 @@ def run_probe(
                        "run `skill-eval check` and calibrate the discriminator before spending live reps")
     runner = Runner(workspace, agent_config, jobs=jobs, on_record=on_record, cancel=cancel)
     try:
+        preflight = runner.preflight([probe], chosen_arms, allow_lint_errors=allow_lint_errors)
+        if preflight.withheld:
+            findings = preflight.withheld[0].findings
+            raise ApiError(f"{probe.json_path}: not run: the probe has lint errors ({findings[0]}"
+                           + (f"; and {len(findings) - 1} more" if len(findings) > 1 else "")
+                           + "); fix them first")
         plan = runner.plan([probe], chosen_arms, reps, retry_errors)
         summary = runner.run(plan)
     except (RunError, ProbeError) as error:
         raise ApiError(str(error)) from None
     except OSError as error:
         raise ApiError(f"{probe.runs_folder}: cannot record runs ({error.strerror or error}); check the folder") from None
-    return _status(workspace, probe, interrupted=summary.interrupted, new_records=len(summary.records))
+    return _status(workspace, probe, agent=agent_config.name, interrupted=summary.interrupted,
+                   new_records=len(summary.records))

@@ -67,12 +67,18 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the starts it would spend; run nothing")
     parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
     parser.add_argument("--skip-check", action="store_true", help="do not grade the probes' known transcripts first")
+    parser.add_argument("--allow-lint-errors", action="store_true",
+                        help="also run probes whose lint has errors (by default they are listed and not run)")
+    parser.add_argument("--max-output", type=int, metavar="BYTES",
+                        help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_intermixed_args(argv)
     if args.jobs < 1:
         return _fail("-j must be at least 1")
+    if args.max_output is not None and args.max_output < 1:
+        return _fail("--max-output must be at least 1 byte")
     from .probes import ProbeError
-    from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
+    from .runner import BudgetRefused, RunError, Runner, parse_arms, select_agent, suite_budget
     from .transcripts import check_probe
 
     try:
@@ -82,6 +88,18 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
+        cancel = threading.Event()
+        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs, cancel=cancel, max_output=args.max_output)
+        preflight = runner.preflight(probes, arms, allow_lint_errors=args.allow_lint_errors)
+        for withheld in preflight.withheld:
+            print(f"skill-eval: not run: {withheld.probe.probe_id} v{withheld.probe.version} ({withheld.probe.json_path}) "
+                  "has lint errors:", file=sys.stderr)
+            for finding in withheld.findings:
+                print(f"    {finding}", file=sys.stderr)
+        if preflight.withheld:
+            print(f"skill-eval: {len(preflight.withheld)} probe(s) not run because of lint errors; fix them "
+                  "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
+        probes = preflight.probes
         if not args.skip_check:
             mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
             if mismatched:
@@ -91,36 +109,50 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                 print(f"skill-eval: known transcripts disagree with the discriminator; {CHECK_MOTTO} "
                       "(see `skill-eval check`); no start was made", file=sys.stderr)
                 return EXIT_FINDINGS
-        cancel = threading.Event()
-        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs, cancel=cancel)
         plan = runner.plan(probes, arms, args.reps, args.retry_errors)
     except (ProbeError, RunError) as error:
         return _fail(str(error))
+    withheld = len(preflight.withheld)
 
-    model = runner.model or "(agent default)"
-    header = (f"agent {agent.name}, model {model}, arms {','.join(arms)}, reps 1..{args.reps}: "
-              f"{len(plan.starts)} start(s) to make, {plan.done} already recorded ok")
-    if plan.failed_waiting:
-        header += f", {plan.failed_waiting} recorded as error/timeout (re-run them with --retry-errors)"
+    def header() -> str:
+        text = (f"agent {agent.name}, model {runner.model or '(agent default)'}, arms {','.join(arms)}, "
+                f"reps 1..{args.reps}: {len(plan.starts)} start(s) to make")
+        if plan.resumed:
+            text += f" ({plan.resumed} resuming interrupted starts)"
+        text += f", {plan.done} already recorded ok"
+        if plan.elsewhere:
+            text += f", {plan.elsewhere} held by another running skill-eval run"
+        if plan.failed_waiting:
+            text += f", {plan.failed_waiting} recorded as error/timeout (re-run them with --retry-errors)"
+        return text
+
     if args.dry_run:
-        print(header)
+        print(header())
         for start in plan.starts:
-            retry = f" (retry of {start.retry_of[:12]})" if start.retry_of else ""
-            print(f"  {start.probe.probe_id} v{start.probe.version}  {start.arm:<9} rep {start.rep}{retry}")
+            note = (f" (retry of {start.retry_of[:12]})" if start.retry_of else
+                    f" (resumes interrupted {start.resume_of[:12]})" if start.resume_of else "")
+            print(f"  {start.probe.probe_id} v{start.probe.version}  {start.arm:<9} rep {start.rep}{note}")
         print(f"would spend {len(plan.starts)} start(s); budget: {plan.budget.describe()}")
         if not plan.fits:
             print(f"refused: the plan needs {len(plan.starts)} starts but only {plan.budget.remaining} remain")
             return EXIT_FINDINGS
-        return EXIT_OK
-    if not plan.fits:
-        return _fail_budget(plan)
-    print(header, file=sys.stderr)
-    if not plan.starts:
-        print("nothing to run", file=sys.stderr)
-        return EXIT_OK
+        return EXIT_FINDINGS if withheld else EXIT_OK
 
     previous = _install_stop_handlers(cancel)
     try:
+        runner.on_wait = lambda: print("waiting for another skill-eval run to finish planning...", file=sys.stderr)
+        try:
+            runner.reserve(plan)
+        except BudgetRefused as error:
+            print(f"skill-eval: {error}", file=sys.stderr)
+            return EXIT_FINDINGS
+        except RunError as error:
+            return _fail(str(error))
+        print(header(), file=sys.stderr)
+        if not plan.starts:
+            runner._close(plan)
+            print("nothing to run", file=sys.stderr)
+            return EXIT_FINDINGS if withheld else EXIT_OK
         summary = _run_with_progress(runner, plan, show=not args.no_progress)
     except (ProbeError, OSError) as error:
         return _fail(f"{error}")
@@ -131,27 +163,26 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     for arm, tally in tallies.items():
         if tally["starts"]:
             print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
-                  f"{tally['error']} error, {tally['timeout']} timeout", file=sys.stderr)
-    if summary.files:
+                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted", file=sys.stderr)
+    if summary.records:
         print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}", file=sys.stderr)
-    print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
+    try:
+        print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
+    except RunError as error:
+        print(f"skill-eval: {error}", file=sys.stderr)
     if summary.interrupted:
         print(f"interrupted: {len(summary.records)} start(s) recorded, {summary.skipped} never started; "
               "run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     failed = sum(t["error"] + t["timeout"] for t in tallies.values())
+    lost = sum(t["interrupted"] for t in tallies.values())
     if failed:
         print(f"{failed} start(s) failed; see their records' `error`, and re-run them with --retry-errors", file=sys.stderr)
+    if lost:
+        print(f"{lost} start(s) interrupted; run the same command again to resume them", file=sys.stderr)
+    if failed or lost:
         return EXIT_FINDINGS
-    return EXIT_OK
-
-
-def _fail_budget(plan) -> int:
-    budget = plan.budget
-    print(f"skill-eval: {budget.source}: refused: the plan needs {len(plan.starts)} start(s) but only {budget.remaining} "
-          f"of [calibration] max-starts = {budget.cap} remain ({budget.used} used, failed starts included); "
-          "narrow the run (fewer probes, arms or reps) or raise the cap deliberately", file=sys.stderr)
-    return EXIT_FINDINGS
+    return EXIT_FINDINGS if withheld else EXIT_OK
 
 
 def _install_stop_handlers(cancel: threading.Event) -> dict:
@@ -173,6 +204,8 @@ def _run_with_progress(runner, plan, show: bool):
     from .runner import RunSummary
 
     tallies = {arm: {"starts": 0, "ok": 0, "caught": 0, "failed": 0} for arm in ("control", "treatment")}
+    if not plan.starts:
+        return runner.run(plan)
 
     def describe() -> str:
         return "  ".join(f"{arm} {t['caught']}/{t['ok']} caught" + (f" ({t['failed']} failed)" if t["failed"] else "")

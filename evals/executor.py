@@ -1,62 +1,129 @@
 """Running agent commands: the job, its outcome, and the executors that run jobs.
 
 The runner never starts a process itself. It turns each planned start into an
-:class:`AgentJob` — plain, picklable data: argv template, prompt bytes,
-artifact bytes, environment, timeout — and hands it to an :class:`Executor`.
-:func:`execute_job` is the one function that turns a job into an
-:class:`AgentOutcome`; any executor (the local thread pool here, a Ray or
-Kubernetes executor elsewhere, see docs/distributed.md) only decides *where*
-it is called. Grading and recording stay with the runner, in one process.
+:class:`AgentJob` — plain, picklable data: the argv *template*, prompt bytes,
+artifact bytes, the skill's files (treatment), environment, timeout, output
+cap — and hands it to an :class:`Executor` together with an ``on_start``
+callback. :func:`execute_job` is the one function that turns a job into an
+:class:`AgentOutcome`; any executor (the local thread pool here, a Ray
+executor elsewhere, see docs/distributed.md) only decides *where* it runs.
+Grading and recording stay with the runner, in one process.
 
-A job runs in an empty scratch folder (its working directory). When its argv
-takes ``{prompt_file}`` or ``{probe_dir}``, the folder holds ``prompt.txt`` and
-a copy of the artifact under its own file name: ``{probe_dir}`` is that folder
-(never the real probe folder, whose probe.json holds the quotes),
-``{prompt_file}`` the prompt in it. The command is an argv list run without a shell, in its own
-process group, so a timeout or a cancel kills the agent and everything it
-started.
+What an agent sees (one fresh scratch folder per start, ``ROOT``)::
+
+    ROOT/work/<artifact>        the working directory: the artifact only   {probe_dir}
+    ROOT/prompt/prompt.txt      the prompt (when the command takes it)     {prompt_file}
+    ROOT/skill/<skill folder>/  treatment only: a copy of the skill folder {skill_dir}
+                                without evals/, without any folder holding
+                                a probe.json, hidden folders or links      ({skill_file}: its SKILL.md)
+    ROOT/tmp/                   $TMPDIR
+
+``ROOT`` is made under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when
+writable (memory-backed), else the system's temporary folder, and removed
+after the start.
+
+Placeholders are expanded in one pass over the command template
+(:func:`expand`): a substituted value is never scanned again, so a skill
+folder named ``{prompt_file}`` stays that name. The prompt lives outside the
+working directory, so an artifact named ``prompt.txt`` cannot overwrite it.
+The environment is the runner's plus the agent's ``env``, with ``PWD`` set to
+the working directory, ``OLDPWD`` dropped, ``TMPDIR``/``TMP``/``TEMP`` in
+``ROOT/tmp``, and ``SKILL_EVAL_START_ID`` (the record's start id) and
+``SKILL_EVAL_RUN`` (this executor's token) added. This is isolation by what is
+handed over, not a sandbox: an agent with the user's permissions that searches
+the disk can read what the user can (run agents in a container for that).
+
+Bounded processes: the command runs without a shell, in its own process group
+(session); stdout and stderr are read with a cap per stream (beyond it the
+output is read and dropped, and the outcome says how much there was); when the
+agent exits, its process group is killed, so a lingering child holding stdout
+cannot turn a finished answer into a timeout. A **watchdog** process per
+executor (a second Python holding the read end of a pipe) kills every
+registered process group, and every process whose environment carries this
+executor's ``SKILL_EVAL_RUN`` token, as soon as the runner dies — ``kill -9``
+included — or the executor shuts down.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import Callable, Mapping, Protocol
 
-PLACEHOLDERS = ("{prompt_file}", "{skill_dir}", "{skill_file}", "{probe_dir}", "{model}", "{workspace}")
-"""``{workspace}`` is the workspace root, for agent scripts kept in the repository."""
-REAP_TIMEOUT = 5.0
-"""Seconds to wait for a killed process group's pipes to close."""
+PLACEHOLDERS = ("prompt_file", "probe_dir", "skill_dir", "skill_file", "model", "workspace")
+"""``{workspace}`` is the workspace root, for agent scripts kept in the
+repository: it hands the workspace's path to both arms alike."""
+SKILL_PLACEHOLDERS = ("skill_dir", "skill_file")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_WORDLIKE = re.compile(r"\{([a-z][a-z0-9_]{0,40})\}")
+REAP_TIMEOUT = 2.0
+"""Seconds to wait, after the agent's process group was killed, for its pipes to close."""
 STDERR_TAIL = 2000
+DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
+"""Bytes kept per stream (stdout, stderr) of one start."""
+_CHUNK = 1 << 16
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def expand(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each ``{name}`` of :data:`PLACEHOLDERS` found in
+    ``values`` replaced, in one pass: substituted text is never expanded again."""
+    return _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), template)
+
+
+def unknown_placeholders(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """``{word}`` tokens of ``argv`` that are no placeholder (likely typos)."""
+    return sorted({match.group(0) for arg in argv for match in _WORDLIKE.finditer(arg)
+                   if match.group(1) not in PLACEHOLDERS})
+
+
+@dataclass(frozen=True)
+class SkillBundle:
+    """A skill folder's files as data (what the treatment's copy holds)."""
+
+    name: str
+    """The skill folder's name (Agent Skills: the skill's ``name``)."""
+    skill_file: str
+    """The SKILL.md's path inside the folder, ``/``-separated."""
+    files: tuple[tuple[str, bytes, int], ...]
+    """``(relative path, bytes, mode)`` of every file copied."""
+
+
 @dataclass(frozen=True)
 class AgentJob:
-    """One start of an agent: everything needed to run it anywhere."""
+    """One start of an agent: everything needed to run it anywhere (picklable)."""
 
     job_id: str
+    """The start id (also the records' ``start_id``)."""
     argv: tuple[str, ...]
-    """The command with ``{skill_dir}``/``{skill_file}``/``{model}`` already
-    substituted; ``{prompt_file}`` and ``{probe_dir}`` are filled in by
-    :func:`execute_job` once the scratch folder exists."""
+    """The command template; placeholders are expanded by :func:`prepare_job`."""
     prompt: bytes
     artifact_name: str
     artifact: bytes
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float = 600.0
+    values: Mapping[str, str] = field(default_factory=dict)
+    """Placeholder values known to the driver: ``model``, ``workspace``."""
+    skill: SkillBundle | None = None
+    """The treatment's skill folder, copied into the scratch folder when the
+    command takes ``{skill_dir}`` or ``{skill_file}``."""
+    max_output: int = DEFAULT_MAX_OUTPUT
 
     @property
     def prompt_on_stdin(self) -> bool:
@@ -66,8 +133,9 @@ class AgentJob:
 
 @dataclass
 class AgentOutcome:
-    """What came of a job. ``status`` is ``ok``, ``error``, ``timeout`` or
-    ``skipped`` (cancelled before its process started: not a start)."""
+    """What came of a job. ``status`` is ``ok``, ``error``, ``timeout``,
+    ``interrupted`` (the run was cancelled while it ran, or its worker was
+    lost) or ``skipped`` (it never started: not a start)."""
 
     job_id: str
     status: str
@@ -78,74 +146,392 @@ class AgentOutcome:
     stdout: bytes = b""
     stderr_tail: str = ""
     error: str | None = None
+    truncated: dict[str, int] = field(default_factory=dict)
+    """Per capped stream, the bytes the agent wrote in all."""
 
     @property
     def is_start(self) -> bool:
         return self.status != "skipped"
 
 
+class StartRefused(Exception):
+    """Raised by an ``on_start`` callback: do not start this job (the run is
+    being cancelled, or its start could not be recorded)."""
+
+
+# -- the watchdog --------------------------------------------------------------------
+
+_WATCHDOG = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+marker = b"SKILL_EVAL_RUN=" + sys.argv[1].encode()
+groups, pending = set(), b""
+while True:
+    try:
+        chunk = os.read(0, 4096)
+    except InterruptedError:
+        continue
+    except OSError:
+        break
+    if not chunk:
+        break
+    pending += chunk
+    *lines, pending = pending.split(b"\n")
+    for line in lines:
+        if line[:1] == b"+":
+            groups.add(int(line[1:]))
+        elif line[:1] == b"-":
+            groups.discard(int(line[1:]))
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+me = os.getpid()
+for attempt in range(2):
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        break
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if (marker + b"\0") in environ or environ.endswith(marker):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    time.sleep(0.1)
+"""
+
+
+class Watchdog:
+    """A small process that kills an executor's agents when the executor's
+    process dies (it reads a pipe whose only writer is that process: end of
+    file means death, ``kill -9`` included) or shuts down. It learns each
+    agent's process group as it starts, and also finds agents by the
+    ``SKILL_EVAL_RUN`` token in their environment (``/proc``), which covers a
+    runner killed between spawning an agent and registering it, and children
+    that left the agent's process group."""
+
+    def __init__(self) -> None:
+        self.token = uuid.uuid4().hex
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        if not sys.executable:
+            return
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, self.token], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        except OSError:
+            self._process = None
+
+    def _send(self, line: bytes) -> None:
+        process = self._process
+        if process is None or process.stdin is None:
+            return
+        with self._lock:
+            try:
+                os.write(process.stdin.fileno(), line)
+            except (OSError, ValueError):
+                pass  # the watchdog is gone: agents are still killed by the executor itself
+
+    def watch(self, group: int) -> None:
+        self._send(b"+%d\n" % group)
+
+    def unwatch(self, group: int) -> None:
+        self._send(b"-%d\n" % group)
+
+    def close(self) -> None:
+        """Let the watchdog sweep (every agent of this executor has ended) and exit."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with self._lock:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 class ProcessRegistry:
-    """The live processes of an executor, so that a cancel can kill them all."""
+    """The live agents of an executor, so that a cancel can kill them all, and
+    its :class:`Watchdog` (started with the first agent)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen] = set()
         self.cancelled = threading.Event()
+        self._watchdog: Watchdog | None = None
+        self.base_env: dict[bytes, bytes] = dict(os.environb) if hasattr(os, "environb") else None
+        """The environment agents start from (taken once)."""
+
+    @property
+    def token(self) -> str:
+        """The ``SKILL_EVAL_RUN`` value of this registry's agents."""
+        return self.watchdog.token
+
+    @property
+    def watchdog(self) -> Watchdog:
+        with self._lock:
+            if self._watchdog is None:
+                self._watchdog = Watchdog()
+            return self._watchdog
 
     def add(self, process: subprocess.Popen) -> bool:
         """Track ``process``; ``False`` (and the process killed) if cancelled already."""
+        watchdog = self.watchdog
         with self._lock:
             if self.cancelled.is_set():
-                _kill_group(process)
+                _kill_group(process.pid)
                 return False
             self._live.add(process)
-            return True
+        watchdog.watch(process.pid)
+        return True
 
     def discard(self, process: subprocess.Popen) -> None:
         with self._lock:
             self._live.discard(process)
+            watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.unwatch(process.pid)
 
     def cancel(self) -> None:
         """Refuse new processes and kill the process group of every live one."""
         with self._lock:
             self.cancelled.set()
             for process in list(self._live):
-                _kill_group(process)
+                _kill_group(process.pid)
+
+    def close(self) -> None:
+        with self._lock:
+            watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            watchdog.close()
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def _kill_group(group: int) -> None:
     try:
-        os.killpg(process.pid, signal.SIGKILL)
+        os.killpg(group, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        try:
-            process.kill()
-        except ProcessLookupError:
-            pass
+        pass
 
 
-def _fill(arg: str, scratch: Path, prompt_file: Path) -> str:
-    return arg.replace("{prompt_file}", str(prompt_file)).replace("{probe_dir}", str(scratch))
+# -- preparing a job ----------------------------------------------------------------
 
 
-def _clear(folder: Path) -> None:
-    """Empty ``folder`` (what an earlier agent left must not reach the next)."""
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+@dataclass
+class PreparedJob:
+    """A job laid out in its scratch folder: what is spawned, exactly.
+
+    This is the seam where a harness preset may adjust the scratch project
+    (e.g. put the skill copy where its CLI discovers skills) before spawning."""
+
+    root: Path
+    argv: list[str]
+    env: dict[bytes, bytes]
+    cwd: Path
+    stdin: bytes | None
+
+
+def _safe_name(name: str) -> str:
+    """A file name from data, as one harmless path component."""
+    name = name.replace("/", "_").replace("\\", "_").replace("\0", "_")
+    return name if name not in ("", ".", "..") else "artifact"
+
+
+def write_skill_copy(bundle: SkillBundle, folder: Path) -> Path:
+    """Materialize ``bundle`` as ``folder/<name>/`` and return that folder."""
+    target = folder / _safe_name(bundle.name)
+    target.mkdir(parents=True)
+    for relative, data, mode in bundle.files:
+        parts = [part for part in relative.split("/") if part not in ("", ".", "..")]
+        if not parts:
+            continue
+        path = target.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.chmod(path, mode & 0o755)
+    return target
+
+
+def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[bytes, bytes] | None = None) -> PreparedJob:
+    """Lay ``job`` out in the empty folder ``root`` and expand its command.
+
+    ``base_env`` is the environment to start from, as bytes (default: this
+    process's): an executor takes it once, since decoding ``os.environ`` for
+    every start cost ~1 ms."""
+    base = os.fspath(root)
+    work, tmp = base + "/work", base + "/tmp"
+    os.mkdir(work)
+    os.mkdir(tmp)
+    _write_new(work + "/" + _safe_name(job.artifact_name), job.artifact)
+    values = dict(job.values)
+    values["probe_dir"] = work
+    uses = {match.group(1) for arg in job.argv for match in _PLACEHOLDER.finditer(arg)}
+    if "prompt_file" in uses:
+        os.mkdir(base + "/prompt")
+        prompt_file = base + "/prompt/prompt.txt"
+        _write_new(prompt_file, job.prompt)
+        values["prompt_file"] = prompt_file
+    if job.skill is not None and uses & set(SKILL_PLACEHOLDERS):
+        skill_dir = write_skill_copy(job.skill, root / "skill")
+        values["skill_dir"] = str(skill_dir)
+        values["skill_file"] = str(skill_dir.joinpath(*[p for p in job.skill.skill_file.split("/") if p not in ("", ".", "..")]))
+    argv = [expand(arg, values) if "{" in arg else arg for arg in job.argv]
+    env = dict(base_env) if base_env is not None else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+    for name, value in job.env.items():
+        env[os.fsencode(name)] = os.fsencode(value)
+    env.pop(b"OLDPWD", None)
+    env[b"PWD"] = os.fsencode(work)
+    tmp_bytes = os.fsencode(tmp)
+    env[b"TMPDIR"] = env[b"TMP"] = env[b"TEMP"] = tmp_bytes
+    env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
+    if token:
+        env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
+    return PreparedJob(root, argv, env, Path(work), job.prompt if job.prompt_on_stdin else None)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+# -- running a job ------------------------------------------------------------------
+
+
+class _Stream:
+    __slots__ = ("chunks", "kept", "total", "cap")
+
+    def __init__(self, cap: int) -> None:
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.total = 0
+        self.cap = cap
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.cap - self.kept
+        if room > 0:
+            piece = data[:room]
+            self.chunks.append(piece)
+            self.kept += len(piece)
+
+    def value(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def _communicate(process: subprocess.Popen, stdin: bytes | None, deadline: float, max_output: int,
+                 ) -> tuple[bytes, bytes, dict[str, int], bool]:
+    """Feed ``stdin``, read both streams (capped) until the agent exits, then
+    kill its process group and drain what its pipes still hold. Returns
+    ``(stdout, stderr, truncated, timed_out)``."""
+    streams = {"stdout": _Stream(max_output), "stderr": _Stream(max_output)}
+    selector = selectors.PollSelector() if hasattr(selectors, "PollSelector") else selectors.DefaultSelector()
+    pidfd = -1
+    try:
+        if hasattr(os, "pidfd_open"):
+            try:
+                pidfd = os.pidfd_open(process.pid)
+                selector.register(pidfd, selectors.EVENT_READ, "exit")
+            except OSError:
+                pidfd = -1
+        for name in ("stdout", "stderr"):
+            selector.register(getattr(process, name), selectors.EVENT_READ, name)
+        view = memoryview(stdin or b"")
+        if process.stdin is not None:
+            if view:
+                os.set_blocking(process.stdin.fileno(), False)
+                selector.register(process.stdin, selectors.EVENT_WRITE, "stdin")
             else:
+                process.stdin.close()
+        exited = timed_out = False
+        drain_until = None
+
+        def pipes_open() -> bool:
+            return any(key.data != "exit" for key in selector.get_map().values())
+
+        while not exited or pipes_open():
+            # an agent may close its pipes before it exits (coreutils do, at exit): wait for the exit itself
+            now = time.monotonic()
+            if not exited and now >= deadline:
+                timed_out = exited = True
+                _kill_group(process.pid)
+                drain_until = now + REAP_TIMEOUT
+            if drain_until is not None and now >= drain_until:
+                break  # a process outside the group holds a pipe: stop waiting for it
+            limit = (drain_until if exited else deadline) - now
+            if pidfd < 0 and not exited:
+                limit = min(limit, 0.02)
+            for key, _mask in selector.select(max(0.0, limit)):
+                if key.data == "exit":
+                    selector.unregister(key.fileobj)
+                    exited = True
+                    _kill_group(process.pid)  # children that outlive the agent
+                    drain_until = time.monotonic() + REAP_TIMEOUT
+                elif key.data == "stdin":
+                    try:
+                        written = os.write(key.fd, view[:_CHUNK])
+                        view = view[written:]
+                    except (BrokenPipeError, OSError):
+                        view = view[:0]
+                    if not view:
+                        selector.unregister(key.fileobj)
+                        key.fileobj.close()
+                else:
+                    data = os.read(key.fd, _CHUNK)
+                    if data:
+                        streams[key.data].add(data)
+                    else:
+                        selector.unregister(key.fileobj)
+            if pidfd < 0 and not exited and process.poll() is not None:
+                exited = True
+                _kill_group(process.pid)
+                drain_until = time.monotonic() + REAP_TIMEOUT
+    finally:
+        selector.close()
+        if pidfd >= 0:
+            os.close(pidfd)
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
                 try:
-                    os.unlink(entry.path)
-                except FileNotFoundError:
+                    stream.close()
+                except OSError:
                     pass
+    truncated = {name: stream.total for name, stream in streams.items() if stream.total > stream.kept}
+    return streams["stdout"].value(), streams["stderr"].value(), truncated, timed_out
 
 
-def execute_job(job: AgentJob, registry: ProcessRegistry | None = None, scratch: Path | None = None) -> AgentOutcome:
+def execute_job(
+    job: AgentJob,
+    registry: ProcessRegistry | None = None,
+    scratch: Path | None = None,
+    on_start: Callable[[], None] | None = None,
+) -> AgentOutcome:
     """Run ``job``'s command once and report what happened. Never raises.
 
-    ``scratch`` is a folder this call may use (and empties first); without one
-    a temporary folder is made and removed.
+    ``on_start`` is called first (see :class:`Executor`); if it raises, the job
+    is ``skipped``. ``scratch`` is the folder under which the job's own
+    scratch folder is made (default: :func:`default_scratch`); the job's
+    folder is removed afterwards.
     """
+    own_registry = registry is None
     registry = registry or ProcessRegistry()
     started, clock = now_iso(), time.monotonic()
 
@@ -154,77 +540,95 @@ def execute_job(job: AgentJob, registry: ProcessRegistry | None = None, scratch:
 
     if registry.cancelled.is_set():
         return outcome("skipped", error="cancelled before it started")
-    own_scratch = scratch is None
+    if on_start is not None:
+        try:
+            on_start()
+        except StartRefused as refused:
+            return outcome("skipped", error=f"not started: {refused}")
+        except Exception as error:  # noqa: BLE001 - not recorded, so not started
+            return outcome("skipped", error=f"not started: the start could not be recorded ({error})")
+        started, clock = now_iso(), time.monotonic()
+    root = None
     try:
-        if own_scratch:
-            scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
-        else:
-            _clear(scratch)
-        prompt_file = scratch / "prompt.txt"
-        uses_files = any("{prompt_file}" in arg or "{probe_dir}" in arg for arg in job.argv)
-        if uses_files:
-            prompt_file.write_bytes(job.prompt)
-            (scratch / job.artifact_name).write_bytes(job.artifact)
-        argv = [_fill(arg, scratch, prompt_file) for arg in job.argv]
-        env = dict(os.environ)
-        env.update(job.env)
+        root = Path(tempfile.mkdtemp(prefix="skill-eval-", dir=scratch or default_scratch()))
+        prepared = prepare_job(job, root, registry.token, registry.base_env)
         try:
             process = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE if job.prompt_on_stdin else subprocess.DEVNULL,
+                prepared.argv,
+                stdin=subprocess.PIPE if prepared.stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=scratch,
-                env=env,
+                cwd=os.fspath(prepared.cwd),
+                env=prepared.env,
                 start_new_session=True,
             )
         except OSError as error:
-            return outcome("error", error=f"cannot start {argv[0]!r}: {error.strerror or error}")
+            return outcome("error", error=f"cannot start {prepared.argv[0]!r}: {error.strerror or error}")
         if not registry.add(process):
-            _reap(process)
-            return outcome("error", error="interrupted: the run was cancelled as the agent started")
+            process.wait()
+            return outcome("interrupted", error="interrupted: the run was cancelled as the agent started")
         try:
+            stdout, stderr, truncated, timed_out = _communicate(
+                process, prepared.stdin, clock + job.timeout, job.max_output)
             try:
-                stdout, stderr = process.communicate(job.prompt if job.prompt_on_stdin else None, timeout=job.timeout)
+                returncode = process.wait(timeout=REAP_TIMEOUT)
             except subprocess.TimeoutExpired:
-                _kill_group(process)
-                stdout, stderr = _reap(process)
-                return outcome("timeout", exit_code=process.returncode, stdout=stdout,
-                               stderr_tail=_tail(stderr), error=f"no answer within {job.timeout:g} s; killed")
+                _kill_group(process.pid)
+                returncode = process.wait()
         finally:
             registry.discard(process)
-        if registry.cancelled.is_set() and process.returncode is not None and process.returncode < 0:
-            return outcome("error", exit_code=process.returncode, stdout=stdout, stderr_tail=_tail(stderr),
-                           error="interrupted: the run was cancelled while the agent ran")
-        if process.returncode != 0:
-            return outcome("error", exit_code=process.returncode, stdout=stdout, stderr_tail=_tail(stderr),
-                           error=f"the agent exited with status {process.returncode}")
-        return outcome("ok", exit_code=0, stdout=stdout, stderr_tail=_tail(stderr))
+        values = dict(exit_code=returncode, stdout=stdout, stderr_tail=_tail(stderr), truncated=truncated)
+        if timed_out:
+            return outcome("timeout", error=f"no answer within {job.timeout:g} s; killed", **values)
+        if registry.cancelled.is_set() and returncode is not None and returncode < 0:
+            return outcome("interrupted", error="interrupted: the run was cancelled while the agent ran", **values)
+        if returncode != 0:
+            return outcome("error", error=f"the agent exited with status {returncode}", **values)
+        return outcome("ok", **values)
     except Exception as error:  # noqa: BLE001 - an outcome, never a crash of the worker
         return outcome("error", error=f"runner error: {type(error).__name__}: {error}")
     finally:
-        if own_scratch and scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        if root is not None:
+            remove_tree(str(root))
+        if own_registry:
+            registry.close()
 
 
-def _reap(process: subprocess.Popen) -> tuple[bytes, bytes]:
-    """Collect a killed process's output; give up on its pipes after a while."""
+def default_scratch() -> str | None:
+    """Where scratch folders are made: ``$SKILL_EVAL_SCRATCH`` if set, else
+    ``/dev/shm`` when it is a writable folder (memory-backed: making and
+    removing a scratch folder on the reference machine's disk cost ~10 ms of
+    wall time a start, on tmpfs ~0.1 ms), else the system's temporary folder."""
+    chosen = os.environ.get("SKILL_EVAL_SCRATCH")
+    if chosen:
+        return chosen
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
+        return "/dev/shm"
+    return None
+
+
+def remove_tree(path: str) -> None:
+    """Remove a scratch folder: links are removed, never followed
+    (``shutil.rmtree``'s descriptor-based walk cost ~0.7 ms a start)."""
     try:
-        return process.communicate(timeout=REAP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        entries = list(os.scandir(path))
+    except NotADirectoryError:
+        os.unlink(path)
+        return
+    except OSError:
+        return
+    for entry in entries:
         try:
-            process.wait(timeout=REAP_TIMEOUT)
-        except subprocess.TimeoutExpired:
+            if entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
             pass
-        return b"", b""
-    except ValueError:  # pipes already closed
-        return b"", b""
+    try:
+        os.rmdir(path)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _tail(data: bytes | None) -> str:
@@ -234,13 +638,31 @@ def _tail(data: bytes | None) -> str:
 class Executor(Protocol):
     """Where jobs run. The runner calls only these three methods.
 
-    ``submit`` returns a future resolving to an :class:`AgentOutcome` (it never
-    fails: errors are outcomes). ``cancel`` kills running jobs — their outcomes
-    come back as interrupted errors, and they count as starts — and resolves
-    jobs that have not started as ``skipped``. ``shutdown`` releases workers.
+    ``submit(job, on_start)`` returns a future resolving to an
+    :class:`AgentOutcome`. The contract, which is what keeps every start on
+    record:
+
+    1. Call ``on_start()`` exactly once per job, before the agent's process
+       can start (locally: in the worker, just before spawning; on a cluster:
+       on the driver, just before handing the task over). It blocks until the
+       start record is on disk. If it raises (:class:`StartRefused`: the run
+       is being cancelled, or the record could not be written), do not start
+       the job and resolve it as ``skipped``.
+    2. Once ``on_start`` has returned, the job is a start: resolve it with
+       ``ok``, ``error``, ``timeout`` or ``interrupted`` — never ``skipped``.
+       A lost or cancelled task (a dead worker, a cancelled remote task)
+       resolves as ``interrupted``, or raises: the runner records an
+       exception after ``on_start`` as an interrupted start.
+    3. ``cancel()`` kills running agents (their outcomes come back
+       ``interrupted``) and resolves jobs that have not called ``on_start``
+       yet as ``skipped``. ``shutdown()`` releases workers (and ends any agent
+       still alive).
+
+    Never retry a job on your own: a retry is a new start and needs its own
+    record (the runner plans it).
     """
 
-    def submit(self, job: AgentJob) -> "Future[AgentOutcome]": ...
+    def submit(self, job: AgentJob, on_start: Callable[[], None]) -> "Future[AgentOutcome]": ...
 
     def cancel(self) -> None: ...
 
@@ -248,44 +670,19 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Jobs as subprocesses of this machine, ``jobs`` at a time (a thread pool).
+    """Jobs as subprocesses of this machine, ``jobs`` at a time (a thread pool)."""
 
-    Each worker thread keeps one scratch folder for its whole life, emptied
-    before every job (making and removing a folder per start costs more than
-    the start itself on a busy disk); :meth:`shutdown` removes them.
-    """
-
-    def __init__(self, jobs: int = 4) -> None:
+    def __init__(self, jobs: int = 4, scratch: Path | None = None) -> None:
         self.registry = ProcessRegistry()
+        self.scratch = scratch
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="skill-eval-agent")
-        self._local = threading.local()
-        self._scratches: list[Path] = []
-        self._lock = threading.Lock()
 
-    def _scratch(self) -> Path:
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
-            with self._lock:
-                self._scratches.append(scratch)
-        return scratch
-
-    def _execute(self, job: AgentJob) -> AgentOutcome:
-        try:
-            scratch = self._scratch()
-        except OSError:
-            scratch = None  # execute_job makes its own, and reports if it cannot
-        return execute_job(job, self.registry, scratch)
-
-    def submit(self, job: AgentJob) -> "Future[AgentOutcome]":
-        return self._pool.submit(self._execute, job)
+    def submit(self, job: AgentJob, on_start: Callable[[], None] | None = None) -> "Future[AgentOutcome]":
+        return self._pool.submit(execute_job, job, self.registry, self.scratch, on_start)
 
     def cancel(self) -> None:
         self.registry.cancel()
 
     def shutdown(self, wait: bool = True) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=not wait)
-        with self._lock:
-            scratches, self._scratches = self._scratches, []
-        for scratch in scratches:
-            shutil.rmtree(scratch, ignore_errors=True)
+        self.registry.close()

@@ -26,6 +26,19 @@ pair of backticks or ``**`` is unwrapped. Nothing else is normalized.
 
 Every grading returns its reasons, so ``skill-eval check`` can say *why* a
 transcript was graded the way it was.
+
+Bounded work: grading is linear in the answer's length and never raises
+(:func:`grade_answer`). Lines are split with string methods, never a
+backtracking regex; the JSON object is looked for with ``raw_decode`` at
+``{`` positions that can open an object, each attempt charged the characters
+it scanned against an allowance of :data:`JSON_SCAN_FACTOR` times the
+answer's length, each attempt decoding a window of the text that grows while
+the object runs past it (a qualifying object is found long before that in any
+real answer); an object nested deeper than the decoder can go, or anything else
+the decoder raises, is not JSON. ``matches`` runs on RE2 (linear time;
+google-re2), or, for a pattern RE2 cannot run (lookaround, backreferences),
+on Python's ``re`` over the value's first :data:`BACKTRACKING_VALUE_CHARS`
+characters.
 """
 
 from __future__ import annotations
@@ -33,12 +46,20 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from skill_eval.linter.outputspec import OutputSpec
 
 MAX_ANSWER_CHARS = 1_000_000
 """Answers are graded on their first million characters."""
+JSON_SCAN_FACTOR = 8
+"""The JSON search scans at most this many times the answer's length (plus
+:data:`JSON_SCAN_MINIMUM`) over all its attempts."""
+JSON_SCAN_MINIMUM = 1 << 16
+JSON_WINDOW = 512
+"""Characters an attempt decodes first; four times more while what it reads
+was cut short by the window."""
+BACKTRACKING_VALUE_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -108,34 +129,113 @@ def _json_value(value: Any) -> Value | None:
     return Value.from_text(json.dumps(value, ensure_ascii=False))
 
 
+_OBJECT_START = re.compile(r'\{[ \t\r\n]*["}]')
+"""A ``{`` that can open a JSON object (a key or ``}`` follows); linear: the
+whitespace run after one ``{`` ends at the next non-space character."""
+
+
+def _nested_dicts(obj: dict) -> Iterator[dict]:
+    """``obj`` and the objects inside it, in document order (no recursion)."""
+    stack: list[Any] = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def _qualifying(obj: dict, spec: OutputSpec | None, known: tuple[str, ...]) -> dict[str, Value] | None:
+    fields: dict[str, Value] = {}
+    matched = False
+    for key, raw in obj.items():
+        name = _canonical(spec, key, known) if isinstance(key, str) else None
+        if name is None:
+            continue
+        matched = True
+        value = _json_value(raw)
+        if value is not None and name not in fields:
+            fields[name] = value
+    return fields if matched else None
+
+
 def _first_json_object(text: str, spec: OutputSpec | None, known: Iterable[str]) -> dict[str, Value] | None:
+    """The fields of the first JSON object (in document order, nested ones
+    included) whose keys include a field; bounded as the module says."""
     decoder = json.JSONDecoder()
     known = tuple(known)
-    position = text.find("{")
-    while position != -1:
-        try:
-            obj, _end = decoder.raw_decode(text, position)
-        except ValueError:
-            obj = None
-        if isinstance(obj, dict):
-            fields: dict[str, Value] = {}
-            matched = False
-            for key, raw in obj.items():
-                name = _canonical(spec, key, known) if isinstance(key, str) else None
-                if name is None:
+    allowance = JSON_SCAN_FACTOR * len(text) + JSON_SCAN_MINIMUM
+    position = 0
+    while allowance > 0:
+        match = _OBJECT_START.search(text, position)
+        if match is None:
+            return None
+        start = match.start()
+        window = JSON_WINDOW
+        while True:
+            # a window of the text, not the text: the decoder's error message counts
+            # lines from the start of what it was given, which made each attempt O(n)
+            stop = min(len(text), start + window)
+            chunk = text[start:stop]
+            allowance -= len(chunk)
+            try:
+                obj, end = decoder.raw_decode(chunk)
+            except json.JSONDecodeError as error:
+                cut_short = stop < len(text) and (error.pos >= len(chunk) - 1 or error.msg.startswith("Unterminated"))
+                if cut_short and allowance > 0:
+                    window *= 4
                     continue
-                matched = True
-                value = _json_value(raw)
-                if value is not None and name not in fields:
-                    fields[name] = value
-            if matched:
-                return fields
-        position = text.find("{", position + 1)
+                obj = end = None
+            except (ValueError, RecursionError, MemoryError):
+                return None  # nested beyond what the decoder can go: not an answer
+            break
+        if end is None:
+            position = start + 1
+            continue
+        end += start
+        if isinstance(obj, dict):
+            for inner in _nested_dicts(obj):
+                fields = _qualifying(inner, spec, known)
+                if fields is not None:
+                    return fields
+        position = end
     return None
 
 
-_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(\*\*|__|`)?(?P<key>[^\s:*`_][^:*`]*?)(\*\*|__|`)?\s*:\s*(?P<value>.*?)\s*$")
-_ITEM = re.compile(r"^\s*[-*+]\s+(?P<item>.*?)\s*$")
+def _field_line(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a ``field: value`` line: an optional ``-``/``*``/``+``
+    bullet, the key (optionally wrapped in ``**``, ``__`` or backticks), a
+    colon, the value; ``None`` for any other line. String methods only."""
+    if ":" not in line:
+        return None
+    body = line.strip()
+    if len(body) > 1 and body[0] in "-*+" and body[1] in " \t":
+        body = body[1:].lstrip()
+    colon = body.find(":")
+    if colon <= 0:
+        return None
+    key, value = body[:colon].strip(), body[colon + 1:].strip()
+    for mark in ("**", "__", "`"):
+        if key.startswith(mark):
+            key = key[len(mark):]
+            break
+    for mark in ("**", "__", "`"):
+        if key.endswith(mark):
+            key = key[:-len(mark)]
+            break
+    key = key.strip()
+    if not key or key[0].isspace() or key[0] in ":*`_" or any(c in key for c in "*`"):
+        return None
+    return key, value
+
+
+def _item_line(line: str) -> str | None:
+    """The item of a ``- item`` line (also ``*``/``+``), else ``None``."""
+    body = line.lstrip()
+    if len(body) > 1 and body[0] in "-*+" and body[1] in " \t":
+        return body[1:].strip()
+    return None
 
 
 def _line_fields(text: str, spec: OutputSpec | None, known: Iterable[str]) -> dict[str, Value]:
@@ -144,23 +244,25 @@ def _line_fields(text: str, spec: OutputSpec | None, known: Iterable[str]) -> di
     lines = text.split("\n")
     index = 0
     while index < len(lines):
-        match = _LINE.match(lines[index])
+        parsed = _field_line(lines[index])
         index += 1
-        if not match:
+        if parsed is None:
             continue
-        name = _canonical(spec, match.group("key"), known)
+        name = _canonical(spec, parsed[0], known)
         if name is None or name in fields:
             continue
-        value = match.group("value")
-        if value:
-            fields[name] = Value.from_text(value)
+        if parsed[1]:
+            fields[name] = Value.from_text(parsed[1])
             continue
         items = []
         while index < len(lines):
-            item = _ITEM.match(lines[index])
-            if item is None or _LINE.match(lines[index]) and _canonical(spec, _LINE.match(lines[index]).group("key"), known):
+            item = _item_line(lines[index])
+            if item is None:
                 break
-            items.append(item.group("item"))
+            following = _field_line(lines[index])
+            if following is not None and _canonical(spec, following[0], known):
+                break
+            items.append(item)
             index += 1
         if items:
             fields[name] = Value.from_items(items)
@@ -211,17 +313,43 @@ def check_expectation(expectation: Any, value: Value) -> tuple[bool, str]:
         return ok, f"{shown} {'contains' if ok else 'does not contain'} {wanted!r}"
     if operator == "matches":
         _need_str(operator, operand)
-        try:
-            pattern = re.compile(operand)
-        except re.error as error:
-            raise BadExpectation(f"`matches` has an invalid regular expression {operand!r}: {error}") from None
+        search = _compiled(operand)
         candidates = value.items if value.is_list else (value.text,)
-        ok = any(pattern.search(c) for c in candidates)
+        ok = any(search(c) for c in candidates)
         return ok, f"{shown} {'matches' if ok else 'does not match'} /{operand}/"
     if operator == "not":
         inner, reason = check_expectation(operand, value)
         return (not inner), f"not ({reason})"
     raise BadExpectation(f"unknown expectation {operator!r}; use equals, one_of, contains, matches or not")
+
+
+_PATTERNS: dict[str, Any] = {}
+
+
+def _compiled(operand: str):
+    """A search function for a ``matches`` pattern: RE2's (linear in the
+    value) when RE2 can run the pattern, else Python's over the value's first
+    :data:`BACKTRACKING_VALUE_CHARS` characters. :class:`BadExpectation` when
+    Python's ``re`` cannot compile it (the pattern language authors write)."""
+    search = _PATTERNS.get(operand)
+    if search is not None:
+        return search
+    try:
+        pattern = re.compile(operand)
+    except (re.error, RecursionError, OverflowError) as error:
+        raise BadExpectation(f"`matches` has an invalid regular expression {operand!r}: {error}") from None
+    try:
+        import re2  # google-re2
+
+        options = re2.Options()
+        options.log_errors = False
+        linear = re2.compile(operand, options)
+        search = linear.search
+    except Exception:  # noqa: BLE001 - not installed, or a pattern RE2 cannot run
+        search = lambda text: pattern.search(text[:BACKTRACKING_VALUE_CHARS])  # noqa: E731
+    if len(_PATTERNS) < 1024:
+        _PATTERNS[operand] = search
+    return search
 
 
 def _need_str(operator: str, operand: Any) -> None:
@@ -267,5 +395,12 @@ def graded_field_names(defects: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def grade_answer(text: str, defects: list[Mapping[str, Any]], spec: OutputSpec | None) -> tuple[Answer, list[DefectGrade]]:
-    answer = read_answer(text, spec, graded_field_names(defects))
+    """Read ``text`` and grade every defect. Raises only :class:`BadExpectation`
+    (the probe's fault, refused before any run); an answer that cannot be read
+    at all grades as catching nothing, with the reason."""
+    try:
+        answer = read_answer(text, spec, graded_field_names(defects))
+    except (RecursionError, MemoryError, ValueError) as error:
+        reason = f"the answer could not be read ({type(error).__name__})"
+        return Answer({}, "none"), [DefectGrade(str(d.get("id", "?")), False, [reason]) for d in defects]
     return answer, [grade_defect(defect, answer, spec) for defect in defects]

@@ -138,7 +138,7 @@ def render_html(report: Report) -> str:
             "<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in (
                 number, sample.probe, sample.version, sample.kind or "-", _arm_cell(row, "control"),
                 _arm_cell(row, "treatment"), sample.zone, sample.starts, row.on_disk,
-                "yes" if len(sample.hashes) > 1 else "", sample.last_ended or "",
+                "yes" if row.edited else "", sample.last_ended or "",
             )) + "</tr>"
         )
     cap = f" of max-starts {report.cap}" if report.cap is not None else " (no max-starts cap set)"

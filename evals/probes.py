@@ -9,6 +9,7 @@ runner resolves artifacts, skills and output specs exactly as the linter does
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -48,15 +49,15 @@ class Probe:
     def folder(self) -> Path:
         return self.json_path.parent
 
-    @property
+    @cached_property
     def probe_sha256(self) -> str:
         return sha256_bytes(self.probe_bytes)
 
-    @property
+    @cached_property
     def artifact_sha256(self) -> str:
         return sha256_bytes(self.artifact_bytes)
 
-    @property
+    @cached_property
     def skill_sha256(self) -> str | None:
         return sha256_bytes(self.skill_bytes) if self.skill_bytes is not None else None
 

@@ -1,24 +1,41 @@
-"""Planning, budgeting, running, grading and recording starts.
+"""Preflight, planning, reserving, running, grading and recording starts.
 
-A **start** is one run of one agent on one probe in one arm for one rep. The
-runner plans the starts a command asks for, drops those already on record
-(resume), checks the plan against the suite's budget
-(``[calibration] max-starts``), hands jobs to an :class:`Executor`, and for
-each outcome grades the answer, writes the answer to a file and appends one
-record (see :mod:`skill_eval.linter.runs` for the durability contract).
+A **start** is one run of one agent on one probe in one arm for one rep. A run
+goes through four steps; no budget is spent before the third:
 
-Files: each invocation appends to a new file per skill,
-``evals/runs/<UTC time>-<agent>-<random>.jsonl``, and keeps each answer in
-``evals/runs/answers/<probe id>/v<version>/<arm>-r<rep>-<start id>.txt``
-(the record's ``answer_file``, relative to ``evals/runs/``).
+1. **Preflight** (:meth:`Runner.preflight`): the agent's executable is found
+   (else :class:`RunError`, exit 2, nothing recorded); probes whose id fails
+   the schema pattern are refused (an id names answer folders); probes whose
+   lint has errors are withheld and listed with their findings (unless
+   ``allow_lint_errors``; warnings and info never block); each suite's
+   ``evals/`` and ``evals/runs`` must be real folders inside the workspace.
+2. **Plan** (:meth:`Runner.plan`): the starts still to make, read from every
+   runs file of the workspace (a preview: nothing is reserved).
+3. **Reserve** (:meth:`Runner.reserve`): under the workspace's run lock
+   (:func:`run_lock`), the plan is made again from the records, checked
+   against ``[calibration] max-starts`` and written down as a plan record in
+   a new runs file per suite, which this runner creates and holds locked for
+   its whole life. Another runner planning meanwhile sees those starts as
+   taken and counts them against the cap, so runners started together run
+   each start once and never pass the cap together.
+4. **Run** (:meth:`Runner.run`): each job goes to an :class:`Executor` with an
+   ``on_start`` callback that appends the start record (group commit, fsync)
+   before the agent is spawned; each outcome is graded, its answer kept under
+   the suite's runs folder, and its outcome record appended.
 
-Resume key: (sha256 of probe.json, sha256 of the artifact, arm, rep, agent,
-model). A key with an ``ok`` record is done. A key whose latest record is an
-error or a timeout is re-run only with ``retry_errors`` — and then only those
-keys; each retry is a new, counted start. A key never started is planned.
+Resume: a rep is identified by :func:`~skill_eval.linter.runs.rep_identity`
+(probe, version, the three content hashes, arm, rep, agent, model). A rep with
+an ``ok`` record is done; one held by a live runner (running, or reserved) is
+left to it; one whose latest start was interrupted (its runner died, or the
+run was cancelled) is run again by the plain command, as a new counted start
+(``resume_of``); one whose latest start is an ``error`` or ``timeout`` is re-run
+only with ``retry_errors``, and then only those (``retry_of``).
 
-The **suite** whose starts the budget counts is the workspace: every
-``evals/runs/*.jsonl`` below its root (torn lines included: every start counts).
+The budget is the workspace's: every ``evals/runs/*.jsonl`` below its root
+(SE503 counts the same), so the lock is the workspace root folder's ``flock``.
+A symbolic link in the way (an ``evals`` or ``evals/runs`` folder, a runs
+file) is refused: it would hide starts from the count or move records out of
+the workspace.
 
 Nothing here imports rich: the language server calls this through
 :mod:`skill_eval.evals.api`.
@@ -28,26 +45,44 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
+import time
 import uuid
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from skill_eval.linter.config import AgentConfig, Config
 from skill_eval.linter.runs import (
-    ARMS, append_records, count_starts, find_runs_files, new_runs_file, record_passed, RECORD_SCHEMA,
+    ARMS, RECORD_SCHEMA, RunsLog, find_runs_files, is_interrupted, new_runs_file, read_runs_file, record_passed,
+    rep_identity, runs_folder, runs_links, valid_probe_id, writer_alive,
 )
 
-from .executor import AgentJob, AgentOutcome, Executor, LocalExecutor
+from .executor import (
+    DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, LocalExecutor,
+    SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
+)
 from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .probes import Probe, ProbeError, Workspace
 from .prompt import build_prompt, with_skill
 
+KNOWN_AGENT_CLIS = ("claude", "codex", "gemini", "opencode", "aider", "goose", "cursor-agent", "qwen", "amp")
+"""Names a missing executable is compared with, for a "did you mean"."""
+LOCK_TIMEOUT = 120.0
+"""Seconds to wait for another runner's planning before giving up."""
+MAX_SKILL_COPY = 64 * 1024 * 1024
+"""Bytes of a skill folder the treatment's copy may hold."""
+
 
 class RunError(ProbeError):
     """A run that must not start (config, budget, agent); one line with the fix."""
+
+
+class BudgetRefused(RunError):
+    """The plan does not fit the suite's remaining starts."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +91,12 @@ class Start:
     arm: str
     rep: int
     retry_of: str | None = None
+    resume_of: str | None = None
+
+    def identity(self, agent: str, model: str) -> tuple:
+        probe = self.probe
+        return (probe.probe_id, probe.version, probe.probe_sha256, probe.artifact_sha256, probe.skill_sha256,
+                self.arm, self.rep, agent, model)
 
 
 @dataclass(frozen=True)
@@ -63,15 +104,18 @@ class Budget:
     used: int
     cap: int | None
     source: str
+    reserved: int = 0
+    """Starts other live runners have reserved and not made yet."""
 
     @property
     def remaining(self) -> int | None:
-        return None if self.cap is None else max(0, self.cap - self.used)
+        return None if self.cap is None else max(0, self.cap - self.used - self.reserved)
 
     def describe(self) -> str:
+        held = f" (+{self.reserved} reserved by a running runner)" if self.reserved else ""
         if self.cap is None:
-            return f"{self.used} starts on record; no cap ([calibration] max-starts is not set)"
-        return f"{self.used} of {self.cap} starts used, {self.remaining} remain"
+            return f"{self.used} starts on record{held}; no cap ([calibration] max-starts is not set)"
+        return f"{self.used} of {self.cap} starts used{held}, {self.remaining} remain"
 
 
 @dataclass
@@ -80,13 +124,42 @@ class Plan:
     done: int = 0
     """Starts skipped because an ok record exists."""
     failed_waiting: int = 0
-    """Keys whose latest record is an error/timeout, not re-run without retry_errors."""
+    """Reps whose latest start is an error/timeout, not re-run without retry_errors."""
+    elsewhere: int = 0
+    """Reps another live runner is running or has reserved."""
     budget: Budget | None = None
+    arms: tuple[str, ...] = ()
+    reps: int = 0
+    retry_errors: bool = False
+    probes: list[Probe] = field(default_factory=list)
+    logs: dict[Path, RunsLog] | None = None
+    """Per suite, the runs file reserved for this plan (after :meth:`Runner.reserve`)."""
+    plan_id: str = ""
 
     @property
     def fits(self) -> bool:
         remaining = self.budget.remaining if self.budget else None
         return remaining is None or len(self.starts) <= remaining
+
+    @property
+    def resumed(self) -> int:
+        return sum(1 for start in self.starts if start.resume_of)
+
+
+@dataclass
+class Withheld:
+    """A probe preflight keeps out of the run, and why."""
+
+    probe: Probe
+    findings: list[str]
+
+
+@dataclass
+class Preflight:
+    probes: list[Probe]
+    """The probes to run."""
+    withheld: list[Withheld] = field(default_factory=list)
+    executable: str = ""
 
 
 @dataclass
@@ -99,8 +172,8 @@ class RunSummary:
     """The runs files written."""
 
     def tally(self) -> dict[str, dict[str, int]]:
-        """Per arm: starts, ok, caught (passed), error, timeout."""
-        tallies = {arm: {"starts": 0, "ok": 0, "caught": 0, "error": 0, "timeout": 0} for arm in ARMS}
+        """Per arm: starts, ok, caught (passed), error, timeout, interrupted."""
+        tallies = {arm: {"starts": 0, "ok": 0, "caught": 0, "error": 0, "timeout": 0, "interrupted": 0} for arm in ARMS}
         for record in self.records:
             tally = tallies[record["arm"]]
             tally["starts"] += 1
@@ -137,14 +210,52 @@ def select_agent(config: Config, name: str | None) -> AgentConfig:
 
 
 def check_agent(agent: AgentConfig, arms: Sequence[str], where: str) -> None:
-    """Refuse agent commands that would leak the skill into the control arm."""
-    for placeholder in ("{skill_dir}", "{skill_file}"):
-        if any(placeholder in arg for arg in agent.command):
-            raise RunError(f"{where}: agents.{agent.name}.command uses {placeholder}, which would hand the skill to the "
-                           f"control arm too; move it to treatment-args and set treatment = \"args\"")
+    """Refuse agent commands that would leak the skill into the control arm, or
+    that name placeholders that do not exist."""
+    for placeholder in SKILL_PLACEHOLDERS:
+        if any("{" + placeholder + "}" in arg for arg in agent.command):
+            raise RunError(f"{where}: agents.{agent.name}.command uses {{{placeholder}}}, which would hand the skill to "
+                           f"the control arm too; move it to treatment-args and set treatment = \"args\"")
     if "treatment" in arms and agent.treatment == "args" and not agent.treatment_args:
         raise RunError(f"{where}: agents.{agent.name} has treatment = \"args\" but no treatment-args, so both arms would "
                        f"be the same; add treatment-args such as [\"--skill\", \"{{skill_dir}}\"]")
+    unknown = unknown_placeholders(list(agent.command) + list(agent.treatment_args))
+    if unknown:
+        known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+        raise RunError(f"{where}: agents.{agent.name} uses {', '.join(unknown)}, which is no placeholder "
+                       f"(placeholders: {known}); fix the spelling")
+
+
+def resolve_executable(agent: AgentConfig, root: Path, where: str) -> tuple[str, str]:
+    """The agent's executable as run (``argv[0]`` after placeholders) and its
+    full path; :class:`RunError` when it is not found or not executable.
+
+    A bare name is looked up on ``PATH`` (the agent's ``env`` may set it); a
+    relative path with a slash is taken relative to the workspace root."""
+    template = agent.command[0]
+    if any("{" + name + "}" in template for name in ("prompt_file", "probe_dir", "skill_dir", "skill_file")):
+        raise RunError(f"{where}: agents.{agent.name}.command[0] is {template!r}; the executable cannot be a "
+                       "placeholder of the scratch folder")
+    command = expand(template, {"model": agent.model, "workspace": str(root)})
+    fix = f"install it, or fix agents.{agent.name}.command in {where}"
+    if os.sep in command or (os.altsep and os.altsep in command):
+        path = Path(command) if os.path.isabs(command) else root / command
+        if not path.is_file():
+            raise RunError(f"{where}: the agent's executable {str(path)!r} does not exist; {fix}")
+        if not os.access(path, os.X_OK):
+            raise RunError(f"{where}: the agent's executable {str(path)!r} is not executable; chmod +x it or {fix}")
+        return str(path), str(path)
+    import shutil
+
+    search = agent.env.get("PATH", os.environ.get("PATH", os.defpath))
+    found = shutil.which(command, path=search)
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(command, KNOWN_AGENT_CLIS, n=1, cutoff=0.7)
+        hint = f" (did you mean {close[0]!r}?)" if close and close[0] != command else ""
+        raise RunError(f"{where}: the agent's executable {command!r} was not found on PATH{hint}; {fix}")
+    return command, found
 
 
 def parse_arms(text: str | Sequence[str]) -> tuple[str, ...]:
@@ -157,57 +268,258 @@ def parse_arms(text: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(arms))
 
 
-def suite_budget(workspace: Workspace) -> Budget:
-    used = count_starts(find_runs_files(workspace.root))
-    source = str(workspace.config.source) if workspace.config.source else "skill-eval.toml"
-    return Budget(used, workspace.config.calibration_max_starts, source)
+# -- the workspace's runs files, safely ------------------------------------------------
 
 
-def rep_key(probe: Probe, arm: str, rep: int, agent: str, model: str) -> tuple:
-    return (probe.probe_sha256, probe.artifact_sha256, arm, rep, agent, model)
+def _inside(path: Path, root: Path) -> bool:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def plan_starts(
-    probes: Iterable[Probe],
-    *,
-    agent: AgentConfig,
-    model: str,
-    arms: Sequence[str],
-    reps: int,
-    retry_errors: bool = False,
-) -> Plan:
+def check_runs_folder(suite: Path, root: Path) -> Path:
+    """The suite's runs folder, refused (:class:`RunError`) when ``evals`` or
+    ``evals/runs`` is a symbolic link or not a folder, or resolves outside
+    the workspace."""
+    folder = runs_folder(suite)
+    for path in (folder.parent, folder):
+        if path.is_symlink():
+            raise RunError(f"{path}: is a symbolic link; run records must stay in the workspace, in a real folder "
+                           "(replace the link with a folder)")
+        if path.exists() and not path.is_dir():
+            raise RunError(f"{path}: is not a folder; move it away so the runner can keep its records there")
+    if not _inside(folder if folder.exists() else suite, root):
+        raise RunError(f"{folder}: resolves outside the workspace {root}; keep run records inside it")
+    return folder
+
+
+def workspace_runs_files(root: Path) -> list[Path]:
+    """Every runs file of the workspace; :class:`RunError` for a link in the way."""
+    links: list[str] = []
+    files = find_runs_files(root, links)
+    bad = runs_links(links)
+    if bad:
+        raise RunError(f"{bad[0]}: is a symbolic link; run records must be real files and folders inside the "
+                       "workspace, or their starts would not count against the budget (replace the link)")
+    return files
+
+
+@contextmanager
+def run_lock(root: Path, cancel: threading.Event | None = None, timeout: float = LOCK_TIMEOUT,
+             waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """The workspace's run lock: an exclusive ``flock`` on the root folder.
+
+    ``fcntl.flock`` rather than the ``filelock`` library: the lock is on a
+    folder (no lock file left in the user's tree) and the liveness lock of a
+    runs file must be on that very file, which ``filelock`` (a ``.lock`` file
+    beside it) does not offer; the kernel drops both when the process dies.
+    """
+    import fcntl
+
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        deadline = time.monotonic() + timeout
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if cancel is not None and cancel.is_set():
+                    raise RunError(f"{root}: cancelled while waiting for another skill-eval run to finish "
+                                   "planning; nothing was started") from None
+                if time.monotonic() > deadline:
+                    raise RunError(f"{root}: another skill-eval run has held the workspace's run lock for over "
+                                   f"{timeout:g} s; wait for it to finish planning, or stop it") from None
+                if not told and waiting is not None:
+                    waiting()
+                    told = True
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)
+
+
+class RecordsState:
+    """What the workspace's runs files say, for planning: the starts used,
+    live reservations, and per rep identity its state."""
+
+    def __init__(self, files: Iterable[Path]) -> None:
+        self.used = 0
+        self.reserved = 0
+        self.ok: set[tuple] = set()
+        self.live: set[tuple] = set()
+        self.latest_failure: dict[tuple, dict[str, Any]] = {}
+        for path in files:
+            runs = read_runs_file(path)
+            self.used += runs.starts
+            alive = bool(runs.unfinished or runs.plans) and writer_alive(path)
+            if alive:
+                reserved = runs.reserved()
+                self.reserved += len(reserved)
+                self.live.update(reserved)
+            for _line, record in runs.records:
+                identity = rep_identity(record)
+                status = record.get("status")
+                if status == "ok":
+                    self.ok.add(identity)
+                elif record.get("unfinished") and alive:
+                    self.live.add(identity)
+                else:
+                    previous = self.latest_failure.get(identity)
+                    if previous is None or str(record.get("started", "")) >= str(previous.get("started", "")):
+                        self.latest_failure[identity] = record
+
+
+def plan_starts(probes: Iterable[Probe], state: RecordsState, *, agent: str, model: str, arms: Sequence[str],
+                reps: int, retry_errors: bool = False) -> Plan:
     """The starts still to make (see the module docstring for resume)."""
-    plan = Plan([])
+    plan = Plan([], arms=tuple(arms), reps=reps, retry_errors=retry_errors)
     for probe in probes:
-        latest: dict[tuple, dict[str, Any]] = {}
-        ok_keys: set[tuple] = set()
-        for record in probe.records():
-            key = (record.get("probe_sha256"), record.get("artifact_sha256"), record.get("arm"),
-                   record.get("rep"), record.get("agent"), record.get("model"))
-            latest[key] = record
-            if record.get("status") == "ok":
-                ok_keys.add(key)
         for arm in arms:
             for rep in range(1, reps + 1):
-                key = rep_key(probe, arm, rep, agent.name, model)
-                if key in ok_keys:
+                start = Start(probe, arm, rep)
+                identity = start.identity(agent, model)
+                if identity in state.ok:
                     plan.done += 1
-                elif key in latest:
-                    if retry_errors:
-                        plan.starts.append(Start(probe, arm, rep, retry_of=latest[key].get("start_id")))
+                elif identity in state.live:
+                    plan.elsewhere += 1
+                elif identity in state.latest_failure:
+                    latest = state.latest_failure[identity]
+                    if is_interrupted(latest):
+                        plan.starts.append(Start(probe, arm, rep, resume_of=latest.get("start_id")))
+                    elif retry_errors:
+                        plan.starts.append(Start(probe, arm, rep, retry_of=latest.get("start_id")))
                     else:
                         plan.failed_waiting += 1
                 elif not retry_errors:
-                    plan.starts.append(Start(probe, arm, rep))
+                    plan.starts.append(start)
     return plan
+
+
+# -- answers under the runs folder -------------------------------------------------------
+
+
+def _open_folder(name: str, dir_fd: int | None, create: bool) -> int:
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    if create:
+        try:
+            os.mkdir(name, 0o755, dir_fd=dir_fd)
+        except FileExistsError:
+            pass
+    return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _checked_part(part: str, folder: Path) -> str:
+    if part in ("", ".", "..") or "/" in part or "\0" in part:
+        raise OSError(f"refusing the path component {part!r} under {folder}")
+    return part
+
+
+class AnswerFolders:
+    """Writes answer files under runs folders, never through a symbolic link:
+    every folder is opened relative to the one above it without following
+    links, and each file is created exclusively. The folders' descriptors are
+    kept for the run (opening four folders per answer cost ~1 ms a start)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._folders: dict[tuple, int] = {}
+
+    def _folder(self, folder: Path, parts: tuple[str, ...]) -> int:
+        key = (str(folder), parts)
+        with self._lock:
+            fd = self._folders.get(key)
+            if fd is not None:
+                return fd
+            fd = _open_folder(str(folder), None, False)
+            try:
+                for part in parts:
+                    child = _open_folder(_checked_part(part, folder), fd, True)
+                    os.close(fd)
+                    fd = child
+            except BaseException:
+                os.close(fd)
+                raise
+            self._folders[key] = fd
+            return fd
+
+    def write(self, folder: Path, parts: Sequence[str], data: bytes) -> None:
+        """Write ``data`` to ``folder/parts...`` (the file must not exist)."""
+        fd = self._folder(folder, tuple(parts[:-1]))
+        name = _checked_part(parts[-1], folder)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644, dir_fd=fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view):]
+        finally:
+            os.close(out)
+
+    def close(self) -> None:
+        with self._lock:
+            folders, self._folders = self._folders, {}
+        for fd in folders.values():
+            os.close(fd)
+
+
+def write_under(folder: Path, parts: Sequence[str], data: bytes) -> None:
+    """Write ``data`` to ``folder/parts...`` through :class:`AnswerFolders`."""
+    folders = AnswerFolders()
+    try:
+        folders.write(folder, parts, data)
+    finally:
+        folders.close()
+
+
+# -- the skill's copy ------------------------------------------------------------------
+
+_NOT_COPIED = frozenset({"evals", "node_modules", "__pycache__", "site-packages"})
+
+
+def skill_bundle(skill_path: Path) -> SkillBundle:
+    """The files of the skill folder the treatment gets a copy of: everything
+    but ``evals/`` folders, folders holding a probe.json (probes, their
+    transcripts), hidden folders, virtual environments and symbolic links."""
+    folder = skill_path.parent
+    files: list[tuple[str, bytes, int]] = []
+    total = 0
+    pending = [(folder, "")]
+    while pending:
+        current, prefix = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        names = {entry.name for entry in entries}
+        if "probe.json" in names or "pyvenv.cfg" in names:
+            if current == folder:
+                raise RunError(f"{folder}: the skill folder itself holds a probe.json; keep probes under "
+                               "evals/probes/ so the treatment's copy of the skill holds no answer key")
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _NOT_COPIED and not entry.name.startswith("."):
+                    pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
+            elif entry.is_file(follow_symlinks=False):
+                data = Path(entry.path).read_bytes()
+                total += len(data)
+                if total > MAX_SKILL_COPY:
+                    raise RunError(f"{folder}: the skill folder holds over {MAX_SKILL_COPY >> 20} MiB besides evals/; "
+                                   "move large files out of it (the treatment gets a copy per start)")
+                files.append((prefix + entry.name, data, entry.stat(follow_symlinks=False).st_mode & 0o777))
+    return SkillBundle(folder.name, skill_path.name, tuple(files))
 
 
 class Runner:
     """Runs a plan with an executor and records every start.
 
     ``on_record(record)`` is called (from the thread that ran :meth:`run`) after
-    each record is written; ``cancel`` stops the run: running agents are killed
-    and recorded as interrupted errors, queued ones never start.
+    each outcome is written, with the start and its outcome as one record;
+    ``cancel`` stops the run: running agents are killed and recorded as
+    interrupted, queued ones never start.
     """
 
     def __init__(
@@ -221,6 +533,7 @@ class Runner:
         on_record: Callable[[dict[str, Any]], None] | None = None,
         cancel: threading.Event | None = None,
         fsync: bool = True,
+        max_output: int | None = None,
     ) -> None:
         self.workspace = workspace
         self.agent = agent
@@ -230,10 +543,42 @@ class Runner:
         self.on_record = on_record
         self.cancel = cancel or threading.Event()
         self.fsync = fsync
+        self.max_output = max_output or getattr(agent, "max_output", None) or DEFAULT_MAX_OUTPUT
+        self.on_wait: Callable[[], None] | None = None
+        """Called once when the run lock is held by another runner."""
+        self._bundles: dict[Path, SkillBundle] = {}
+        self._answers = AnswerFolders()
+        self._runner = {"pid": os.getpid(), "host": socket.gethostname()}
 
-    def plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool = False) -> Plan:
-        where = str(self.workspace.config.source) if self.workspace.config.source else "skill-eval.toml"
-        check_agent(self.agent, arms, where)
+    @property
+    def where(self) -> str:
+        source = self.workspace.config.source
+        return str(source) if source else "skill-eval.toml"
+
+    # -- preflight ------------------------------------------------------------------------
+
+    def preflight(self, probes: Sequence[Probe], arms: Sequence[str], *, allow_lint_errors: bool = False) -> Preflight:
+        """Check everything that can be checked before any budget is spent."""
+        check_agent(self.agent, arms, self.where)
+        executable, _found = resolve_executable(self.agent, self.workspace.root, self.where)
+        bad_ids = [probe for probe in probes if not valid_probe_id(probe.probe_id)]
+        if bad_ids:
+            raise RunError("\n".join(f"{probe.json_path}: id {probe.probe_id!r} does not match ^[a-z0-9][a-z0-9._-]*$; "
+                                     "ids name answer folders, so this probe is never run: fix the id"
+                                     for probe in bad_ids))
+        for probe in probes:
+            check_runs_folder(probe.suite, self.workspace.root)
+        result = Preflight(list(probes), executable=executable)
+        if not allow_lint_errors:
+            errors = lint_errors(self.workspace, probes)
+            result.probes = [probe for probe in probes if probe.json_path not in errors]
+            result.withheld = [Withheld(probe, errors[probe.json_path]) for probe in probes if probe.json_path in errors]
+        return result
+
+    # -- planning ---------------------------------------------------------------------------
+
+    def _check(self, probes: Sequence[Probe], arms: Sequence[str], reps: int) -> None:
+        check_agent(self.agent, arms, self.where)
         if reps < 1:
             raise RunError("--reps must be at least 1")
         if "treatment" in arms:
@@ -242,38 +587,106 @@ class Runner:
                     raise RunError(f"{probe.json_path}: the treatment arm needs the skill, and this probe has none; "
                                    "add a SKILL.md above it or run --arms control")
         for probe in probes:
+            if not valid_probe_id(probe.probe_id):
+                raise RunError(f"{probe.json_path}: id {probe.probe_id!r} does not match ^[a-z0-9][a-z0-9._-]*$; fix the id")
             validate_expectations(probe)
-        plan = plan_starts(probes, agent=self.agent, model=self.model, arms=arms, reps=reps, retry_errors=retry_errors)
-        plan.budget = suite_budget(self.workspace)
+
+    def _plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool) -> Plan:
+        state = RecordsState(workspace_runs_files(self.workspace.root))
+        plan = plan_starts(probes, state, agent=self.agent.name, model=self.model, arms=arms, reps=reps,
+                           retry_errors=retry_errors)
+        plan.probes = list(probes)
+        plan.budget = Budget(state.used, self.workspace.config.calibration_max_starts, self.where, state.reserved)
         return plan
+
+    def plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool = False) -> Plan:
+        """The starts still to make, as the records stand now (nothing reserved)."""
+        self._check(probes, arms, reps)
+        return self._plan(probes, arms, reps, retry_errors)
+
+    def reserve(self, plan: Plan) -> Plan:
+        """Make ``plan`` again under the run lock and reserve its starts (see the
+        module docstring); :class:`BudgetRefused` when it does not fit. Returns
+        the reserved plan (``plan`` itself, updated)."""
+        if plan.logs is not None:
+            return plan
+        with run_lock(self.workspace.root, self.cancel, waiting=self.on_wait):
+            fresh = self._plan(plan.probes, plan.arms, plan.reps, plan.retry_errors)
+            plan.starts, plan.done, plan.failed_waiting = fresh.starts, fresh.done, fresh.failed_waiting
+            plan.elsewhere, plan.budget = fresh.elsewhere, fresh.budget
+            if not plan.fits:
+                budget = plan.budget
+                raise BudgetRefused(
+                    f"{budget.source}: refused: the plan needs {len(plan.starts)} start(s) but only {budget.remaining} "
+                    f"of [calibration] max-starts = {budget.cap} remain ({budget.used} used, failed starts included"
+                    + (f"; {budget.reserved} reserved by another run" if budget.reserved else "")
+                    + "); narrow the run (fewer probes, arms or reps) or raise the cap deliberately")
+            plan.plan_id = uuid.uuid4().hex
+            plan.logs = {}
+            try:
+                by_suite: dict[Path, list[Start]] = {}
+                for start in plan.starts:
+                    by_suite.setdefault(start.probe.suite, []).append(start)
+                for suite, starts in by_suite.items():
+                    folder = check_runs_folder(suite, self.workspace.root)
+                    folder.mkdir(parents=True, exist_ok=True)
+                    check_runs_folder(suite, self.workspace.root)
+                    log = RunsLog(new_runs_file(suite, self.agent.name), fsync=self.fsync)
+                    plan.logs[suite] = log
+                    log.append([{
+                        "schema": RECORD_SCHEMA, "type": "plan", "plan_id": plan.plan_id, "created": now_iso(),
+                        "agent": self.agent.name, "model": self.model, "runner": self._runner,
+                        "starts": [[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
+                                    s.probe.skill_sha256, s.arm, s.rep] for s in starts],
+                    }])
+            except BaseException:
+                self._close(plan)
+                raise
+        return plan
+
+    @staticmethod
+    def _close(plan: Plan) -> None:
+        for log in (plan.logs or {}).values():
+            log.close()
 
     # -- jobs -------------------------------------------------------------------------
 
+    def _skill_bundle(self, probe: Probe) -> SkillBundle:
+        folder = probe.skill_path.parent
+        bundle = self._bundles.get(folder)
+        if bundle is None:
+            bundle = self._bundles[folder] = skill_bundle(probe.skill_path)
+        return bundle
+
     def job_for(self, start: Start, job_id: str) -> AgentJob:
+        """The job of ``start``: the seam where what an agent is handed is decided."""
         probe = start.probe
         prompt = build_prompt(probe.artifact_bytes, probe.output_spec)
         argv = list(self.agent.command)
+        skill = None
         if start.arm == "treatment":
             if self.agent.treatment == "prepend":
                 prompt = with_skill(probe.skill_bytes or b"", prompt)
             else:
                 argv += list(self.agent.treatment_args)
-        skill_file = str(probe.skill_path) if probe.skill_path else ""
-        skill_dir = str(probe.skill_path.parent) if probe.skill_path else ""
-        root = str(self.workspace.root)
-        argv = [a.replace("{skill_dir}", skill_dir).replace("{skill_file}", skill_file).replace("{model}", self.model)
-                .replace("{workspace}", root) for a in argv]
+                if any("{" + name + "}" in arg for arg in self.agent.treatment_args for name in SKILL_PLACEHOLDERS):
+                    skill = self._skill_bundle(probe)
+        command = argv[0]
+        if (os.sep in command or (os.altsep and os.altsep in command)) and "{" not in command \
+                and not os.path.isabs(command):
+            argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
-                        dict(self.agent.env), self.agent.timeout)
+                        dict(self.agent.env), self.agent.timeout,
+                        values={"model": self.model, "workspace": str(self.workspace.root)},
+                        skill=skill, max_output=self.max_output)
 
     # -- recording ----------------------------------------------------------------------
 
-    def record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> dict[str, Any]:
-        """Grade ``outcome``, keep its answer in a file, and build its record
-        (written by :meth:`_write`)."""
+    def start_record(self, start: Start, job: AgentJob, plan_id: str) -> dict[str, Any]:
         probe = start.probe
         record: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
+            "type": "start",
             "start_id": job.job_id,
             "probe": probe.probe_id,
             "version": probe.version,
@@ -288,26 +701,46 @@ class Runner:
             "rep": start.rep,
             "agent": self.agent.name,
             "model": self.model,
-            "started": outcome.started,
+            "started": now_iso(),
+            "plan_id": plan_id,
+            "runner": self._runner,
+        }
+        if start.retry_of:
+            record["retry_of"] = start.retry_of
+        if start.resume_of:
+            record["resume_of"] = start.resume_of
+        return record
+
+    def outcome_record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> dict[str, Any]:
+        """Grade ``outcome``, keep its answer in a file under the suite's runs
+        folder, and build its outcome record."""
+        probe = start.probe
+        record: dict[str, Any] = {
+            "schema": RECORD_SCHEMA,
+            "type": "outcome",
+            "start_id": job.job_id,
+            "probe": probe.probe_id,
+            "version": probe.version,
+            "arm": start.arm,
+            "rep": start.rep,
             "ended": outcome.ended,
             "duration_s": outcome.duration,
             "status": outcome.status,
             "exit_code": outcome.exit_code,
         }
-        if start.retry_of:
-            record["retry_of"] = start.retry_of
+        if outcome.truncated:
+            record["truncated"] = dict(outcome.truncated)
         if outcome.stdout or outcome.status == "ok":
-            answer_path = (probe.runs_folder / "answers" / probe.probe_id / f"v{probe.version}"
-                           / f"{start.arm}-r{start.rep}-{job.job_id[:12]}.txt")
-            answer_path.parent.mkdir(parents=True, exist_ok=True)
-            answer_path.write_bytes(outcome.stdout)
-            record["answer_file"] = answer_path.relative_to(probe.runs_folder).as_posix()
+            parts = ["answers", probe.probe_id, f"v{int(probe.version)}", f"{start.arm}-r{int(start.rep)}-{job.job_id[:12]}.txt"]
+            self._answers.write(probe.runs_folder, parts, outcome.stdout)
+            record["answer_file"] = "/".join(parts)
         if outcome.status == "ok":
             text = outcome.stdout.decode("utf-8", errors="replace")
             answer, grades = grade_answer(text, list(probe.defects), probe.output_spec)
             record["answer_source"] = answer.source
             record["caught"] = [g.defect_id for g in grades if g.caught]
-            record["passed"] = record_passed({**record, "caught": record["caught"]})
+            record["passed"] = record_passed({"status": "ok", "caught": record["caught"], "kind": probe.kind,
+                                              "band": probe.band, "defects": probe.defect_ids})
         else:
             record["caught"] = []
             record["error"] = outcome.error
@@ -318,25 +751,30 @@ class Runner:
     # -- running --------------------------------------------------------------------------
 
     def run(self, plan: Plan) -> RunSummary:
-        """Run ``plan`` (refusing it when it does not fit the budget)."""
-        if not plan.fits:
-            budget = plan.budget
-            raise RunError(f"{budget.source}: the plan needs {len(plan.starts)} starts but only {budget.remaining} of "
-                           f"[calibration] max-starts = {budget.cap} remain ({budget.used} used); narrow the run "
-                           "(fewer probes, arms or reps) or raise the cap deliberately")
+        """Reserve ``plan`` (if not yet) and run it."""
+        self.reserve(plan)
         summary = RunSummary()
-        if not plan.starts:
-            return summary
+        summary.files.update(log.path for log in plan.logs.values())
+        try:
+            if plan.starts:
+                self._run(plan, summary)
+        finally:
+            self._answers.close()
+            self._close(plan)
+        return summary
+
+    def _run(self, plan: Plan, summary: RunSummary) -> None:
         executor = self.executor or LocalExecutor(self.jobs)
         pending: set[Future] = set()
         done: queue.SimpleQueue = queue.SimpleQueue()
-        self._files: dict[Path, Path] = {}
         try:
             for start in plan.starts:
                 job = self.job_for(start, uuid.uuid4().hex)
-                future = executor.submit(job)
+                log = plan.logs[start.probe.suite]
+                started = threading.Event()
+                future = executor.submit(job, self._on_start(start, job, log, plan.plan_id, started))
                 pending.add(future)
-                future.add_done_callback(self._recorder(start, job, done))
+                future.add_done_callback(self._recorder(start, job, started, done))
             while pending:
                 if self.cancel.is_set():
                     raise KeyboardInterrupt
@@ -346,44 +784,58 @@ class Runner:
                     continue
                 batch += _drain_queue(done)
                 pending.difference_update(item[0] for item in batch)
-                self._write(summary, batch)
+                self._write(summary, batch, plan)
         except KeyboardInterrupt:
             summary.interrupted = True
             executor.cancel()
-            self._drain(summary, pending, done)
+            self._drain(summary, pending, done, plan)
         except BaseException:
             executor.cancel()  # e.g. a full disk: stop spending starts that cannot be recorded
             raise
         finally:
             if self.executor is None:
                 executor.shutdown(wait=True)
-        return summary
 
-    def _recorder(self, start: Start, job: AgentJob, done: queue.SimpleQueue):
+    def _on_start(self, start: Start, job: AgentJob, log: RunsLog, plan_id: str, started: threading.Event):
+        """The job's ``on_start``: its start record, on disk, before the agent runs."""
+
+        def on_start() -> None:
+            if self.cancel.is_set():
+                raise StartRefused("the run is being cancelled")
+            log.append([self.start_record(start, job, plan_id)])
+            started.set()
+
+        return on_start
+
+    def _recorder(self, start: Start, job: AgentJob, started: threading.Event, done: queue.SimpleQueue):
         """The done-callback of a job: grade it and keep its answer file where it
-        finished (a worker thread, locally), then pass the record to the thread
-        that called :meth:`run`, which appends it."""
+        finished (a worker thread, locally), then pass the outcome record to the
+        thread that called :meth:`run`, which appends it."""
 
         def finished(future: Future) -> None:
             try:
                 outcome = future.result()
-            except BaseException:  # noqa: BLE001 - cancelled before it ran (remote executors)
-                done.put((future, start, None, None))
+            except BaseException as error:  # noqa: BLE001 - a lost or cancelled task
+                outcome = None
+                lost = f"interrupted: the task was lost ({type(error).__name__}: {error})"
+            else:
+                lost = "interrupted: the executor gave no outcome after the start was recorded"
+            if not started.is_set():
+                done.put((future, start, None, None))  # never started: costs nothing
                 return
-            if not outcome.is_start:
-                done.put((future, start, None, None))
-                return
+            if outcome is None or not outcome.is_start:
+                stamp = now_iso()
+                outcome = AgentOutcome(job.job_id, "interrupted", stamp, stamp, 0.0, error=lost)
             try:
-                done.put((future, start, self.record(start, job, outcome), None))
+                done.put((future, start, self.outcome_record(start, job, outcome), None))
             except BaseException as error:  # noqa: BLE001 - re-raised by the run loop
                 done.put((future, start, None, error))
 
         return finished
 
-    def _write(self, summary: RunSummary, batch: list[tuple]) -> None:
-        """Append the records of ``batch``: one file per suite per invocation;
-        each record one whole write; one fsync per file per batch."""
-        by_file: dict[Path, list[dict[str, Any]]] = {}
+    def _write(self, summary: RunSummary, batch: list[tuple], plan: Plan) -> None:
+        """Append the outcome records of ``batch`` (one group commit per file)."""
+        by_log: dict[Path, list[tuple[Start, dict[str, Any]]]] = {}
         failure = None
         for _future, start, record, error in batch:
             if error is not None:
@@ -392,22 +844,28 @@ class Runner:
             if record is None:
                 summary.skipped += 1
                 continue
-            suite = start.probe.suite
-            path = self._files.get(suite)
-            if path is None:
-                path = self._files[suite] = new_runs_file(suite, self.agent.name)
-            by_file.setdefault(path, []).append(record)
-        for path, records in by_file.items():
-            append_records(path, records, fsync=self.fsync)
-            for record in records:
-                summary.records.append(record)
+            by_log.setdefault(start.probe.suite, []).append((start, record))
+        for suite, items in by_log.items():
+            plan.logs[suite].append([record for _start, record in items], durable=False)
+            for start, record in items:
+                merged = self._merged(start, record)
+                summary.records.append(merged)
                 if self.on_record is not None:
-                    self.on_record(record)
-        summary.files.update(by_file)
+                    self.on_record(merged)
         if failure is not None:
             raise failure
 
-    def _drain(self, summary: RunSummary, pending: set[Future], done: queue.SimpleQueue) -> None:
+    def _merged(self, start: Start, outcome: dict[str, Any]) -> dict[str, Any]:
+        """The start and its outcome as one record (as readers see them)."""
+        probe = start.probe
+        merged = {"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
+                  "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256, "kind": probe.kind,
+                  "band": probe.band, "defects": probe.defect_ids, "arm": start.arm, "rep": start.rep,
+                  "agent": self.agent.name, "model": self.model}
+        merged.update({k: v for k, v in outcome.items() if k not in ("schema", "type")})
+        return merged
+
+    def _drain(self, summary: RunSummary, pending: set[Future], done: queue.SimpleQueue, plan: Plan) -> None:
         """After a cancel: record every start that happened (killed ones included)."""
         while pending:
             try:
@@ -418,7 +876,39 @@ class Runner:
                 break
             batch += _drain_queue(done)
             pending.difference_update(item[0] for item in batch)
-            self._write(summary, batch)
+            self._write(summary, batch, plan)
+
+
+def lint_errors(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[str]]:
+    """Per probe.json, the error findings of the linter on the probe (its
+    probe.json and artifact, and the workspace-wide checks that point at it),
+    each as ``path:line:column: CODE message``. Warnings and info never block."""
+    from skill_eval.linter.diagnostics import Severity
+    from skill_eval.linter.engine import lint_targets
+    from skill_eval.linter.rules.base import Scope
+    from skill_eval.linter.workspace import Targets
+
+    if not probes:
+        return {}
+    session = workspace.session
+    diagnostics, _checked = lint_targets(session, Targets(probes={p.json_path for p in probes}),
+                                         scopes=frozenset({Scope.PROBE, Scope.WORKSPACE}))
+    owners: dict[Path, Path] = {}
+    for probe in probes:
+        owners[probe.json_path] = probe.json_path
+        owners.setdefault(probe.artifact_path, probe.json_path)
+    by_folder = {probe.folder: probe.json_path for probe in probes}
+    found: dict[Path, list[str]] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.severity is not Severity.ERROR:
+            continue
+        owner = owners.get(diagnostic.path) or by_folder.get(diagnostic.probe)
+        if owner is None:
+            continue
+        start = diagnostic.start
+        found.setdefault(owner, []).append(
+            f"{_relative(diagnostic.path, workspace.root)}:{start.line}:{start.column}: {diagnostic.code} {diagnostic.message}")
+    return found
 
 
 def _drain_queue(done: queue.SimpleQueue) -> list:
@@ -435,6 +925,13 @@ def _relative(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
+
+
+def suite_budget(workspace: Workspace) -> Budget:
+    """The workspace's budget as the records stand (starts, live reservations, cap)."""
+    state = RecordsState(workspace_runs_files(workspace.root))
+    source = str(workspace.config.source) if workspace.config.source else "skill-eval.toml"
+    return Budget(state.used, workspace.config.calibration_max_starts, source, state.reserved)
 
 
 def open_workspace(paths: Sequence[str | os.PathLike], config_path: Path | None = None) -> Workspace:

@@ -63,6 +63,9 @@ class AgentConfig(NamedTuple):
     """How the treatment arm gets the skill: ``prepend`` (SKILL.md's text before
     the prompt) or ``args`` (``treatment-args`` are appended to the command)."""
     treatment_args: tuple[str, ...] = ()
+    max_output: int = 10 * 1024 * 1024
+    """Bytes of stdout and of stderr kept per start (the rest is dropped and
+    the record says how much there was)."""
 
 
 class Config(NamedTuple):
@@ -166,7 +169,7 @@ def _agents(value: Any, source: str) -> dict[str, AgentConfig]:
     if not isinstance(value, dict):
         raise _fail(source, "agents", "`[agents.NAME]` tables are expected")
     agents = {}
-    known = {"command", "env", "timeout", "model", "treatment", "treatment-args"}
+    known = {"command", "env", "timeout", "model", "treatment", "treatment-args", "max-output"}
     for name, table in value.items():
         where = f"agents.{name}"
         if not isinstance(table, dict):
@@ -195,6 +198,7 @@ def _agents(value: Any, source: str) -> dict[str, AgentConfig]:
             model=str(table.get("model", "")),
             treatment=treatment,
             treatment_args=_strings(table.get("treatment-args", []), source, f"{where}.treatment-args"),
+            max_output=_int(table.get("max-output", 10 * 1024 * 1024), source, f"{where}.max-output", 1),
         )
     return agents
 

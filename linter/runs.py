@@ -1,35 +1,54 @@
 """Eval-run records and frozen cases, read and written in one place.
 
-fixture-format.md, "Results of eval runs": every start of an agent on a probe
-appends one JSON object as one line to a file under ``evals/runs/`` beside the
-probe's skill. This module is that file format's single implementation, shared
-by the eval runner (which writes) and the calibration rules SE502-SE505 (which
-read). It imports nothing but the standard library, so the linter stays fast.
+fixture-format.md, "Results of eval runs": each start of an agent on a probe
+is on record before the agent runs. This module is that file format's single
+implementation, shared by the eval runner (which writes) and the calibration
+rules SE502-SE505 (which read). It imports nothing but the standard library,
+so the linter stays fast. docs/format.md ("Run records") lists the fields.
 
-Durability contract
--------------------
-* :func:`append_records` writes each record with **one** ``os.write`` of the
-  full line on an ``O_APPEND`` descriptor, under an exclusive ``flock``, then
-  ``fsync`` (once per batch: group commit; nothing is reported as recorded
-  before its fsync returns). A killed writer can leave at most one torn
-  (partial) last line.
-* The runner starts a new file per invocation and suite
-  (``evals/runs/<UTC time>-<agent>-<random>.jsonl``); resume, budget and
-  report read every file of the folder.
-* Before appending, the writer checks the file's last byte: if a torn line
-  is there, the new record starts on a fresh line, so it is never glued to the
-  fragment.
-* :func:`read_runs_file` ignores any line that is not a complete JSON object
-  ending in a newline and counts it in ``torn``. A torn line stands for a start
-  whose record was lost while being written, so the budget counts it as a start
-  (every start counts) while the report cannot grade it.
+Records (schema 2)
+------------------
+Each runner invocation appends to a file of its own per suite
+(``evals/runs/<UTC time>-<agent>-<random>.jsonl``), created exclusively and
+held under an exclusive ``flock`` for the runner's whole life. Its lines:
+
+* ``{"schema":2,"type":"plan",...}`` — the starts this runner reserved under
+  the workspace's run lock (``starts``: ``[probe, version, probe_sha256,
+  artifact_sha256, arm, rep]`` each). A reservation holds only while the
+  file's lock is held (its runner is alive); it is never a start.
+* ``{"schema":2,"type":"start","start_id":...}`` — written whole and
+  fsync'd before the agent's process is spawned.
+* ``{"schema":2,"type":"outcome","start_id":...}`` — the start's end: its
+  ``status`` (``ok``, ``error``, ``timeout``, ``interrupted``), answer and
+  grading.
+
+Schema 1 files (one record per start, written after it ended) stay readable:
+each such line is one start.
+
+Reading (:func:`parse_runs`, pure: path and bytes in) pairs each start with
+its outcome into one *logical record* (the start's fields, then the
+outcome's). A start without an outcome reads as ``status: "interrupted"`` with
+``"unfinished": true``: its runner was killed, or is still running it —
+:func:`writer_alive` tells (the file's lock is held). Every start counts:
+:attr:`RunsFile.starts` is the logical records plus torn lines. A torn line
+(a writer killed mid-line: not a whole JSON object) counts as a start, except
+one whose first bytes show it was an outcome or a plan (the start it belongs
+to, if any, has its own line).
+
+Durability
+----------
+:class:`RunsLog` writes a batch of records with one ``os.write`` and one
+``fdatasync`` (group commit: the starts that threads hand in while a sync is
+under way go out together with the next). Nothing is reported as recorded
+before its sync returned. A killed writer leaves at most one torn last line.
 
 Zones
 -----
-:func:`zone_of` classifies one probe version from its per-arm sample, as in the
+:func:`zone_of` classifies one sample from its per-arm counts, as in the
 seed's diagram (ceiling / usable window / floor), plus ``adverse`` (control
 caught more often than treatment), ``mixed`` (anything else) and ``pending``
-(an arm needed for the call has no graded rep yet).
+(an arm needed for the call has no graded rep yet). :func:`fisher_greater`
+gives the one-sided Fisher exact p-value of "treatment catches more often".
 """
 
 from __future__ import annotations
@@ -37,16 +56,23 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 RUNS_FOLDER = ("evals", "runs")
 FROZEN_FILE = ("evals", "frozen.json")
-RECORD_SCHEMA = 1
-STATUSES = ("ok", "error", "timeout")
+RECORD_SCHEMA = 2
+STATUSES = ("ok", "error", "timeout", "interrupted")
 ARMS = ("control", "treatment")
+PROBE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+"""probe.json's ``id`` pattern (fixture-format.md); only such ids name folders."""
 
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
+_NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"')
+"""How a torn outcome or plan line begins (:func:`encode_record` keeps these keys first)."""
+_OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
+                 "error", "stderr_tail", "truncated")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -57,6 +83,15 @@ def sha256_bytes(data: bytes) -> str:
 
 def sha256_file(path: Path) -> str:
     return sha256_bytes(Path(path).read_bytes())
+
+
+def valid_probe_id(probe_id: object) -> bool:
+    """Whether ``probe_id`` matches :data:`PROBE_ID_PATTERN` (and so may name a folder)."""
+    if not isinstance(probe_id, str) or not probe_id or len(probe_id) > 200:
+        return False
+    if not ("a" <= probe_id[0] <= "z" or "0" <= probe_id[0] <= "9"):
+        return False
+    return all("a" <= c <= "z" or "0" <= c <= "9" or c in "._-" for c in probe_id)
 
 
 # -- where things are -------------------------------------------------------------
@@ -90,8 +125,8 @@ def new_runs_file(suite: Path, agent: str) -> Path:
     from datetime import datetime, timezone
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")  # names sort in time order
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent).strip("-") or "agent"
-    return runs_folder(suite) / f"{stamp}-{safe}-{uuid.uuid4().hex[:6]}.jsonl"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent).strip("-.") or "agent"
+    return runs_folder(suite) / f"{stamp}-{safe[:60]}-{uuid.uuid4().hex[:6]}.jsonl"
 
 
 def suite_runs_files(suite: Path) -> list[Path]:
@@ -103,21 +138,35 @@ def suite_runs_files(suite: Path) -> list[Path]:
         return []
 
 
-def find_runs_files(root: Path) -> list[Path]:
+def find_runs_files(root: Path, links: list[str] | None = None) -> list[Path]:
     """Every ``evals/runs/*.jsonl`` below the workspace ``root``, sorted.
 
     Hidden folders, ``node_modules``, ``__pycache__``, ``site-packages`` and
     virtual environments (a folder holding ``pyvenv.cfg``) are not entered; nor
     are symbolic links to folders (:func:`~skill_eval.linter.reader.walk_folders`;
     ``os.walk`` plus a ``pyvenv.cfg`` test per folder cost ~2x as much over
-    1,000 probe folders)."""
+    1,000 probe folders). ``links``, when given, receives every symbolic link
+    met (see :func:`runs_links`)."""
     from .reader import walk_folders
 
     found: list[Path] = []
-    for folder, files, subfolders in walk_folders(root, _SKIPPED):
+    for folder, files, subfolders in walk_folders(root, _SKIPPED, None, links):
         if os.path.basename(folder) == "runs" and os.path.basename(os.path.dirname(folder)) == "evals":
             found.extend(Path(folder, name) for name in files if name.endswith(".jsonl"))
             subfolders.clear()  # answers/ and the like are not records
+    return sorted(found)
+
+
+def runs_links(links: Iterable[str]) -> list[str]:
+    """Of the symbolic links a walk met, those that would hide or redirect run
+    records: an ``evals`` or ``evals/runs`` folder, or a ``.jsonl`` file in one."""
+    found = []
+    for link in links:
+        name, parent = os.path.basename(link), os.path.dirname(link)
+        if name == "evals" or (name == "runs" and os.path.basename(parent) == "evals") or (
+                name.endswith(".jsonl") and os.path.basename(parent) == "runs"
+                and os.path.basename(os.path.dirname(parent)) == "evals"):
+            found.append(link)
     return sorted(found)
 
 
@@ -146,25 +195,30 @@ def runs_files_in(pruned: Iterable[str]) -> list[Path]:
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    """The record as one line: compact JSON, no raw newlines, ending in ``\\n``."""
+    """The record as one line: compact JSON, no raw newlines, ending in ``\\n``.
+    ``schema`` and ``type`` come first, so a torn line still shows its type."""
+    if "type" in record and next(iter(record)) != "schema":
+        record = {"schema": record.get("schema", RECORD_SCHEMA), "type": record["type"], **record}
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n").encode("utf-8")
 
 
 def append_record(path: Path, record: dict[str, Any], *, fsync: bool = True) -> None:
-    """Append ``record`` to ``path`` whole (see the module's durability contract)."""
+    """Append ``record`` to ``path`` whole (see :func:`append_records`)."""
     append_records(path, [record], fsync=fsync)
 
 
 def append_records(path: Path, records: list[dict[str, Any]], *, fsync: bool = True) -> None:
-    """Append each record with its own single ``os.write`` (each line whole),
-    then one ``fsync`` for the lot (group commit): none is acknowledged before
-    all are on disk."""
+    """Append records to a file that no runner holds (tools, tests, merges):
+    each with its own single ``os.write``, under an exclusive ``flock``, then
+    one ``fsync``. A torn last line left by a killed writer is first ended, so
+    a new record is never glued to the fragment. The runner writes through
+    :class:`RunsLog` instead."""
     import fcntl
 
     if not records:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
@@ -186,6 +240,133 @@ def append_records(path: Path, records: list[dict[str, Any]], *, fsync: bool = T
         os.close(fd)  # closing releases the lock
 
 
+class RunsLog:
+    """One runner's records file: created exclusively (never through a
+    symbolic link), locked (``flock``, exclusive) for the runner's whole life,
+    appended to with group commit.
+
+    :meth:`append` may be called from any thread; it returns once the records
+    are on disk. Whoever finds no sync under way writes everything handed in
+    so far with one ``os.write`` and syncs it; the others wait for that sync
+    (or the next). A failed write or sync breaks the log: that call and every
+    later one raise :class:`OSError`.
+    """
+
+    def __init__(self, path: Path, *, fsync: bool = True, dir_fd: int | None = None) -> None:
+        import fcntl
+
+        self.path = Path(path)
+        self.fsync = fsync
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        name = self.path.name if dir_fd is not None else self.path
+        self._fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)  # a reader's writer_alive() holds LOCK_SH for a moment
+        except OSError:
+            os.close(self._fd)
+            raise
+        self._cond = threading.Condition()
+        self._pending: list[bytes] = []
+        self._handed = 0   # sequence number of the last batch handed in
+        self._durable = 0  # ... and of the last one on disk
+        self._syncing = False
+        self._broken: OSError | None = None
+
+    def append(self, records: list[dict[str, Any]], durable: bool = True) -> None:
+        """Append ``records``; with ``durable``, return once they are synced.
+        Without, they are written now (whole lines: a kill cannot lose them)
+        and synced with the next durable batch or :meth:`close`: what a crash
+        of the machine itself may then lose is an outcome, whose start then
+        reads as interrupted — never a start (the runner makes start records
+        durable)."""
+        data = b"".join(encode_record(record) for record in records)
+        if not data:
+            return
+        if not durable:
+            with self._cond:
+                if self._broken is not None:
+                    raise OSError(f"{self.path}: an earlier write failed ({self._broken})")
+                fd = self._fd
+            try:
+                self._write(data, sync=False, fd=fd)
+            except OSError as error:
+                with self._cond:
+                    self._broken = error
+                raise
+            return
+        with self._cond:
+            if self._broken is not None:
+                raise OSError(f"{self.path}: an earlier write failed ({self._broken})")
+            self._pending.append(data)
+            self._handed += 1
+            mine = self._handed
+            while self._durable < mine:
+                if self._broken is not None:
+                    raise OSError(f"{self.path}: {self._broken}")
+                if self._syncing:
+                    self._cond.wait()
+                    continue
+                self._syncing = True
+                batch, self._pending, upto = self._pending, [], self._handed
+                self._cond.release()
+                failure = None
+                try:
+                    self._write(b"".join(batch))
+                except OSError as error:
+                    failure = error
+                finally:
+                    self._cond.acquire()
+                    self._syncing = False
+                    if failure is None:
+                        self._durable = upto
+                    else:
+                        self._broken = failure
+                    self._cond.notify_all()
+
+    def _write(self, data: bytes, sync: bool = True, fd: int | None = None) -> None:
+        """One ``os.write`` of whole lines (``O_APPEND`` writes of concurrent
+        threads do not interleave), then the sync."""
+        fd = self._fd if fd is None else fd
+        written = os.write(fd, data)
+        if written != len(data):  # a short write on a regular file means a full disk
+            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes (is the disk full?)")
+        if sync and self.fsync:
+            getattr(os, "fdatasync", os.fsync)(fd)
+
+    def close(self) -> None:
+        """Sync and close the file (which releases its lock: unfinished starts
+        then read as interrupted)."""
+        with self._cond:
+            while self._syncing:
+                self._cond.wait()
+            if self._fd >= 0:
+                try:
+                    if self.fsync and self._broken is None:
+                        getattr(os, "fdatasync", os.fsync)(self._fd)
+                finally:
+                    os.close(self._fd)
+                    self._fd = -1
+
+
+def writer_alive(path: Path) -> bool:
+    """Whether a runner still holds ``path`` (its ``flock``): its unfinished
+    starts are running and its reservations hold. A file nobody holds — its
+    runner ended or was killed — is not alive."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as pretty JSON through a temporary file and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -202,27 +383,50 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class RunsFile:
-    """The records of one runs file, each with its 1-based line, and torn lines.
+    """The starts of one runs file: logical records (a start with its outcome,
+    or a schema 1 record) with the 1-based line of each start, torn lines that
+    count as starts, plans (reservations) and the ids of unfinished starts.
 
     This module's records are plain classes, not dataclasses: the calibration
     rules import it on every start, and :mod:`dataclasses` costs ~10 ms to
     import (~1 ms more per class)."""
 
-    __slots__ = ("path", "records", "torn")
+    __slots__ = ("path", "records", "torn", "torn_other", "plans", "unfinished")
 
     def __init__(self, path: Path, records: list[tuple[int, dict[str, Any]]] | None = None,
                  torn: list[int] | None = None) -> None:
         self.path = path
         self.records: list[tuple[int, dict[str, Any]]] = [] if records is None else records
         self.torn: list[int] = [] if torn is None else torn
+        self.torn_other: list[int] = []
+        """Torn lines that were outcomes or plans: not starts."""
+        self.plans: list[tuple[int, dict[str, Any]]] = []
+        self.unfinished: list[str] = []
+        """start_id of every start without an outcome."""
 
     def __repr__(self) -> str:
         return f"RunsFile({self.path!r}, {len(self.records)} records, torn lines {self.torn})"
 
     @property
     def starts(self) -> int:
-        """Starts this file stands for: one per record, one per torn line."""
+        """Starts this file stands for: one per logical record, one per torn line."""
         return len(self.records) + len(self.torn)
+
+    def reserved(self) -> list[tuple]:
+        """The reservations of its plans not yet started, as rep identities
+        (:func:`rep_identity`). They hold only while :func:`writer_alive`."""
+        if not self.plans:
+            return []
+        started = {rep_identity(record) for _line, record in self.records}
+        found = []
+        for _line, plan in self.plans:
+            agent, model = plan.get("agent"), plan.get("model")
+            for entry in plan.get("starts") or ():
+                if isinstance(entry, list) and len(entry) == 7:
+                    identity = (*entry, agent, model)
+                    if identity not in started:
+                        found.append(identity)
+        return found
 
 
 _RUNS_CACHE: dict[Path, tuple[tuple[int, int], RunsFile]] = {}
@@ -250,22 +454,55 @@ def read_runs_file(path: Path) -> RunsFile:
 
 
 def parse_runs(path: Path, raw: bytes) -> RunsFile:
+    """The starts of a runs file from its bytes (no file access: callers read
+    through whatever opener they trust)."""
     result = RunsFile(path)
-    lines = raw.split(b"\n")
-    for index, line in enumerate(lines):
+    starts: dict[str, int] = {}
+    outcomes: dict[str, tuple[int, dict[str, Any]]] = {}
+    for index, line in enumerate(raw.split(b"\n")):
         if not line.strip():
             continue
         try:
             record = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            (result.torn_other if line.lstrip().startswith(_NOT_A_START) else result.torn).append(index + 1)
+            continue
+        if not isinstance(record, dict):
             result.torn.append(index + 1)
             continue
-        if not isinstance(record, dict) or not isinstance(record.get("probe"), str):
+        kind = record.get("type")
+        if kind == "plan":
+            result.plans.append((index + 1, record))
+            continue
+        if not isinstance(record.get("probe"), str):
             result.torn.append(index + 1)
             continue
+        start_id = record.get("start_id")
+        if kind == "outcome" and isinstance(start_id, str):
+            outcomes.setdefault(start_id, (index + 1, record))
+            continue
+        if kind == "start" and isinstance(start_id, str) and start_id not in starts:
+            starts[start_id] = len(result.records)
+        elif kind not in (None, "start"):
+            continue  # a later schema's record type: not a start
         result.records.append((index + 1, record))
-    # A final line without its newline is kept only if it is a whole record (the
-    # one write landed but for nothing); a fragment of a killed write is torn.
+    for start_id, position in starts.items():
+        line, start = result.records[position]
+        found = outcomes.pop(start_id, None)
+        merged = dict(start)
+        if found is None:
+            merged.update(status="interrupted", unfinished=True, caught=[])
+            result.unfinished.append(start_id)
+        else:
+            outcome = found[1]
+            for key in _OUTCOME_KEYS:
+                if key in outcome:
+                    merged[key] = outcome[key]
+            merged.setdefault("status", "error")
+        result.records[position] = (line, merged)
+    for line, outcome in outcomes.values():  # an outcome whose start line is gone: still a start
+        result.records.append((line, dict(outcome)))
+    result.records.sort(key=lambda item: item[0])
     return result
 
 
@@ -290,7 +527,7 @@ def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], d
             return {}
     try:
         data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return {}
     cases = data.get("cases") if isinstance(data, dict) else None
     frozen: dict[tuple[str, int], dict[str, Any]] = {}
@@ -298,6 +535,16 @@ def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], d
         if isinstance(case, dict) and isinstance(case.get("id"), str) and isinstance(case.get("version"), int):
             frozen[(case["id"], case["version"])] = case
     return frozen
+
+
+def is_interrupted(record: dict[str, Any]) -> bool:
+    """An interrupted start: status ``interrupted`` (schema 2), or a schema 1
+    ``error`` whose message says it was interrupted."""
+    status = record.get("status")
+    if status == "interrupted":
+        return True
+    error = record.get("error")
+    return status == "error" and isinstance(error, str) and error.startswith("interrupted")
 
 
 # -- samples, intervals and zones -----------------------------------------------------
@@ -321,20 +568,26 @@ def record_passed(record: dict[str, Any]) -> bool | None:
 
 
 class ArmSample:
-    """One arm's graded reps of one probe version."""
+    """One arm's graded reps of one sample, and its failed starts."""
 
-    __slots__ = ("reps", "caught", "errors", "timeouts")
+    __slots__ = ("reps", "caught", "errors", "timeouts", "interrupted")
 
-    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0) -> None:
-        self.reps, self.caught, self.errors, self.timeouts = reps, caught, errors, timeouts
+    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0, interrupted: int = 0) -> None:
+        self.reps, self.caught, self.errors, self.timeouts, self.interrupted = reps, caught, errors, timeouts, interrupted
 
     def __repr__(self) -> str:
-        return f"ArmSample(reps={self.reps}, caught={self.caught}, errors={self.errors}, timeouts={self.timeouts})"
+        return (f"ArmSample(reps={self.reps}, caught={self.caught}, errors={self.errors}, timeouts={self.timeouts}, "
+                f"interrupted={self.interrupted})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArmSample):
             return NotImplemented
-        return (self.reps, self.caught, self.errors, self.timeouts) == (other.reps, other.caught, other.errors, other.timeouts)
+        return ((self.reps, self.caught, self.errors, self.timeouts, self.interrupted)
+                == (other.reps, other.caught, other.errors, other.timeouts, other.interrupted))
+
+    @property
+    def failed(self) -> int:
+        return self.errors + self.timeouts + self.interrupted
 
     @property
     def rate(self) -> float | None:
@@ -356,6 +609,29 @@ def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[f
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def fisher_greater(treatment_caught: int, treatment_reps: int, control_caught: int, control_reps: int) -> float:
+    """One-sided Fisher exact test of "the treatment arm catches more often than
+    the control arm": the probability, with both margins of the 2x2 table
+    fixed, of a treatment count at least as high as observed (the hypergeometric
+    upper tail; scipy.stats.fisher_exact(..., alternative="greater") on
+    ``[[treatment_caught, treatment_missed], [control_caught, control_missed]]``).
+    Exact integer arithmetic, then one division."""
+    t_missed, c_missed = treatment_reps - treatment_caught, control_reps - control_caught
+    if min(treatment_caught, t_missed, control_caught, c_missed) < 0:
+        raise ValueError("caught counts must lie within their reps")
+    total = treatment_reps + control_reps
+    caught = treatment_caught + control_caught
+    if total == 0 or caught == 0 or caught == total:
+        return 1.0
+    comb = math.comb
+    high = min(treatment_reps, caught)
+    tail = sum(comb(caught, k) * comb(total - caught, treatment_reps - k) for k in range(treatment_caught, high + 1))
+    return tail / comb(total, treatment_reps)
+
+
+SEPARATION_ALPHA = 0.05
+"""A sample separates the arms when :func:`fisher_greater` is at most this."""
+
 ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
 
 
@@ -375,17 +651,20 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
 
 
 class VersionSample:
-    """The graded sample of one probe version, from its records."""
+    """The graded sample of one probe version (or, from :func:`sample_rows`,
+    of one report row: one version, one content, one agent and model)."""
 
-    __slots__ = ("probe", "version", "arms", "starts", "hashes", "agents", "kind", "last_ended")
+    __slots__ = ("probe", "version", "arms", "starts", "hashes", "agents", "models", "kind", "last_ended", "key")
 
-    def __init__(self, probe: str, version: int) -> None:
+    def __init__(self, probe: str, version: int, key: tuple = ()) -> None:
         self.probe = probe
         self.version = version
+        self.key = key
         self.arms: dict[str, ArmSample] = {arm: ArmSample() for arm in ARMS}
         self.starts = 0
         self.hashes: set[tuple[str, str]] = set()
         self.agents: set[str] = set()
+        self.models: set[str] = set()
         self.kind: str | None = None
         self.last_ended: str | None = None
 
@@ -396,55 +675,104 @@ class VersionSample:
     def zone(self) -> str:
         return zone_of(self.arms["control"], self.arms["treatment"])
 
+    @property
+    def p_value(self) -> float | None:
+        """:func:`fisher_greater` of the sample; ``None`` while an arm has no graded rep."""
+        control, treatment = self.arms["control"], self.arms["treatment"]
+        if not control.reps or not treatment.reps:
+            return None
+        return fisher_greater(treatment.caught, treatment.reps, control.caught, control.reps)
 
-def sample_versions(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple[str, int], VersionSample]:
-    """Group records by (probe id, version) and grade each rep once.
+    @property
+    def best_p_value(self) -> float | None:
+        """The smallest p-value these rep counts could give (treatment caught
+        every rep, control none): how much this sample size can show at all."""
+        control, treatment = self.arms["control"], self.arms["treatment"]
+        if not control.reps or not treatment.reps:
+            return None
+        return fisher_greater(treatment.reps, treatment.reps, 0, control.reps)
 
-    A rep is identified by (probe hash, artifact hash, arm, rep, agent, model);
-    its outcome is its latest ``ok`` record. Starts count every record.
-    """
-    samples: dict[tuple[str, int], VersionSample] = {}
-    outcomes: dict[tuple, tuple[dict[str, Any], bool]] = {}
-    failures: dict[tuple, dict[str, Any]] = {}
+    @property
+    def separated(self) -> bool:
+        p = self.p_value
+        return p is not None and p <= SEPARATION_ALPHA
+
+
+def rep_identity(record: dict[str, Any]) -> tuple:
+    """What makes two records the same rep: probe, version, the three content
+    hashes, arm, rep number, agent and model. The resume key of the runner."""
+    return (record.get("probe"), record.get("version"), record.get("probe_sha256"), record.get("artifact_sha256"),
+            record.get("skill_sha256"), record.get("arm"), record.get("rep"), record.get("agent"), record.get("model"))
+
+
+def row_key(record: dict[str, Any]) -> tuple:
+    """A report row: ``(probe, version, probe_sha256, artifact_sha256,
+    skill_sha256, agent, model)``. Records of different agents, models or
+    contents are never pooled."""
+    return (record.get("probe"), record.get("version"), record.get("probe_sha256"), record.get("artifact_sha256"),
+            record.get("skill_sha256"), record.get("agent"), record.get("model"))
+
+
+def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict[tuple, VersionSample]:
+    """Group records with ``group(record)`` and grade each rep once: its
+    outcome is its latest ``ok`` record; a rep that never ended ok counts its
+    latest failure. Starts count every record."""
+    samples: dict[tuple, VersionSample] = {}
+    outcomes: dict[tuple, tuple[tuple, bool]] = {}
+    failures: dict[tuple, tuple[tuple, dict[str, Any]]] = {}
     for record in records:
         if agent is not None and record.get("agent") != agent:
             continue
         version = record.get("version")
         if not isinstance(version, int) or isinstance(version, bool):
             continue
-        key = (record["probe"], version)
+        key = group(record)
         sample = samples.get(key)
         if sample is None:
-            sample = samples[key] = VersionSample(record["probe"], version)
+            sample = samples[key] = VersionSample(record["probe"], version, key)
         sample.starts += 1
         sample.hashes.add((str(record.get("probe_sha256")), str(record.get("artifact_sha256"))))
         if isinstance(record.get("agent"), str):
             sample.agents.add(record["agent"])
+        if isinstance(record.get("model"), str):
+            sample.models.add(record["model"])
         if isinstance(record.get("kind"), str):
             sample.kind = record["kind"]
         ended = record.get("ended")
         if isinstance(ended, str) and (sample.last_ended is None or ended > sample.last_ended):
             sample.last_ended = ended
-        arm = record.get("arm")
-        if arm not in ARMS:
+        if record.get("arm") not in ARMS:
             continue
-        rep_key = (key, record.get("probe_sha256"), record.get("artifact_sha256"), arm, record.get("rep"),
-                   record.get("agent"), record.get("model"))
+        rep = rep_identity(record)
         passed = record_passed(record)
         if passed is None:
-            failures[rep_key] = record
+            failures[rep] = (key, record)
         else:
-            outcomes[rep_key] = (record, passed)
-    for rep_key, (_record, passed) in outcomes.items():
-        arm_sample = samples[rep_key[0]].arms[rep_key[3]]
+            outcomes[rep] = (key, passed)
+    for rep, (key, passed) in outcomes.items():
+        arm_sample = samples[key].arms[rep[5]]
         arm_sample.reps += 1
         arm_sample.caught += int(passed)
-    for rep_key, record in failures.items():
-        if rep_key in outcomes:
+    for rep, (key, record) in failures.items():
+        if rep in outcomes:
             continue  # a retry succeeded
-        arm_sample = samples[rep_key[0]].arms[rep_key[3]]
+        arm_sample = samples[key].arms[rep[5]]
         if record.get("status") == "timeout":
             arm_sample.timeouts += 1
+        elif is_interrupted(record):
+            arm_sample.interrupted += 1
         else:
             arm_sample.errors += 1
     return samples
+
+
+def sample_versions(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple[str, int], VersionSample]:
+    """Samples per (probe id, version), every agent and content of the version
+    together (the calibration rules' view of a version's history; the report
+    uses :func:`sample_rows`, which never pools)."""
+    return _sample(records, lambda record: (record["probe"], record["version"]), agent)
+
+
+def sample_rows(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple, VersionSample]:
+    """Samples per :func:`row_key`."""
+    return _sample(records, row_key, agent)

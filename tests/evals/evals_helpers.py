@@ -51,7 +51,14 @@ class Suite:
         return sorted(self.runs.glob("*.jsonl")) if self.runs.is_dir() else []
 
     def all_records(self) -> list[dict]:
-        """Every record of the suite, file by file in name (time) order."""
+        """Every start of the suite (a start with its outcome as one record),
+        file by file in name (time) order."""
+        from skill_eval.linter.runs import parse_runs
+
+        return [record for path in self.files() for _line, record in parse_runs(path, path.read_bytes()).records]
+
+    def lines(self) -> list[dict]:
+        """Every line of the suite's runs files as written (plans, starts, outcomes)."""
         return [json.loads(line) for path in self.files()
                 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

@@ -125,3 +125,33 @@ def test_count_starts_includes_failures_and_torn_lines(tmp_path):
     with open(two, "ab") as handle:
         handle.write(b'{"probe":')
     assert count_starts([one, two]) == 4
+
+
+def test_schema_2_starts_outcomes_plans_and_torn_lines(tmp_path):
+    from skill_eval.linter.runs import RunsLog, parse_runs, writer_alive
+
+    path = tmp_path / "evals" / "runs" / "r.jsonl"
+    path.parent.mkdir(parents=True)
+    log = RunsLog(path)
+    plan = {"schema": 2, "type": "plan", "plan_id": "P", "agent": "x", "model": "m",
+            "starts": [["p", 1, "h1", "a", "s", "control", 1], ["p", 1, "h1", "a", "s", "control", 2]]}
+    start = {"schema": 2, "type": "start", "start_id": "S1", "probe": "p", "version": 1, "probe_sha256": "h1",
+             "artifact_sha256": "a", "skill_sha256": "s", "arm": "control", "rep": 1, "agent": "x", "model": "m",
+             "kind": "floor", "defects": ["D1"], "started": "t0"}
+    log.append([plan, start])
+    runs = parse_runs(path, path.read_bytes())
+    # a start without outcome: counted, interrupted unless its runner is alive (it is: the log holds the lock)
+    assert runs.starts == 1 and runs.unfinished == ["S1"] and runs.records[0][1]["status"] == "interrupted"
+    assert writer_alive(path) and [r[6] for r in runs.reserved()] == [2]
+    log.append([{"schema": 2, "type": "outcome", "start_id": "S1", "probe": "p", "version": 1, "arm": "control",
+                 "rep": 1, "ended": "t1", "status": "ok", "caught": ["D1"], "passed": True}], durable=False)
+    log.close()
+    assert not writer_alive(path)
+    with open(path, "ab") as handle:  # killed while writing an outcome, then while writing a start
+        handle.write(b'{"schema":2,"type":"outcome","start_id":"S2","pro')
+        handle.write(b'\n{"schema":2,"type":"start","start_id":"S3","pro')
+    runs = parse_runs(path, path.read_bytes())
+    [(line, record)] = runs.records
+    assert line == 2 and record["status"] == "ok" and record["caught"] == ["D1"] and record["started"] == "t0"
+    assert runs.torn == [5] and runs.torn_other == [4] and runs.starts == 2
+    assert count_starts([path]) == 2

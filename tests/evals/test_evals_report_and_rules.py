@@ -43,9 +43,10 @@ def test_report_text_and_json(suite, capsys, monkeypatch):
     seed_window_and_floor(suite)
     assert report_main([str(suite.root)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"euphemized-coverage\s+1\s+floor\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+5", out)
-    assert re.search(r"two-gaps\s+1\s+floor\s+0/2 .*\s+floor\s+4", out)
-    assert "Two reps diagnose a scenario; they do not prove a rate" in out
+    assert re.search(r"euphemized-coverage\s+1\s+x/m\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+"
+                     r"not separated at this sample \(p=0\.17\)\s+5", out)
+    assert re.search(r"two-gaps\s+1\s+x/m\s+0/2 .*\s+floor\s+not separated at this sample \(p=1\)\s+4", out)
+    assert "This report's rows hold 2 graded rep(s) per arm. Reps diagnose a scenario; they do not prove a rate" in out
     assert "starts on record: 9" in out
     assert report_main([str(suite.root), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -192,3 +193,18 @@ def test_rule_docs_have_the_four_sections():
         sections = rule.doc_sections()
         assert list(sections) == ["What it does", "Why is this bad?", "Example", "Fix"], code
         assert '"' in sections["Why is this bad?"]   # quotes the seed
+
+
+def test_se503_counts_schema_2_starts_not_plans_or_outcomes(suite):
+    suite.configure({}, max_starts=2)
+    plan = {"schema": 2, "type": "plan", "plan_id": "P", "agent": "x", "model": "m", "starts": []}
+    starts = [dict(rec(suite, "two-gaps", 1, "control", rep, False), schema=2, type="start", start_id=f"S{rep}")
+              for rep in (1, 2, 3)]
+    outcomes = [{"schema": 2, "type": "outcome", "start_id": f"S{rep}", "probe": "two-gaps", "version": 1,
+                 "status": "ok", "caught": []} for rep in (1, 2)]
+    for record in [plan, *starts, *outcomes]:
+        append_record(suite.runs / "r.jsonl", record, fsync=False)
+    found = codes(suite, "SE503")
+    assert len(found) == 1 and "3 starts are on record" in found[0].message
+    suite.configure({}, max_starts=3)
+    assert codes(suite, "SE503") == []

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from skill_eval.linter.runs import parse_runs
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -25,20 +27,26 @@ def test_examples_check_run_report_and_resume(tmp_path: Path) -> None:
     assert "0 mismatched" in checked.stdout
 
     ran = skill_eval("run", "--agent", "scripted", "--reps", "2", "--no-progress", cwd=workspace)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # the four probes with lint errors (SE101, SE104, SE201, SE301) are listed and not run: exit 1
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "4 probe(s) not run because of lint errors" in ran.stderr
+    for withheld, code in (("renamed-step", "SE101"), ("graded-confidence", "SE104"), ("drifted-count", "SE201"),
+                           ("signposted-cache", "SE301")):
+        assert f"not run: {withheld} v1" in ran.stderr and code in ran.stderr
     runs = list((workspace / "skills" / "closeout-review" / "evals" / "runs").glob("*.jsonl"))
-    records = [json.loads(line) for path in runs for line in path.read_text().splitlines()]
-    assert len(records) == 7 * 2 * 2
+    records = [record for path in runs for _line, record in parse_runs(path, path.read_bytes()).records]
+    assert len(records) == 3 * 2 * 2
     assert {r["status"] for r in records} == {"ok"}
 
     report = json.loads(skill_eval("report", "--format", "json", cwd=workspace).stdout)
     zones = {p["probe"]: p["zone"] for p in report["probes"]}
     assert zones["self-graded-latency"] == "window"
     assert zones["skipped-retry-test"] == "floor"
-    assert report["starts"] == 28
+    assert set(zones) == {"self-graded-latency", "skipped-retry-test", "band-quota-rollout"}
+    assert report["starts"] == 12
 
     again = skill_eval("run", "--agent", "scripted", "--reps", "2", "--no-progress", cwd=workspace)
-    assert again.returncode == 0
+    assert again.returncode == 1 and "0 start(s) to make, 12 already recorded ok" in again.stderr
     runs_after = list((workspace / "skills" / "closeout-review" / "evals" / "runs").glob("*.jsonl"))
-    records_after = sum(len(p.read_text().splitlines()) for p in runs_after)
-    assert records_after == 28, "a resumed run spends no starts on what is recorded"
+    starts_after = sum(parse_runs(p, p.read_bytes()).starts for p in runs_after)
+    assert starts_after == 12, "a resumed run spends no starts on what is recorded"

@@ -1,0 +1,103 @@
+"""An honest report (issue 13, point 7): one row per probe version, content,
+agent and model; edited content flagged; the evidence for separation."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+import pytest
+from scipy.stats import fisher_exact
+
+from skill_eval.evals.cli import report_main
+from skill_eval.linter.runs import append_record, fisher_greater, sha256_file
+
+PROBE = "euphemized-coverage"
+
+
+@pytest.mark.parametrize("n_treatment, n_control", [(1, 1), (2, 2), (3, 2), (4, 4), (6, 6), (5, 3)])
+def test_fisher_matches_scipy(n_treatment, n_control):
+    for caught_t, caught_c in itertools.product(range(n_treatment + 1), range(n_control + 1)):
+        table = [[caught_t, n_treatment - caught_t], [caught_c, n_control - caught_c]]
+        expected = fisher_exact(table, alternative="greater").pvalue
+        assert fisher_greater(caught_t, n_treatment, caught_c, n_control) == pytest.approx(expected, rel=1e-9), table
+
+
+def _record(suite, arm, rep, caught, *, agent="a", model="m", artifact_sha=None, status="ok"):
+    folder = suite.probe(PROBE)
+    return {"schema": 2, "type": "start", "start_id": f"{agent}-{model}-{arm}-{rep}-{artifact_sha}", "probe": PROBE,
+            "version": 1, "probe_sha256": sha256_file(folder / "probe.json"),
+            "artifact_sha256": artifact_sha or sha256_file(folder / "question.md"),
+            "skill_sha256": sha256_file(suite.skill / "SKILL.md"), "kind": "floor", "defects": ["D1"], "arm": arm,
+            "rep": rep, "agent": agent, "model": model, "started": f"2025-01-0{rep}T00:00:00Z"}
+
+
+def _outcome(start, caught, status="ok"):
+    return {"schema": 2, "type": "outcome", "start_id": start["start_id"], "probe": PROBE, "version": 1,
+            "arm": start["arm"], "rep": start["rep"], "ended": start["started"], "status": status,
+            "caught": ["D1"] if caught else [], "passed": caught}
+
+
+def write(suite, *samples):
+    """``(agent, model, artifact_sha, arm, rep, caught)`` each, as a start and its outcome."""
+    for agent, model, artifact_sha, arm, rep, caught in samples:
+        start = _record(suite, arm, rep, caught, agent=agent, model=model, artifact_sha=artifact_sha)
+        append_record(suite.runs / "r.jsonl", start, fsync=False)
+        append_record(suite.runs / "r.jsonl", _outcome(start, caught), fsync=False)
+
+
+def report_json(suite, capsys):
+    assert report_main([str(suite.root), "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_different_agents_are_never_pooled(suite, capsys):
+    write(suite,
+          ("a", "m", None, "control", 1, True), ("a", "m", None, "treatment", 1, True),      # ceiling
+          ("b", "m", None, "control", 1, False), ("b", "m", None, "treatment", 1, True),     # window
+          ("c", "m", None, "control", 1, False), ("c", "m", None, "treatment", 1, False),    # floor
+          ("c", "m2", None, "control", 1, False), ("c", "m2", None, "treatment", 1, False))  # floor, another model
+    data = report_json(suite, capsys)
+    rows = {(row["agent"], row["model"]): row for row in data["probes"]}
+    assert set(rows) == {("a", "m"), ("b", "m"), ("c", "m"), ("c", "m2")}
+    assert {key: row["zone"] for key, row in rows.items()} == {
+        ("a", "m"): "ceiling", ("b", "m"): "window", ("c", "m"): "floor", ("c", "m2"): "floor"}
+    assert all(row["arms"]["control"]["reps"] == 1 for row in rows.values())
+    assert "mixed" not in data["zones"]
+    assert report_main([str(suite.root)]) == 0
+    out = capsys.readouterr().out
+    assert "1/4" not in out and re.search(r"euphemized-coverage\s+1\s+b/m\s+0/1 .*window", out)
+
+
+def test_content_edited_without_a_version_bump_is_its_own_flagged_row(suite, capsys):
+    write(suite, *[("a", "m", "0" * 64, arm, rep, arm == "treatment") for arm in ("control", "treatment")
+                   for rep in (1, 2)])
+    write(suite, *[("a", "m", None, arm, rep, True) for arm in ("control", "treatment") for rep in (1, 2)])
+    data = report_json(suite, capsys)
+    assert len(data["probes"]) == 2
+    by_content = {row["content"]: row for row in data["probes"]}
+    assert by_content["edited"]["zone"] == "window" and by_content["edited"]["edited"] is True
+    assert by_content["current"]["zone"] == "ceiling" and by_content["current"]["edited"] is False
+    assert report_main([str(suite.root)]) == 0
+    out = capsys.readouterr().out
+    assert "EDITED WITHOUT A VERSION BUMP" in out
+
+
+def test_every_row_shows_the_evidence_for_separation_and_the_real_rep_count(suite, capsys):
+    write(suite, *[("two", "m", None, "control", rep, False) for rep in (1, 2)],
+          *[("two", "m", None, "treatment", rep, True) for rep in (1, 2)],
+          *[("four", "m", None, "control", rep, False) for rep in (1, 2, 3, 4)],
+          *[("four", "m", None, "treatment", rep, True) for rep in (1, 2, 3, 4)])
+    data = report_json(suite, capsys)
+    rows = {row["agent"]: row for row in data["probes"]}
+    assert rows["two"]["zone"] == rows["four"]["zone"] == "window"
+    assert rows["two"]["separation"]["p_value"] == pytest.approx(1 / 6)
+    assert rows["two"]["separation"]["separated"] is False
+    assert rows["four"]["separation"]["p_value"] == pytest.approx(1 / 70)
+    assert rows["four"]["separation"]["separated"] is True
+    assert "2-4 graded rep(s) per arm" in data["note"] and "do not prove a rate" in data["note"]
+    assert report_main([str(suite.root)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"two/m .*window\s+not separated at this sample \(p=0\.17\)", out)
+    assert re.search(r"four/m .*window\s+separated \(p=0\.0143\)", out)
