@@ -20,12 +20,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..linter.textfile import UnreadableFile, decode_text, normalize_newlines
+from ..linter.textfile import UnreadableFile, decode_text
 from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
 from .convert import Converter, path_of, uri_of
 from .settings import SECTION, config_files, resolve, settings_mapping
 from .state import Changes, WorkspaceState, is_calibration_file
+from .textsync import SkillEvalProtocol, engine_text, split_lines
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,12 @@ class SkillEvalLanguageServer(LanguageServer):
     """The server and its adapter state (buffers, engine states, publishing)."""
 
     def __init__(self) -> None:
-        super().__init__("skill-eval-ls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "skill-eval-ls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=SkillEvalProtocol,
+        )
         self.buffers: dict[Path, str] = {}
         self.versions: dict[Path, int] = {}
         self.states: dict[Path, WorkspaceState] = {}
@@ -128,9 +134,11 @@ class SkillEvalLanguageServer(LanguageServer):
     # -- conversion ----------------------------------------------------------------------
 
     def lines_of(self, path: Path) -> list[str]:
+        """``path``'s lines as the client has them: the open buffer's, split as
+        the LSP splits them, else the file's as the engine decoded it."""
         text = self.buffers.get(path)
         if text is not None:
-            return normalize_newlines(text.lstrip("\ufeff")).split("\n")
+            return split_lines(text)
         state = self.state_for(path, create=False)
         document = state.document(path) if state is not None else None
         return document.lines if document is not None else []
@@ -306,7 +314,7 @@ class SkillEvalLanguageServer(LanguageServer):
             disk = decode_text(path.read_bytes())
         except (OSError, UnreadableFile):
             return True
-        return disk != normalize_newlines(text.lstrip("\ufeff"))
+        return disk != engine_text(text)
 
     def reload_config(self, state: WorkspaceState) -> None:
         state.configure(self.config_for(state.root))
