@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
+import sys
+import threading
 import traceback
 import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -24,6 +28,7 @@ from ..linter.textfile import UnreadableFile, decode_text
 from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
 from .convert import Converter, path_of, uri_of
+from .framing import CHUNK, StdinChunks, serve
 from .settings import SECTION, config_files, resolve, settings_mapping
 from .state import Changes, WorkspaceState, is_calibration_file
 from .textsync import SkillEvalProtocol, engine_text, split_lines
@@ -110,6 +115,72 @@ class SkillEvalLanguageServer(LanguageServer):
     @property
     def watch_support(self) -> bool:
         return bool(self._cap("workspace", "did_change_watched_files", "dynamic_registration"))
+
+    # -- transports ------------------------------------------------------------------
+
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """Serve one client over stdin/stdout; returns the exit status.
+
+        Replaces pygls's reading loop with :func:`.framing.serve`: malformed
+        framing is logged and skipped, or ends the connection, never hangs it."""
+        stdin = stdin or sys.stdin.buffer
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def main() -> bool:
+            chunks = StdinChunks(stdin.fileno(), asyncio.get_running_loop())
+            return await serve(self.protocol, chunks.read, self.report_framing, self._stop_event)
+
+        return self._run(main)
+
+    def start_tcp(self, host: str, port: int) -> int:
+        """Listen on ``host``:``port`` for one client and serve it; returns the
+        exit status. There is no authentication: whoever connects first is the
+        client (see ``skill-eval-ls --help``)."""
+        self._stop_event = threading.Event()
+
+        async def main() -> bool:
+            loop = asyncio.get_running_loop()
+            connected: asyncio.Future = loop.create_future()
+
+            async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                if connected.done():  # one client per server
+                    writer.close()
+                    return
+                connected.set_result((reader, writer))
+
+            listener = await asyncio.start_server(on_client, host, port)
+            for sock in listener.sockets:
+                address = sock.getsockname()
+                announce_tcp(address[0], address[1])
+            reader, writer = await connected
+            listener.close()
+            self.protocol.set_writer(writer)
+            try:
+                return await serve(self.protocol, lambda: reader.read(CHUNK), self.report_framing, self._stop_event)
+            finally:
+                writer.close()
+
+        return self._run(main)
+
+    def _run(self, main: Callable) -> int:
+        try:
+            return 0 if asyncio.run(main()) else 1
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; shutting down")
+            return 1
+        except SystemExit as exit:  # pygls's `exit` handler
+            return exit.code if isinstance(exit.code, int) else 1
+        except KeyboardInterrupt:
+            return 1
+        finally:
+            self.shutdown()
+
+    def report_framing(self, text: str, fatal: bool) -> None:
+        """Log malformed input from the client (the server's log, and the client's)."""
+        message = f"skill-eval-ls: malformed LSP input from the client: {text}"
+        logger.error(message)
+        self.log(message, types.MessageType.Error if fatal else types.MessageType.Warning)
 
     # -- logging and errors ----------------------------------------------------------
 
@@ -440,6 +511,25 @@ class SkillEvalLanguageServer(LanguageServer):
                 return default
 
         return guarded
+
+
+TCP_WARNING = (
+    "there is no authentication: any process that can connect to this address "
+    "is the server's client, and can have it read files and run the agents a workspace's config names"
+)
+
+
+def announce_tcp(host: str, port: int) -> None:
+    """Say where the server listens, and that anyone reaching it may use it
+    (stderr, and the server's log)."""
+    try:
+        loopback = ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    where = "loopback only" if loopback else "NOT loopback: reachable from other machines"
+    message = f"skill-eval-ls: listening on {host}:{port} for one client ({where}); {TCP_WARNING}"
+    logger.warning(message)
+    print(message, file=sys.stderr, flush=True)
 
 
 def create_server() -> SkillEvalLanguageServer:
