@@ -12,7 +12,9 @@ import asyncio
 import functools
 import ipaddress
 import logging
+import os
 import sys
+import time
 import threading
 import traceback
 import uuid
@@ -44,6 +46,19 @@ others (SE501 indexes every artifact), so they run once edits settle instead
 of on every keystroke; the findings of the other rules are published at once."""
 CALIBRATION_DELAY = 1.0
 """Seconds to wait for more eval-run records before re-linting for them."""
+SWEEP_INTERVAL = 5.0
+"""Seconds between two checks of the disk for deleted files and folders when
+the client watches no files (environment: ``SKILL_EVAL_LS_SWEEP_SECONDS``;
+0 turns the sweep off)."""
+SWEEP_ENVIRONMENT = "SKILL_EVAL_LS_SWEEP_SECONDS"
+
+
+def sweep_interval() -> float:
+    """:data:`SWEEP_INTERVAL`, or the environment's ``SKILL_EVAL_LS_SWEEP_SECONDS``."""
+    try:
+        return float(os.environ.get(SWEEP_ENVIRONMENT, SWEEP_INTERVAL))
+    except ValueError:
+        return SWEEP_INTERVAL
 
 WATCHED_GLOBS = (
     "**/probe.json",
@@ -55,6 +70,11 @@ WATCHED_GLOBS = (
     "**/frozen.json",
     "**/evals/runs/**",
 )
+"""Files whose creation, change or deletion the server wants to hear of."""
+DELETED_GLOB = "**/*"
+"""Watched for deletions only: a deleted folder is reported as the folder alone
+(VS Code sends no event for the files that were in it), so every path's
+deletion is asked for; :meth:`WorkspaceState.removed` drops what lay below it."""
 FIX_ALL_KIND = "source.fixAll.skill-eval"
 SHOW_PROBES_COMMAND = "skill-eval.showProbes"
 
@@ -83,6 +103,10 @@ class SkillEvalLanguageServer(LanguageServer):
         self.calibration_handle: asyncio.TimerHandle | None = None
         self.calibration_roots: set[Path] = set()
         self.watching = False
+        self.sweep_interval = sweep_interval()
+        self.sweep_handle: asyncio.TimerHandle | None = None
+        self.sweep_task: asyncio.Future | None = None
+        self.sweep_again = False
         self.config_stamps: dict[Path, tuple] = {}
         self.ready = False
         self.extra_lenses: list[Callable[[str], list[types.CodeLens]]] = []
@@ -277,17 +301,27 @@ class SkillEvalLanguageServer(LanguageServer):
     # -- publishing ------------------------------------------------------------------------
 
     def publish(self, state: WorkspaceState, changes: Changes, extra: set[Path] = frozenset()) -> None:
+        """Send the diagnostics of the files ``changes`` (and ``extra``) name.
+
+        A file is confirmed to exist (or to be an open buffer) before its
+        findings are sent: one that is gone (deleted, or its folder was) gets an
+        empty list if it had any, and leaves the state with its stored findings,
+        re-linting the probes that read it."""
         converter = self.converter
         related = self.related_support
+        gone: set[Path] = set()
         for path in sorted(changes.all() | set(extra)):
-            if path in changes.cleared and not state.diagnostics_for(path):
-                found = []
-            else:
-                found = state.diagnostics_for(path)
+            found = state.diagnostics_for(path)
             if not found and path not in self.published and path not in changes.always and path not in extra:
                 continue
-            if path == state.root or (path not in self.buffers and not path.is_file() and path not in changes.cleared):
+            if path == state.root:
                 continue
+            if path not in self.buffers and not os.path.isfile(path):
+                if path not in changes.cleared:
+                    gone.add(path)
+                if path not in self.published:
+                    continue
+                found = []
             diagnostics = []
             for diagnostic in found:
                 try:
@@ -301,6 +335,8 @@ class SkillEvalLanguageServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri_of(path), diagnostics=diagnostics, version=self.versions.get(path))
             )
+        if gone:
+            self.publish(state, state.removed(gone))
 
     # -- scanning -----------------------------------------------------------------------------
 
@@ -392,18 +428,62 @@ class SkillEvalLanguageServer(LanguageServer):
         self.publish(state, state.relint_all())
 
     def poll_disk(self) -> None:
-        """Without file watching: notice deleted files and config changes at the
-        next document event."""
+        """Without file watching: notice config changes now, and look for
+        deleted files in a sweep that starts at once (at document events: open,
+        save, close)."""
         if self.watching:
             return
         for state in list(self.states.values()):
             if self._stamp(state.root) != self.config_stamps.get(state.root):
                 self.reload_config(state)
-                continue
-            known = state.probes | state.skills | state.specs | state.files_with_diagnostics()
-            gone = {path for path in known if path != state.root and path not in self.buffers and not path.exists()}
-            if gone:
-                self.publish(state, state.removed(gone))
+        self.request_sweep()
+
+    def request_sweep(self) -> None:
+        """Start :meth:`sweep` unless one is running (that one then goes round again)."""
+        if self.sweep_task is not None and not self.sweep_task.done():
+            self.sweep_again = True
+            return
+        self.sweep_task = asyncio.ensure_future(self.guard(self.sweep)())
+
+    async def sweep(self) -> None:
+        """Find the known files that no longer exist (probes, skills, output
+        specs, files with findings) and drop them and their findings.
+
+        The files are checked in a worker thread: ``stat`` releases the GIL,
+        so edits are linted meanwhile (on the reference VM a ``stat`` of a
+        file ~8 folders deep costs ~15 us: ~0.3 s for 10,000 probes)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            self.sweep_again = False
+            for state in list(self.states.values()):
+                known = state.probes | state.skills | state.specs | state.files_with_diagnostics()
+                candidates = [path for path in known if path != state.root and path not in self.buffers]
+                missing = await loop.run_in_executor(None, _missing, candidates)
+                gone = {path for path in missing if path not in self.buffers}
+                if gone and self.states.get(state.root) is state:
+                    self.publish(state, state.removed(gone))
+            if not self.sweep_again:
+                return
+
+    def schedule_sweep(self, delay: float | None = None) -> None:
+        """Sweep now and then when the client watches no files (Neovim 0.11 on
+        Linux): a deleted probe folder's diagnostics go within about
+        :data:`SWEEP_INTERVAL` seconds, without waiting for a document event.
+        A sweep that took long waits longer (50 times its duration), so
+        sweeping costs at most ~2% of a CPU."""
+        if self.watching or self.sweep_interval <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        self.sweep_handle = loop.call_later(self.sweep_interval if delay is None else delay, self._timed_sweep)
+
+    def _timed_sweep(self) -> None:
+        started = time.perf_counter()
+        self.request_sweep()
+
+        def again(_task) -> None:
+            self.schedule_sweep(max(self.sweep_interval, 50 * (time.perf_counter() - started)))
+
+        self.sweep_task.add_done_callback(again)
 
     def on_watched(self, changes: list[types.FileEvent]) -> None:
         config_roots: set[Path] = set()
@@ -452,10 +532,29 @@ class SkillEvalLanguageServer(LanguageServer):
             if state is not None:
                 self.publish(state, state.relint_all())
 
+    @property
+    def relative_pattern_support(self) -> bool:
+        return bool(self._cap("workspace", "did_change_watched_files", "relative_pattern_support"))
+
+    def file_watchers(self) -> list[types.FileSystemWatcher]:
+        """What to watch: :data:`WATCHED_GLOBS` (every kind of change) and
+        :data:`DELETED_GLOB` (deletions, folders included), relative to each
+        workspace folder when the client takes relative patterns, else anywhere
+        in the workspace."""
+        bases: list[str | None] = [None]
+        if self.relative_pattern_support and self.folders():
+            bases = [uri_of(folder) for folder in self.folders()]
+        watchers = []
+        for base in bases:
+            for glob, kind in [*((glob, None) for glob in WATCHED_GLOBS), (DELETED_GLOB, types.WatchKind.Delete)]:
+                pattern = glob if base is None else types.RelativePattern(base_uri=base, pattern=glob)
+                watchers.append(types.FileSystemWatcher(glob_pattern=pattern, kind=kind))
+        return watchers
+
     async def register_watchers(self) -> None:
         if not self.watch_support:
             return
-        watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED_GLOBS]
+        watchers = self.file_watchers()
         registration = types.Registration(
             id=str(uuid.uuid4()),
             method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -467,7 +566,7 @@ class SkillEvalLanguageServer(LanguageServer):
             )
             self.watching = True
         except Exception as error:  # noqa: BLE001 - fall back to polling at events
-            self.log(f"file watching unavailable ({error}); checking the disk at document events instead")
+            self.log(f"file watching unavailable ({error}); checking the disk at document events and every few seconds instead")
 
     async def fetch_settings(self) -> None:
         if not self.configuration_support:
@@ -511,6 +610,12 @@ class SkillEvalLanguageServer(LanguageServer):
                 return default
 
         return guarded
+
+
+def _missing(paths: list[Path]) -> list[Path]:
+    """The ``paths`` that do not exist (run in a worker thread)."""
+    exists = os.path.exists
+    return [path for path in paths if not exists(path)]
 
 
 TCP_WARNING = (
@@ -562,6 +667,7 @@ def create_server() -> SkillEvalLanguageServer:
         for state in ls.states.values():
             ls.publish(state, state.warm_up())
         ls.ready = True
+        ls.schedule_sweep()
 
     @feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams):
