@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skill_eval.server.framing import FATAL, MESSAGE, PROBLEM, FrameDecoder
 
@@ -242,3 +244,47 @@ def test_frame_decoder_does_not_cut_a_message_at_a_header_inside_a_string():
     for step in (1, 3, 4096):
         events = decode(frame(message), step)
         assert events == [(MESSAGE, message)]
+
+
+# -- properties of the decoder -------------------------------------------------------
+
+messages = st.dictionaries(st.sampled_from(["id", "method", "params", "x"]),
+                           st.one_of(st.integers(), st.text(max_size=30), st.lists(st.integers(), max_size=3)),
+                           max_size=4).map(lambda extra: {"jsonrpc": "2.0", **extra})
+garbage = st.binary(max_size=40).filter(lambda data: b"content-length" not in data.lower())
+
+
+def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({0, len(data), *(cut % (len(data) + 1) for cut in cuts)})
+    return [data[a:b] for a, b in zip(points, points[1:])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(garbage, messages), min_size=1, max_size=6), st.lists(st.integers(0, 10_000), max_size=8))
+def test_frame_decoder_delivers_every_message_after_any_garbage(framed, cuts):
+    """Garbage between well-framed messages (anything but a Content-Length
+    header) never costs a message, however the bytes are chunked."""
+    data = b"".join(junk + frame(message) for junk, message in framed)
+    decoder = FrameDecoder()
+    events = [event for chunk in split_at(data, cuts) for event in decoder.feed(chunk)] + decoder.eof()
+    assert [value for kind, value in events if kind == MESSAGE] == [message for _, message in framed]
+    assert not any(kind == FATAL for kind, _ in events)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=300),
+                          st.integers(1, 6000).map(lambda n: b"x" * n),
+                          st.tuples(messages, st.integers(-20, 200)).map(lambda m: frame(m[0], m[1])),
+                          st.just(b"Content-Length: 99999999999\r\n\r\n")), max_size=8),
+       st.lists(st.integers(0, 10_000), max_size=8))
+def test_frame_decoder_ends_and_stays_bounded_on_any_input(pieces, cuts):
+    """Any bytes, any chunking: every call returns, nothing raises, and what
+    waits in the buffer is never more than the largest body allowed (a header
+    line is cut at 512 bytes here)."""
+    decoder = FrameDecoder(max_message=4096, max_header_line=512)
+    for chunk in split_at(b"".join(pieces), cuts):
+        for kind, value in decoder.feed(chunk):
+            assert kind in (MESSAGE, PROBLEM, FATAL)
+        assert len(decoder.buffer) <= 4096  # a body not yet complete, at most
+    decoder.eof()
+    assert decoder.feed(b"Content-Length: 2\r\n\r\n{}") == []  # after the end, nothing more
