@@ -14,8 +14,8 @@ import ipaddress
 import logging
 import os
 import sys
-import time
 import threading
+import time
 import traceback
 import uuid
 from pathlib import Path
@@ -633,7 +633,7 @@ def announce_tcp(host: str, port: int) -> None:
         loopback = host == "localhost"
     where = "loopback only" if loopback else "NOT loopback: reachable from other machines"
     message = f"skill-eval-ls: listening on {host}:{port} for one client ({where}); {TCP_WARNING}"
-    logger.warning(message)
+    logger.info(message)  # the --log-file; stderr gets it below, once
     print(message, file=sys.stderr, flush=True)
 
 

@@ -152,6 +152,11 @@ class LspTextDocument(TextDocument):
     helpers (``offset_at_position``, ``word_at_position``, ...) work on them
     unchanged."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not isinstance(self._position_codec, LspPositionCodec):
+            self._position_codec = LspPositionCodec(self._position_codec.encoding)
+
     @property
     def lines(self) -> Sequence[str]:
         return tuple(split_lines(self.source, keepends=True))
