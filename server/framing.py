@@ -357,4 +357,8 @@ def dispatch(protocol, message: Any, report: Callable[[str, bool], None]) -> Non
             invalid = JsonRpcInvalidRequest()
             protocol._send_response(msg_id, error=ResponseError(code=invalid.code, message=invalid.message))
         return
-    protocol.handle_message(structured)
+    try:
+        protocol.handle_message(structured)
+    except Exception as error:  # noqa: BLE001 - one message must not end the session (as in pygls)
+        logger.exception("cannot handle a message")
+        report(f"cannot handle {message.get('method', 'a response')!r}: {error}", False)
