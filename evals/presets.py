@@ -351,9 +351,27 @@ def _gemini_files(model: str | None, env: Mapping[str, str]) -> dict[str, str]:
     return {".gemini/settings.json": json.dumps(settings, indent=2) + "\n"}
 
 
+OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin"
+
+
 def _opencode_files(model: str | None, env: Mapping[str, str]) -> dict[str, str]:
-    return {".config/opencode/opencode.json": json.dumps(
-        {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled"}, indent=2) + "\n"}
+    """The global config, and a config folder that reads as already holding
+    ``@opencode-ai/plugin``: OpenCode otherwise installs that package from the
+    npm registry into every config folder it finds, in the background, on
+    every start with a fresh home (it checks for ``node_modules/`` and for the
+    package in ``package-lock.json``, nothing more). A fresh home has no
+    custom tools or plugins that would import it."""
+    config = ".config/opencode/"
+    dependencies = {OPENCODE_PLUGIN_PACKAGE: "*"}
+    return {
+        config + "opencode.json": json.dumps(
+            {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled"}, indent=2) + "\n",
+        config + "package.json": json.dumps({"private": True, "dependencies": dependencies}, indent=2) + "\n",
+        config + "package-lock.json": json.dumps(
+            {"lockfileVersion": 3, "packages": {"": {"dependencies": dependencies}}}, indent=2) + "\n",
+        config + "node_modules/.skill-eval": "OpenCode's plugin package is not installed in this fresh home.\n",
+        config + ".gitignore": "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore\n",
+    }
 
 
 PRESETS: dict[str, Preset] = {
@@ -397,7 +415,7 @@ PRESETS: dict[str, Preset] = {
         prompt_args=("--", "{prompt}"),
         env={"OPENCODE_DISABLE_AUTOUPDATE": "true", "OPENCODE_DISABLE_MODELS_FETCH": "true",
              "OPENCODE_DISABLE_DEFAULT_PLUGINS": "true", "OPENCODE_DISABLE_SHARE": "true"},
-        skills_folder=".opencode/skills", home_files=_opencode_files, parse=parse_opencode,
+        skills_folder=".agents/skills", home_files=_opencode_files, parse=parse_opencode,
         docs="docs/harnesses/opencode.md", needs_on_path=("rg",),
     ),
 }

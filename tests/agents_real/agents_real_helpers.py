@@ -145,6 +145,8 @@ class Run:
     duration: float
     url: str
     requests: list[dict] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    """The host names the run looked up (the namespace's only DNS server logs them)."""
 
     def texts(self) -> list[str]:
         """Each logged request's body as JSON text."""
@@ -155,7 +157,7 @@ class Run:
 
     def describe(self) -> str:
         return (f"{self.preset}: status {self.status}, exit {self.exit_code}, {self.duration:.1f} s, "
-                f"{len(self.requests)} requests\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}")
+                f"{len(self.requests)} requests, names looked up: {sorted(set(self.names))}\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}")
 
 
 def run_harness(
@@ -182,6 +184,7 @@ def run_harness(
         "launch": {"argv": list(launch.argv), "env": dict(launch.env), "cwd": str(launch.cwd), "stdin": launch.stdin},
         "script": script or {}, "endpoint": endpoint, "timeout": timeout,
         "log": str(work / "requests.jsonl"), "result": str(work / "result.json"),
+        "names_log": str(work / "names.jsonl"),
     }
     (work / "spec.json").write_text(json.dumps(spec), "utf-8")
     command = ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
@@ -197,7 +200,8 @@ def run_harness(
     result = json.loads(result_path.read_text("utf-8"))
     if result["status"] == "refused":
         pytest.fail(result["error"])
-    log = work / "requests.jsonl"
+    log, names = work / "requests.jsonl", work / "names.jsonl"
     requests = [json.loads(line) for line in log.read_text("utf-8").splitlines()] if log.exists() else []
+    looked_up = [json.loads(line)["name"] for line in names.read_text("utf-8").splitlines()] if names.exists() else []
     return Run(preset, launch, result["status"], result.get("exit_code"), result.get("stdout", ""),
-               result.get("stderr", ""), result["duration"], result["url"], requests)
+               result.get("stderr", ""), result["duration"], result["url"], requests, looked_up)

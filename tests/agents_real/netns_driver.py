@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -57,6 +58,53 @@ def unreachable_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+class NameLog:
+    """A DNS server on 127.0.0.1:53 that logs each name asked for and answers
+    NXDOMAIN at once; ``/etc/resolv.conf`` is bind-mounted (in this mount
+    namespace only) to point at it. A harness that looks up no name sends no
+    telemetry, update check or download anywhere: its only endpoint is the
+    stand-in, given by address."""
+
+    def __init__(self, log_path: Path, work: Path) -> None:
+        self.log_path = log_path
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 53))
+        resolv = work / "resolv.conf"
+        resolv.write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
+        subprocess.run(["mount", "--bind", str(resolv), "/etc/resolv.conf"], check=True)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                packet, peer = self.socket.recvfrom(4096)
+            except OSError:
+                return
+            name, end = _question(packet)
+            with self.log_path.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"name": name}) + "\n")
+            if end:
+                flags = 0x8183  # a response, recursion desired and available, NXDOMAIN
+                reply = packet[:2] + flags.to_bytes(2, "big") + packet[4:6] + b"\0\0\0\0\0\0" + packet[12:end]
+                self.socket.sendto(reply, peer)
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def _question(packet: bytes) -> tuple[str, int]:
+    """The first question's name and where the question ends (0 if malformed)."""
+    labels, offset = [], 12
+    while offset < len(packet):
+        length = packet[offset]
+        if length == 0:
+            return ".".join(labels), offset + 5
+        labels.append(packet[offset + 1:offset + 1 + length].decode("ascii", errors="replace"))
+        offset += 1 + length
+    return ".".join(labels), 0
+
+
 def _fill(value: str, url: str) -> str:
     return value.replace("{standin}", url)
 
@@ -64,6 +112,7 @@ def _fill(value: str, url: str) -> str:
 def run(spec: dict) -> dict:
     require_loopback_only()
     script = Script(**spec.get("script", {}))
+    names = NameLog(Path(spec["names_log"]), Path(spec["result"]).parent) if spec.get("names_log") else None
     standin = None
     if spec.get("endpoint", "standin") == "unreachable":
         url = unreachable_url()
@@ -98,6 +147,8 @@ def run(spec: dict) -> dict:
         result["duration"] = round(time.monotonic() - clock, 3)
         if standin is not None:
             standin.stop()
+        if names is not None:
+            names.close()
     return result
 
 

@@ -98,6 +98,18 @@ def test_the_treatment_gets_the_skill_and_the_control_does_not(preset: str, tmp_
             assert parsed.cost_usd == pytest.approx(expected), (parsed, reported)
     assert len(treatment.model_requests()) > len(control.model_requests())
 
+    # No host name was looked up: no telemetry, update check or download (the
+    # namespace's only DNS server logs every name asked for).
+    assert control.names == [] and treatment.names == [], (control.names, treatment.names)
+    # The harness left the project as it was given: the arms still differ by the skill alone.
+    def files(folder: Path) -> set[str]:
+        return {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+
+    skill_files = {f"{treatment.launch.skill_dir.relative_to(treatment.launch.cwd).as_posix()}/{name}"
+                   for name in files(treatment.launch.skill_dir)}
+    assert files(control.launch.cwd) == {"question.md"}
+    assert files(treatment.launch.cwd) == {"question.md"} | skill_files
+
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_a_prompt_that_looks_like_a_flag_reaches_the_model_verbatim(preset: str, tmp_path: Path) -> None:
