@@ -104,7 +104,11 @@ class Preset:
 @dataclass(frozen=True)
 class Launch:
     """What the executor runs for one start: ``argv`` in ``cwd`` with ``env``,
-    standard input from the file ``stdin`` (``/dev/null``)."""
+    standard input from the file ``stdin`` (``/dev/null``).
+
+    ``env`` is the whole environment, not additions: merging it over the
+    runner's own would bring back what the isolation dropped
+    (``CLAUDE_CONFIG_DIR``, ``GIT_DIR``...)."""
 
     argv: tuple[str, ...]
     env: Mapping[str, str]
