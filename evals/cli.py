@@ -101,7 +101,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                   "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
         probes = preflight.probes
         if not args.skip_check:
-            mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
+            mismatched = [r for probe in probes for r in check_probe(probe, workspace.root) if not r.ok]
             if mismatched:
                 for result in mismatched:
                     print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
@@ -292,7 +292,7 @@ def check_main(argv: Sequence[str] | None = None) -> int:
     checked = mismatched = 0
     without = []
     for probe in probes:
-        results = check_probe(probe)
+        results = check_probe(probe, workspace.root)
         if not results:
             without.append(f"{probe.probe_id} v{probe.version}")
             continue
