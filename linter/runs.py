@@ -72,7 +72,10 @@ _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"')
 """How a torn outcome or plan line begins (:func:`encode_record` keeps these keys first)."""
 _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
-                 "error", "stderr_tail", "truncated")
+                 "error", "stderr_tail", "truncated",
+                 # a preset agent's output and usage, a judge's grading errors (docs/format.md)
+                 "output_file", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "agent_duration_s", "turns",
+                 "grading_errors")
 
 
 def sha256_bytes(data: bytes) -> str:
