@@ -321,6 +321,8 @@ def _schema_problems(data: Any) -> Iterator[SchemaProblem]:
             reason = ""
             if "allOf" in error.schema_path:
                 reason = " for a band probe" if name == "band" else " for a tier-2 probe"
+            elif name == "caught_when":
+                reason = " (or a `judge`): the discriminator"
             yield SchemaProblem(f"missing required key `{name}`{reason}", where, "object")
         elif error.validator in ("anyOf", "oneOf") and "caught_when" in error.absolute_path:
             yield SchemaProblem(f"invalid expectation {json.dumps(error.instance)[:60]}: {_EXPECTATION_HELP}", where)
