@@ -64,8 +64,9 @@ class JudgeSpec:
     timeout: float = DEFAULT_TIMEOUT
 
     @property
-    def program(self) -> str:
-        return self.command[0]
+    def name(self) -> str:
+        """The command as probe.json writes it, for messages."""
+        return " ".join(self.command)
 
 
 def judge_spec(defect: Mapping[str, Any]) -> JudgeSpec | None:
@@ -124,18 +125,20 @@ def judge_input(probe: Any, defect: Mapping[str, Any], text: str, fields: Mappin
 
 
 def run_judge(argv: list[str], payload: Mapping[str, Any], *, cwd: Path, timeout: float,
-              env: Mapping[str, str] | None = None) -> tuple[bool, str]:
-    """Run one judge on ``payload``: ``(caught, reason)``, or :class:`JudgeError`."""
+              env: Mapping[str, str] | None = None, name: str | None = None) -> tuple[bool, str]:
+    """Run one judge on ``payload``: ``(caught, reason)``, or :class:`JudgeError`
+    (whose message names the judge by ``name``, default its argv)."""
     from .executor import _communicate, _kill_group, _tail
 
-    name = Path(argv[0]).name
+    name = name or " ".join(argv)
+    name = name if len(name) <= 120 else name[:117] + "..."
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     try:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    cwd=os.fspath(cwd), env=dict(os.environ if env is None else env),
                                    start_new_session=True)
     except OSError as error:
-        raise JudgeError(f"the judge {name!r} cannot start: {error.strerror or error}") from None
+        raise JudgeError(f"the judge `{name}` cannot start: {error.strerror or error}") from None
     try:
         stdout, stderr, truncated, timed_out = _communicate(process, data, time.monotonic() + timeout, MAX_JUDGE_OUTPUT)
     finally:
@@ -147,11 +150,11 @@ def run_judge(argv: list[str], payload: Mapping[str, Any], *, cwd: Path, timeout
     said = _tail(stderr).strip()
     said = f" (stderr: {said[-300:]})" if said else ""
     if timed_out:
-        raise JudgeError(f"the judge {name!r} gave no verdict within {timeout:g} s; killed")
+        raise JudgeError(f"the judge `{name}` gave no verdict within {timeout:g} s; killed")
     if process.returncode != 0:
-        raise JudgeError(f"the judge {name!r} exited with status {process.returncode}{said}")
+        raise JudgeError(f"the judge `{name}` exited with status {process.returncode}{said}")
     if truncated:
-        raise JudgeError(f"the judge {name!r} printed over {MAX_JUDGE_OUTPUT} bytes; a verdict is one JSON object")
+        raise JudgeError(f"the judge `{name}` printed over {MAX_JUDGE_OUTPUT} bytes; a verdict is one JSON object")
     text = stdout.decode("utf-8", errors="replace").strip()
     try:
         verdict = json.loads(text)
@@ -159,7 +162,7 @@ def run_judge(argv: list[str], payload: Mapping[str, Any], *, cwd: Path, timeout
         verdict = None
     if not isinstance(verdict, dict) or not isinstance(verdict.get("caught"), bool):
         shown = text[:200] + ("..." if len(text) > 200 else "")
-        raise JudgeError(f"the judge {name!r} printed {shown!r}, not a verdict: print one JSON object such as "
+        raise JudgeError(f"the judge `{name}` printed {shown!r}, not a verdict: print one JSON object such as "
                          f"{{\"caught\": true, \"reason\": \"...\"}}{said}")
     reason = verdict.get("reason")
     return verdict["caught"], reason if isinstance(reason, str) else ""
@@ -180,7 +183,7 @@ class ProbeJudge:
             raise JudgeError("the defect has no judge")
         argv = resolve_command(spec, self.probe.folder, self.workspace)
         return run_judge(argv, judge_input(self.probe, defect, text, fields), cwd=self.probe.folder,
-                         timeout=spec.timeout, env=self.env)
+                         timeout=spec.timeout, env=self.env, name=spec.name)
 
 
 def judge_problems(probe: Any, workspace: Path | None = None) -> list[str]:
