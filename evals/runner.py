@@ -901,7 +901,7 @@ class Runner:
         text = outcome.stdout.decode("utf-8", errors="replace")
         stem = ["answers", probe.probe_id, f"v{int(probe.version)}", f"{start.arm}-r{int(start.rep)}-{job.job_id[:12]}"]
         if harness is not None:
-            usage = harness.usage()
+            usage = harness.usage() if outcome.status in ("ok", "error") else {}  # a killed harness reported nothing
             if "duration_s" in usage:
                 usage["agent_duration_s"] = usage.pop("duration_s")
             record.update(usage)
