@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from ._cached import cached_property
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from .config import Config
 from .markdown import Heading, MarkdownDocument, Window, parse_markdown
@@ -296,23 +296,39 @@ class LintSession:
         The language server keeps one session per workspace root and calls this
         instead of re-reading the whole workspace on every edit.
         """
-        self._documents.pop(path, None)
-        self._raw.pop(path, None)
-        self._skills.pop(path, None)
-        self._output_specs.pop(path, None)
-        walked = path.name in (SKILL_FILE, OUTPUT_SPEC_FILE)
+        self.forget_many((path,))
+
+    def forget_many(self, paths: Iterable[Path]) -> None:
+        """:meth:`forget` each of ``paths``, in one pass over the caches (a
+        deleted folder of 1,000 probes forgets ~2,000 files: one pass each over
+        the ~10,000 probes of a large workspace took minutes)."""
+        paths = set(paths)
+        if not paths:
+            return
+        for path in paths:
+            self._documents.pop(path, None)
+            self._raw.pop(path, None)
+            self._skills.pop(path, None)
+            self._output_specs.pop(path, None)
+        walked = [path.parent for path in paths if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE)]
         if walked:
             self._output_specs.clear()
             self._nearest.clear()
         for memo in (self._resolved, self._resolved_found):
-            for key in [key for key, found in memo.items() if found == path or getattr(found, "path", None) == path]:
+            for key in [key for key, found in memo.items() if found in paths or getattr(found, "path", None) in paths]:
                 del memo[key]
+        walked_below = tuple(str(folder) + os.sep for folder in walked)
         for key, probe in list(self._probes.items()):
             cached = probe.__dict__
-            refs = {key, cached.get("artifact_ref"), cached.get("skill_ref"), cached.get("output_spec_ref")}
-            if path in refs or (walked and (path.parent == probe.folder or path.parent in probe.folder.parents)):
+            if (
+                key in paths
+                or cached.get("artifact_ref") in paths
+                or cached.get("skill_ref") in paths
+                or cached.get("output_spec_ref") in paths
+                or (walked_below and (str(probe.folder) + os.sep).startswith(walked_below))
+            ):
                 del self._probes[key]
-        if path.name == PROBE_FILE:
+        if any(path.name == PROBE_FILE for path in paths):
             self.__dict__.pop("all_probe_paths", None)
 
 

@@ -1,7 +1,8 @@
 """``skill-eval-ls`` / ``skill-eval serve`` / ``python -m skill_eval.server``.
 
-LSP over stdio by default, or ``--tcp HOST:PORT``. pygls is imported only
-after the arguments are parsed, so ``--version`` and usage errors stay fast.
+LSP over stdio by default, or ``--tcp [HOST:]PORT`` (host 127.0.0.1 unless
+given; no authentication). pygls is imported only after the arguments are
+parsed, so ``--version`` and usage errors stay fast.
 """
 
 from __future__ import annotations
@@ -16,10 +17,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"skill-eval-ls: {message} (see --help)\n")
 
 
+LOOPBACK = "127.0.0.1"
+"""Where ``--tcp PORT`` listens: this machine only."""
+
+
 def _host_port(text: str) -> tuple[str, int]:
+    """``PORT`` (on :data:`LOOPBACK`) or ``HOST:PORT``; port 0 picks a free port."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT (e.g. 127.0.0.1:2087), got {text!r}")
+    if not sep:
+        host = LOOPBACK
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # [::1]:2087
+    if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected PORT or HOST:PORT (e.g. 2087 or 127.0.0.1:2087), got {text!r}")
     return host, int(port)
 
 
@@ -27,7 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="skill-eval-ls", description="The skill-eval language server (LSP).")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
-    mode.add_argument("--tcp", type=_host_port, metavar="HOST:PORT", help="listen for one client on HOST:PORT")
+    mode.add_argument(
+        "--tcp",
+        type=_host_port,
+        metavar="[HOST:]PORT",
+        help=(
+            f"listen for one client on PORT of {LOOPBACK} (or of HOST; port 0: any free port, printed on stderr). "
+            "There is NO AUTHENTICATION: any process that can connect is the client, and can have the server "
+            "read files and run the agents a workspace's config names. Prefer stdio; never listen on a "
+            "non-loopback HOST on a shared network."
+        ),
+    )
     parser.add_argument("--log-file", help="write the server's own log to this file")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
@@ -50,10 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     server = create_server()
     if args.tcp:
         host, port = args.tcp
-        server.start_tcp(host, port)
-    else:
-        server.start_io()
-    return 0
+        return server.start_tcp(host, port)
+    return server.start_io()
 
 
 if __name__ == "__main__":

@@ -2,9 +2,15 @@
 
 Engine spans are 1-based lines and 1-based columns counted in Unicode code
 points, end exclusive; LSP positions are 0-based with the character counted in
-the negotiated encoding (utf-8, utf-16 or utf-32). The conversion uses pygls's
-:class:`~pygls.workspace.PositionCodec` over the file's lines as the engine
-decoded them (the open buffer's text, when there is one).
+the negotiated encoding (utf-8, utf-16 or utf-32). Both count lines alike: the
+engine splits its decoded text at LF only, after turning CRLF and CR into LF,
+and the LSP breaks lines at LF, CRLF and CR only (never at U+2028, U+2029,
+U+0085 or a form feed). The one difference is a byte-order mark at the start
+of an open buffer, which the engine drops: the first line's columns then
+differ by one. The conversion counts units with
+:class:`~.textsync.LspPositionCodec` over the client's lines (the open
+buffer's, else the file's as the engine decoded it, which is what an editor
+shows).
 """
 
 from __future__ import annotations
@@ -14,12 +20,12 @@ from typing import Callable, Sequence
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
-from pygls.workspace import PositionCodec
 
 from ..linter.diagnostics import Diagnostic, Severity, TextEdit
 from ..linter.rules import get_rule
 from ..linter.textfile import Position, Span
 from ..linter.workspace import absolute
+from .textsync import LspPositionCodec
 
 SOURCE = "skill-eval"
 
@@ -30,7 +36,9 @@ SEVERITIES = {
 }
 
 LinesOf = Callable[[Path], Sequence[str]]
-"""Returns a file's lines (without line breaks) as the engine decoded them."""
+"""Returns a file's lines as the client has them, without line breaks."""
+
+BYTE_ORDER_MARK = "\ufeff"
 
 
 def uri_of(path: Path) -> str:
@@ -46,36 +54,51 @@ def path_of(uri: str) -> Path | None:
 
 
 class Converter:
-    """Position conversion for one negotiated encoding."""
+    """Position conversion for one negotiated encoding.
 
-    def __init__(self, codec: PositionCodec, lines_of: LinesOf) -> None:
+    A converter remembers each file's lines the first time it needs them: make
+    one per batch of work (a publish, a request), not one for the server's
+    life."""
+
+    def __init__(self, codec: LspPositionCodec, lines_of: LinesOf) -> None:
         self.codec = codec
         self.lines_of = lines_of
+        self._lines: dict[Path, Sequence[str]] = {}
 
-    def position(self, path: Path, position: Position, lines: Sequence[str] | None = None) -> types.Position:
-        lines = self.lines_of(path) if lines is None else lines
+    def client_lines(self, path: Path) -> Sequence[str]:
+        lines = self._lines.get(path)
+        if lines is None:
+            lines = self._lines[path] = self.lines_of(path)
+        return lines
+
+    def position(self, path: Path, position: Position) -> types.Position:
+        """An engine position in ``path`` as an LSP position."""
+        lines = self.client_lines(path)
         line = max(position.line - 1, 0)
         character = max(position.column - 1, 0)
         if line >= len(lines):
             return types.Position(line=line, character=character)
         text = lines[line]
-        character = min(character, len(text))
-        return self.codec.position_to_client_units(lines, types.Position(line=line, character=character))
+        if line == 0 and text.startswith(BYTE_ORDER_MARK):
+            character += 1  # the engine dropped the mark the buffer holds
+        return types.Position(line=line, character=self.codec.units(text, min(character, len(text))))
 
     def range(self, span: Span) -> types.Range:
-        lines = self.lines_of(span.path)
-        return types.Range(start=self.position(span.path, span.start, lines), end=self.position(span.path, span.end, lines))
+        return types.Range(start=self.position(span.path, span.start), end=self.position(span.path, span.end))
 
     def location(self, span: Span) -> types.Location:
         return types.Location(uri=uri_of(span.path), range=self.range(span))
 
     def engine_position(self, path: Path, position: types.Position) -> Position:
         """An LSP position in ``path`` as a 1-based engine position (code points)."""
-        lines = self.lines_of(path)
+        lines = self.client_lines(path)
         if position.line >= len(lines):
             return Position(position.line + 1, position.character + 1)
-        server = self.codec.position_from_client_units(lines, types.Position(line=position.line, character=position.character))
-        return Position(server.line + 1, server.character + 1)
+        text = lines[position.line]
+        character = self.codec.code_points(text, position.character)
+        if position.line == 0 and text.startswith(BYTE_ORDER_MARK):
+            character = max(character - 1, 0)
+        return Position(position.line + 1, character + 1)
 
     def text_edit(self, edit: TextEdit) -> types.TextEdit:
         return types.TextEdit(range=self.range(edit.span), new_text=edit.new_text)

@@ -23,10 +23,11 @@ from ..linter.outputspec import OutputSpec, parse_output_spec
 from ..linter.probejson import pointer, probe_schema
 from ..linter.quotes import find_quote
 from ..linter.rules import get_rule
-from ..linter.textfile import Position, Span, TextDocument, normalize_newlines
+from ..linter.textfile import Position, Span, TextDocument
 from ..linter.workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE
 from .convert import contains, overlaps, path_of, uri_of
 from .jsoncursor import JsonCursor, locate
+from .textsync import engine_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server import SkillEvalLanguageServer
@@ -55,12 +56,7 @@ class Place:
         return uri_of(self.path)
 
     def lsp_range(self, start: int, end: int) -> types.Range:
-        span = self.document.span(start, end)
-        lines = self.document.lines
-        converter = self.ls.converter
-        return types.Range(
-            start=converter.position(self.path, span.start, lines), end=converter.position(self.path, span.end, lines)
-        )
+        return self.ls.converter.range(self.document.span(start, end))
 
     def cursor(self) -> JsonCursor | None:
         return locate(self.document.text, self.offset) if self.path.name == PROBE_FILE else None
@@ -73,7 +69,7 @@ def place(ls: "SkillEvalLanguageServer", uri: str, position: types.Position) -> 
     state = ls.state_for(path)
     text = ls.buffers.get(path)
     if text is not None:
-        document = TextDocument(path, normalize_newlines(text.lstrip("\ufeff")))
+        document = TextDocument(path, engine_text(text))
     else:
         document = state.document(path)
         if document is None:
@@ -111,7 +107,7 @@ def load_text(ls: "SkillEvalLanguageServer", state: "WorkspaceState", path: Path
         return None
     text = ls.buffers.get(path)
     if text is not None:
-        return TextDocument(path, normalize_newlines(text.lstrip("\ufeff")))
+        return TextDocument(path, engine_text(text))
     return state.document(path)
 
 

@@ -10,22 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
+import os
+import sys
+import threading
+import time
 import traceback
 import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..linter.textfile import UnreadableFile, decode_text, normalize_newlines
+from ..linter.textfile import UnreadableFile, decode_text
 from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
 from .convert import Converter, path_of, uri_of
+from .framing import CHUNK, StdinChunks, serve
 from .settings import SECTION, config_files, resolve, settings_mapping
 from .state import Changes, WorkspaceState, is_calibration_file
+from .textsync import SkillEvalProtocol, engine_text, split_lines
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +46,19 @@ others (SE501 indexes every artifact), so they run once edits settle instead
 of on every keystroke; the findings of the other rules are published at once."""
 CALIBRATION_DELAY = 1.0
 """Seconds to wait for more eval-run records before re-linting for them."""
+SWEEP_INTERVAL = 5.0
+"""Seconds between two checks of the disk for deleted files and folders when
+the client watches no files (environment: ``SKILL_EVAL_LS_SWEEP_SECONDS``;
+0 turns the sweep off)."""
+SWEEP_ENVIRONMENT = "SKILL_EVAL_LS_SWEEP_SECONDS"
+
+
+def sweep_interval() -> float:
+    """:data:`SWEEP_INTERVAL`, or the environment's ``SKILL_EVAL_LS_SWEEP_SECONDS``."""
+    try:
+        return float(os.environ.get(SWEEP_ENVIRONMENT, SWEEP_INTERVAL))
+    except ValueError:
+        return SWEEP_INTERVAL
 
 WATCHED_GLOBS = (
     "**/probe.json",
@@ -49,6 +70,11 @@ WATCHED_GLOBS = (
     "**/frozen.json",
     "**/evals/runs/**",
 )
+"""Files whose creation, change or deletion the server wants to hear of."""
+DELETED_GLOB = "**/*"
+"""Watched for deletions only: a deleted folder is reported as the folder alone
+(VS Code sends no event for the files that were in it), so every path's
+deletion is asked for; :meth:`WorkspaceState.removed` drops what lay below it."""
 FIX_ALL_KIND = "source.fixAll.skill-eval"
 SHOW_PROBES_COMMAND = "skill-eval.showProbes"
 
@@ -57,7 +83,12 @@ class SkillEvalLanguageServer(LanguageServer):
     """The server and its adapter state (buffers, engine states, publishing)."""
 
     def __init__(self) -> None:
-        super().__init__("skill-eval-ls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "skill-eval-ls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=SkillEvalProtocol,
+        )
         self.buffers: dict[Path, str] = {}
         self.versions: dict[Path, int] = {}
         self.states: dict[Path, WorkspaceState] = {}
@@ -72,6 +103,10 @@ class SkillEvalLanguageServer(LanguageServer):
         self.calibration_handle: asyncio.TimerHandle | None = None
         self.calibration_roots: set[Path] = set()
         self.watching = False
+        self.sweep_interval = sweep_interval()
+        self.sweep_handle: asyncio.TimerHandle | None = None
+        self.sweep_task: asyncio.Future | None = None
+        self.sweep_again = False
         self.config_stamps: dict[Path, tuple] = {}
         self.ready = False
         self.extra_lenses: list[Callable[[str], list[types.CodeLens]]] = []
@@ -105,6 +140,72 @@ class SkillEvalLanguageServer(LanguageServer):
     def watch_support(self) -> bool:
         return bool(self._cap("workspace", "did_change_watched_files", "dynamic_registration"))
 
+    # -- transports ------------------------------------------------------------------
+
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """Serve one client over stdin/stdout; returns the exit status.
+
+        Replaces pygls's reading loop with :func:`.framing.serve`: malformed
+        framing is logged and skipped, or ends the connection, never hangs it."""
+        stdin = stdin or sys.stdin.buffer
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def main() -> bool:
+            chunks = StdinChunks(stdin.fileno(), asyncio.get_running_loop())
+            return await serve(self.protocol, chunks.read, self.report_framing, self._stop_event)
+
+        return self._run(main)
+
+    def start_tcp(self, host: str, port: int) -> int:
+        """Listen on ``host``:``port`` for one client and serve it; returns the
+        exit status. There is no authentication: whoever connects first is the
+        client (see ``skill-eval-ls --help``)."""
+        self._stop_event = threading.Event()
+
+        async def main() -> bool:
+            loop = asyncio.get_running_loop()
+            connected: asyncio.Future = loop.create_future()
+
+            async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                if connected.done():  # one client per server
+                    writer.close()
+                    return
+                connected.set_result((reader, writer))
+
+            listener = await asyncio.start_server(on_client, host, port)
+            for sock in listener.sockets:
+                address = sock.getsockname()
+                announce_tcp(address[0], address[1])
+            reader, writer = await connected
+            listener.close()
+            self.protocol.set_writer(writer)
+            try:
+                return await serve(self.protocol, lambda: reader.read(CHUNK), self.report_framing, self._stop_event)
+            finally:
+                writer.close()
+
+        return self._run(main)
+
+    def _run(self, main: Callable) -> int:
+        try:
+            return 0 if asyncio.run(main()) else 1
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; shutting down")
+            return 1
+        except SystemExit as exit:  # pygls's `exit` handler
+            return exit.code if isinstance(exit.code, int) else 1
+        except KeyboardInterrupt:
+            return 1
+        finally:
+            self.shutdown()
+
+    def report_framing(self, text: str, fatal: bool) -> None:
+        """Log malformed input from the client (the server's log, and the client's)."""
+        message = f"skill-eval-ls: malformed LSP input from the client: {text}"
+        logger.error(message)
+        self.log(message, types.MessageType.Error if fatal else types.MessageType.Warning)
+
     # -- logging and errors ----------------------------------------------------------
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -128,9 +229,11 @@ class SkillEvalLanguageServer(LanguageServer):
     # -- conversion ----------------------------------------------------------------------
 
     def lines_of(self, path: Path) -> list[str]:
+        """``path``'s lines as the client has them: the open buffer's, split as
+        the LSP splits them, else the file's as the engine decoded it."""
         text = self.buffers.get(path)
         if text is not None:
-            return normalize_newlines(text.lstrip("\ufeff")).split("\n")
+            return split_lines(text)
         state = self.state_for(path, create=False)
         document = state.document(path) if state is not None else None
         return document.lines if document is not None else []
@@ -198,17 +301,27 @@ class SkillEvalLanguageServer(LanguageServer):
     # -- publishing ------------------------------------------------------------------------
 
     def publish(self, state: WorkspaceState, changes: Changes, extra: set[Path] = frozenset()) -> None:
+        """Send the diagnostics of the files ``changes`` (and ``extra``) name.
+
+        A file is confirmed to exist (or to be an open buffer) before its
+        findings are sent: one that is gone (deleted, or its folder was) gets an
+        empty list if it had any, and leaves the state with its stored findings,
+        re-linting the probes that read it."""
         converter = self.converter
         related = self.related_support
+        gone: set[Path] = set()
         for path in sorted(changes.all() | set(extra)):
-            if path in changes.cleared and not state.diagnostics_for(path):
-                found = []
-            else:
-                found = state.diagnostics_for(path)
+            found = state.diagnostics_for(path)
             if not found and path not in self.published and path not in changes.always and path not in extra:
                 continue
-            if path == state.root or (path not in self.buffers and not path.is_file() and path not in changes.cleared):
+            if path == state.root:
                 continue
+            if path not in self.buffers and not os.path.isfile(path):
+                if path not in changes.cleared:
+                    gone.add(path)
+                if path not in self.published:
+                    continue
+                found = []
             diagnostics = []
             for diagnostic in found:
                 try:
@@ -222,6 +335,8 @@ class SkillEvalLanguageServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri_of(path), diagnostics=diagnostics, version=self.versions.get(path))
             )
+        if gone:
+            self.publish(state, state.removed(gone))
 
     # -- scanning -----------------------------------------------------------------------------
 
@@ -306,25 +421,69 @@ class SkillEvalLanguageServer(LanguageServer):
             disk = decode_text(path.read_bytes())
         except (OSError, UnreadableFile):
             return True
-        return disk != normalize_newlines(text.lstrip("\ufeff"))
+        return disk != engine_text(text)
 
     def reload_config(self, state: WorkspaceState) -> None:
         state.configure(self.config_for(state.root))
         self.publish(state, state.relint_all())
 
     def poll_disk(self) -> None:
-        """Without file watching: notice deleted files and config changes at the
-        next document event."""
+        """Without file watching: notice config changes now, and look for
+        deleted files in a sweep that starts at once (at document events: open,
+        save, close)."""
         if self.watching:
             return
         for state in list(self.states.values()):
             if self._stamp(state.root) != self.config_stamps.get(state.root):
                 self.reload_config(state)
-                continue
-            known = state.probes | state.skills | state.specs | state.files_with_diagnostics()
-            gone = {path for path in known if path != state.root and path not in self.buffers and not path.exists()}
-            if gone:
-                self.publish(state, state.removed(gone))
+        self.request_sweep()
+
+    def request_sweep(self) -> None:
+        """Start :meth:`sweep` unless one is running (that one then goes round again)."""
+        if self.sweep_task is not None and not self.sweep_task.done():
+            self.sweep_again = True
+            return
+        self.sweep_task = asyncio.ensure_future(self.guard(self.sweep)())
+
+    async def sweep(self) -> None:
+        """Find the known files that no longer exist (probes, skills, output
+        specs, files with findings) and drop them and their findings.
+
+        The files are checked in a worker thread: ``stat`` releases the GIL,
+        so edits are linted meanwhile (on the reference VM a ``stat`` of a
+        file ~8 folders deep costs ~15 us: ~0.3 s for 10,000 probes)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            self.sweep_again = False
+            for state in list(self.states.values()):
+                known = state.probes | state.skills | state.specs | state.files_with_diagnostics()
+                candidates = [path for path in known if path != state.root and path not in self.buffers]
+                missing = await loop.run_in_executor(None, _missing, candidates)
+                gone = {path for path in missing if path not in self.buffers}
+                if gone and self.states.get(state.root) is state:
+                    self.publish(state, state.removed(gone))
+            if not self.sweep_again:
+                return
+
+    def schedule_sweep(self, delay: float | None = None) -> None:
+        """Sweep now and then when the client watches no files (Neovim 0.11 on
+        Linux): a deleted probe folder's diagnostics go within about
+        :data:`SWEEP_INTERVAL` seconds, without waiting for a document event.
+        A sweep that took long waits longer (50 times its duration), so
+        sweeping costs at most ~2% of a CPU."""
+        if self.watching or self.sweep_interval <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        self.sweep_handle = loop.call_later(self.sweep_interval if delay is None else delay, self._timed_sweep)
+
+    def _timed_sweep(self) -> None:
+        started = time.perf_counter()
+        self.request_sweep()
+
+        def again(_task) -> None:
+            self.schedule_sweep(max(self.sweep_interval, 50 * (time.perf_counter() - started)))
+
+        self.sweep_task.add_done_callback(again)
 
     def on_watched(self, changes: list[types.FileEvent]) -> None:
         config_roots: set[Path] = set()
@@ -373,10 +532,29 @@ class SkillEvalLanguageServer(LanguageServer):
             if state is not None:
                 self.publish(state, state.relint_all())
 
+    @property
+    def relative_pattern_support(self) -> bool:
+        return bool(self._cap("workspace", "did_change_watched_files", "relative_pattern_support"))
+
+    def file_watchers(self) -> list[types.FileSystemWatcher]:
+        """What to watch: :data:`WATCHED_GLOBS` (every kind of change) and
+        :data:`DELETED_GLOB` (deletions, folders included), relative to each
+        workspace folder when the client takes relative patterns, else anywhere
+        in the workspace."""
+        bases: list[str | None] = [None]
+        if self.relative_pattern_support and self.folders():
+            bases = [uri_of(folder) for folder in self.folders()]
+        watchers = []
+        for base in bases:
+            for glob, kind in [*((glob, None) for glob in WATCHED_GLOBS), (DELETED_GLOB, types.WatchKind.Delete)]:
+                pattern = glob if base is None else types.RelativePattern(base_uri=base, pattern=glob)
+                watchers.append(types.FileSystemWatcher(glob_pattern=pattern, kind=kind))
+        return watchers
+
     async def register_watchers(self) -> None:
         if not self.watch_support:
             return
-        watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED_GLOBS]
+        watchers = self.file_watchers()
         registration = types.Registration(
             id=str(uuid.uuid4()),
             method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -388,7 +566,7 @@ class SkillEvalLanguageServer(LanguageServer):
             )
             self.watching = True
         except Exception as error:  # noqa: BLE001 - fall back to polling at events
-            self.log(f"file watching unavailable ({error}); checking the disk at document events instead")
+            self.log(f"file watching unavailable ({error}); checking the disk at document events and every few seconds instead")
 
     async def fetch_settings(self) -> None:
         if not self.configuration_support:
@@ -434,6 +612,31 @@ class SkillEvalLanguageServer(LanguageServer):
         return guarded
 
 
+def _missing(paths: list[Path]) -> list[Path]:
+    """The ``paths`` that do not exist (run in a worker thread)."""
+    exists = os.path.exists
+    return [path for path in paths if not exists(path)]
+
+
+TCP_WARNING = (
+    "there is no authentication: any process that can connect to this address "
+    "is the server's client, and can have it read files and run the agents a workspace's config names"
+)
+
+
+def announce_tcp(host: str, port: int) -> None:
+    """Say where the server listens, and that anyone reaching it may use it
+    (stderr, and the server's log)."""
+    try:
+        loopback = ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    where = "loopback only" if loopback else "NOT loopback: reachable from other machines"
+    message = f"skill-eval-ls: listening on {host}:{port} for one client ({where}); {TCP_WARNING}"
+    logger.info(message)  # the --log-file; stderr gets it below, once
+    print(message, file=sys.stderr, flush=True)
+
+
 def create_server() -> SkillEvalLanguageServer:
     """A server with every feature registered."""
     ls = SkillEvalLanguageServer()
@@ -464,6 +667,7 @@ def create_server() -> SkillEvalLanguageServer:
         for state in ls.states.values():
             ls.publish(state, state.warm_up())
         ls.ready = True
+        ls.schedule_sweep()
 
     @feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams):

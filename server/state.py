@@ -8,7 +8,7 @@ How it stays cheap on a large tree:
 
 * one :class:`~skill_eval.linter.context.LintSession` per root lives as long as
   the root's config; an edited buffer or a changed file is dropped from it with
-  :meth:`LintSession.forget`, so everything else stays parsed;
+  :meth:`LintSession.forget_many`, so everything else stays parsed;
 * a reverse index (file -> probes reading it) says which probes an edit of a
   SKILL.md, output-spec.md, artifact or probe.json affects: only those are
   linted again, with :func:`~skill_eval.linter.engine.lint_targets`;
@@ -24,6 +24,7 @@ workspace when the server is idle (:meth:`WorkspaceState.workspace_pass`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -314,8 +315,7 @@ class WorkspaceState:
         """``paths`` have new content (a buffer edit, a save, a change on disk):
         forget them and re-lint every unit that reads them."""
         paths = set(paths)
-        for path in paths:
-            self.session.forget(path)
+        self.session.forget_many(paths)
         probes: set[Path] = set()
         file_units: set[Path] = set()
         for path in paths:
@@ -343,31 +343,30 @@ class WorkspaceState:
     def created(self, paths: Iterable[Path]) -> Changes:
         """Files appeared on disk: new units, and probes that now find a nearer
         SKILL.md / output-spec.md or a missing artifact."""
-        affected: set[Path] = set()
+        affected: set[Path] = set(paths)
         for path in paths:
-            self.session.forget(path)
-            affected.add(path)
             if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
-                affected |= {probe for probe in self.probes if path.parent in probe.parents}
-                for probe in list(self.probes):
-                    if path.parent in probe.parents:
-                        self.session.forget(probe)
-        return self.changed(affected)
+                below = str(path.parent) + os.sep
+                affected |= {probe for probe in self.probes if str(probe).startswith(below)}
+        return self.changed(affected)  # which forgets them all
 
     def removed(self, paths: Iterable[Path]) -> Changes:
         """Files (or folders) disappeared: drop their units and stored findings,
         and re-lint every probe that read them."""
         changes = Changes()
-        gone: set[Path] = set()
         known = self.probes | self.skills | self.specs | set(self.dependents) | set(self.by_file)
-        for path in paths:
-            gone |= {known_path for known_path in known if known_path == path or path in known_path.parents}
+        paths = set(paths)
+        gone = paths & known
+        folders = tuple(str(path) + os.sep for path in paths - gone)
+        if folders:  # a deleted folder (or an unknown file): everything known below it
+            gone |= {known_path for known_path in known if str(known_path).startswith(folders)}
+        self.session.forget_many(gone)
         affected: set[Path] = set()
         for path in gone:
-            self.session.forget(path)
             affected |= self.dependents.get(path, set())
             if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
-                affected |= {probe for probe in self.probes if path.parent in probe.parents}
+                below = str(path.parent) + os.sep
+                affected |= {probe for probe in self.probes if str(probe).startswith(below)}
             if self.is_unit(path):
                 self.probes.discard(path)
                 self.skills.discard(path)
@@ -377,9 +376,7 @@ class WorkspaceState:
                 self._unindex_probe(path)
             changes.cleared.add(path)
         affected -= gone
-        for path in affected:
-            self.session.forget(path)
-        changes.update(self.changed(affected))
+        changes.update(self.changed(affected))  # which forgets them
         changes.files -= gone
         changes.always -= gone
         return changes

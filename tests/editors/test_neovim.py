@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from ._workspace import BAD_HEADING, GOOD_HEADING, write_workspace
+from ._workspace import BAD_HEADING, GOOD_HEADING, QUESTION_MD, probe_data, write_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 NVIM_RTP = REPO / "editors" / "nvim"
 SCRIPT = Path(__file__).with_name("nvim_quickfix.lua")
+HOSTILE_SCRIPT = Path(__file__).with_name("nvim_hostile.lua")
 WHOLE_TEST_TIMEOUT = 60  # seconds, nvim included
 STEP_TIMEOUT_MS = 15_000
 
@@ -42,16 +43,25 @@ def server_command() -> list[str]:
 def run_nvim(
     tmp_path: Path, probe: Path, other_json: Path, root: Path, command: list[str], wait_ms: int = STEP_TIMEOUT_MS
 ) -> tuple[subprocess.CompletedProcess, dict]:
-    result_file = tmp_path / "result.json"
-    env = {
-        **os.environ,
-        "SKILL_EVAL_NVIM_RTP": str(NVIM_RTP),
+    return run_script(tmp_path, root, SCRIPT, {
         "SKILL_EVAL_LS_CMD": json.dumps(command),
         "SKILL_EVAL_PROBE": str(probe),
         "SKILL_EVAL_SKILL": str(root / "skills" / "verify-closeout" / "SKILL.md"),
         "SKILL_EVAL_OTHER_JSON": str(other_json),
         "SKILL_EVAL_ROOT": str(root),
         "SKILL_EVAL_EXPECTED_HEADING": GOOD_HEADING,
+    }, wait_ms)
+
+
+def run_script(
+    tmp_path: Path, root: Path, script: Path, inputs: dict[str, str], wait_ms: int = STEP_TIMEOUT_MS
+) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run ``script`` in a headless Neovim in ``root``; its result file, parsed."""
+    result_file = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        **inputs,
+        "SKILL_EVAL_NVIM_RTP": str(NVIM_RTP),
         "SKILL_EVAL_RESULT": str(result_file),
         "SKILL_EVAL_WAIT_MS": str(wait_ms),
         # Keep Neovim's state (logs, shada) out of the user's home.
@@ -62,7 +72,7 @@ def run_nvim(
     }
     try:
         completed = subprocess.run(
-            [NVIM, "--headless", "--clean", "-n", "-S", str(SCRIPT)],
+            [NVIM, "--headless", "--clean", "-n", "-S", str(script)],
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -81,6 +91,16 @@ def run_nvim(
     return completed, json.loads(result_file.read_text(encoding="utf-8"))
 
 
+def assert_all_steps_passed(tmp_path: Path, completed: subprocess.CompletedProcess, result: dict) -> None:
+    lsp_log = tmp_path / "state" / "nvim" / "lsp.log"
+    failed = [s for s in result["steps"] if not s["ok"]]
+    assert result["ok"] and not failed, (
+        f"failed steps: {json.dumps(failed, indent=2)}\nerror: {result.get('error')}\n"
+        f"nvim stderr: {completed.stderr}\nlsp.log tail: {lsp_log.read_text()[-3000:] if lsp_log.exists() else '(none)'}"
+    )
+    assert completed.returncode == 0, completed.stderr
+
+
 def test_misanchored_step_heading_quick_fix(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     probe = write_workspace(root, step_heading=BAD_HEADING)
@@ -89,13 +109,7 @@ def test_misanchored_step_heading_quick_fix(tmp_path: Path) -> None:
 
     completed, result = run_nvim(tmp_path, probe, other_json, root, server_command())
 
-    lsp_log = tmp_path / "state" / "nvim" / "lsp.log"
-    failed = [s for s in result["steps"] if not s["ok"]]
-    assert result["ok"] and not failed, (
-        f"failed steps: {json.dumps(failed, indent=2)}\nerror: {result.get('error')}\n"
-        f"nvim stderr: {completed.stderr}\nlsp.log tail: {lsp_log.read_text()[-3000:] if lsp_log.exists() else '(none)'}"
-    )
-    assert completed.returncode == 0, completed.stderr
+    assert_all_steps_passed(tmp_path, completed, result)
     assert BAD_HEADING in result["diagnostic"]["message"]
     assert any(GOOD_HEADING in title for title in result["actions"]), result["actions"]
     assert result["root_dir"] == str(root)
@@ -118,3 +132,56 @@ def test_result_file_reports_a_failure(tmp_path: Path) -> None:
     assert completed.returncode != 0
     assert not result["ok"]
     assert any(s["name"] == "client attached to probe.json" and not s["ok"] for s in result["steps"]), result
+
+
+HOSTILE_HEAD = (
+    "# Closeout\u2028for the export job\n"
+    "Intro\x0cpage two\x85next\u2029paragraph\n"
+    "\U0001F680 launch notes\u2028more\n"
+    "\n"
+)
+DOOMED_QUESTION = """\
+# Release checklist for the billing service
+
+The migration ran on staging and the dashboards stayed green for a day.
+Rollback was rehearsed; existing coverage applies to the invoice path.
+
+Please confirm the release.
+"""
+
+
+def test_edits_over_unicode_line_separators_and_a_deleted_folder(tmp_path: Path) -> None:
+    """Real Neovim, incremental sync, utf-8 positions: the diagnostics cover the
+    right text of Neovim's own buffer, none survive a save, and a probe folder
+    deleted outside the editor loses its diagnostics with no event sent."""
+    root = tmp_path / "ws"
+    probe = write_workspace(root)
+    question = probe.parent / "question.md"
+    question.write_text(HOSTILE_HEAD + QUESTION_MD, encoding="utf-8", newline="")
+    doomed = probe.parent.parent / "doomed" / "probe.json"
+    doomed.parent.mkdir()
+    (doomed.parent / "question.md").write_text(DOOMED_QUESTION, encoding="utf-8")
+    doomed.write_text(json.dumps({**probe_data(step_heading=BAD_HEADING), "id": "doomed"}, indent=2) + "\n", encoding="utf-8")
+    text = question.read_bytes().decode("utf-8")
+
+    completed, result = run_script(tmp_path, root, HOSTILE_SCRIPT, {
+        "SKILL_EVAL_LS_CMD": json.dumps(server_command()),
+        "SKILL_EVAL_QUESTION": str(question),
+        "SKILL_EVAL_DOOMED_PROBE": str(doomed),
+        "SKILL_EVAL_PHRASE_LINES": json.dumps([1, 2]),
+        "SKILL_EVAL_LINE_COUNT": str(text.count("\n")),
+        "SKILL_EVAL_LS_SWEEP_SECONDS": "0.5",
+    })
+
+    assert_all_steps_passed(tmp_path, completed, result)
+    assert result["offset_encoding"] == "utf-8"
+    # :write saved exactly what was there before the edits, and the server's last
+    # word on the file agrees with the CLI's.
+    assert question.read_bytes().decode("utf-8") == text
+    assert not doomed.parent.exists()
+    lint = subprocess.run(
+        [sys.executable, "-m", "skill_eval.linter.cli", "--output-format", "json", str(root)],
+        capture_output=True, text=True, timeout=60,
+    )
+    expected = sorted((d["code"], d["location"]["row"] - 1) for d in json.loads(lint.stdout) if Path(d["filename"]).resolve() == question)
+    assert sorted((d["code"], d["lnum"]) for d in result["remaining"]) == expected

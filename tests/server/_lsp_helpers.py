@@ -156,7 +156,9 @@ SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "skill_eval.se
 
 
 async def start(client: LanguageClient, root: Path, profile: str, options: dict | None = None) -> None:
-    await client.initialize_session(
+    """Initialize a session with ``profile``'s capabilities; the negotiated
+    position encoding is kept as ``client.position_encoding``."""
+    result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(PROFILES[profile]),
             root_uri=uri(root),
@@ -164,6 +166,8 @@ async def start(client: LanguageClient, root: Path, profile: str, options: dict 
             initialization_options=options,
         )
     )
+    encoding = result.capabilities.position_encoding
+    client.position_encoding = getattr(encoding, "value", encoding) or "utf-16"
 
 
 def scan_done(client: LanguageClient) -> bool:

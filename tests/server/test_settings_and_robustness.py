@@ -99,22 +99,17 @@ def test_cli_does_not_import_the_server():
 
 
 async def test_tcp_mode(tmp_path: Path):
+    """``--tcp PORT`` listens on loopback, says it has no authentication, serves
+    one client (a second connection is closed) and stops when that client goes."""
     root = write_workspace(tmp_path / "ws")
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = await asyncio.create_subprocess_exec(sys.executable, "-m", "skill_eval.server", "--tcp", f"127.0.0.1:{port}")
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "skill_eval.server", "--tcp", "0", stderr=asyncio.subprocess.PIPE)
     try:
-        for _ in range(100):
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-                break
-            except OSError:
-                await asyncio.sleep(0.1)
-        else:
-            pytest.fail("the server did not listen")
+        announcement = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        assert "listening on 127.0.0.1:" in announcement and "no authentication" in announcement, announcement
+        assert "loopback only" in announcement
+        port = int(announcement.split("listening on 127.0.0.1:")[1].split()[0])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"' + uri(root).encode() + b'","capabilities":{}}}'
         writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         await writer.drain()
@@ -122,7 +117,30 @@ async def test_tcp_mode(tmp_path: Path):
         length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
         payload = await asyncio.wait_for(reader.readexactly(length), 20)
         assert b'"serverInfo"' in payload and b"skill-eval-ls" in payload
+        # a second client is not served: refused, or closed at once
+        try:
+            other_reader, other_writer = await asyncio.open_connection("127.0.0.1", port)
+            assert await asyncio.wait_for(other_reader.read(), 20) == b""
+            other_writer.close()
+        except ConnectionError:
+            pass
         writer.close()
+        assert await asyncio.wait_for(server.wait(), 60) == 0
     finally:
-        server.kill()
+        if server.returncode is None:
+            server.kill()
         await asyncio.wait_for(server.wait(), 10)
+
+
+def test_tcp_help_says_loopback_and_no_authentication():
+    result = subprocess.run([sys.executable, "-m", "skill_eval.server", "--help"], capture_output=True, text=True, timeout=60)
+    text = " ".join(result.stdout.split())
+    assert "127.0.0.1" in text and "NO AUTHENTICATION" in text
+
+
+def test_tcp_port_parsing():
+    from skill_eval.server.__main__ import _host_port
+
+    assert _host_port("2087") == ("127.0.0.1", 2087)
+    assert _host_port("0.0.0.0:2087") == ("0.0.0.0", 2087)
+    assert _host_port("[::1]:2087") == ("::1", 2087)
