@@ -242,16 +242,17 @@ def discriminator_hint(probe: Probe, root: Path) -> dict[str, Any]:
 
 
 def hint_text(probe: Probe, hint: dict[str, Any]) -> str:
-    """"check the discriminator", with the transcripts that cover the defect or the lack of them."""
+    """The seed's "check the discriminator", with the known transcripts that
+    cover each defect, or the lack of them."""
     parts = []
     for defect, paths in (hint.get("transcripts_catching") or {}).items():
         if paths:
-            parts.append(f"{defect} is caught in the known transcripts {', '.join(paths)} (graded as labelled)")
+            parts.append(f"known transcripts catching {defect}: {', '.join(paths)}")
         else:
-            parts.append(f"no known transcript covers {defect} (add transcripts/*.md with `expect: {{{defect}: caught}}` "
-                         "and run `skill-eval check`)")
-    return ("check the discriminator (caught_when) and the artifact: can the defect be derived from the discipline "
-            "alone? " + "; ".join(parts) + "; do not infer a general defect in the skill from these misses")
+            parts.append(f"no known transcript covers {defect} (add transcripts/*.md with "
+                         f"`expect: {{{defect}: caught}}` and run `skill-eval check`)")
+    return ("check the discriminator (caught_when): can the defect be derived from the discipline alone? "
+            + "; ".join(parts) + ". Do not infer a general defect in the skill from these misses")
 
 
 class Calibration:
