@@ -298,7 +298,7 @@ def test_failed_and_interrupted_starts_count_against_the_envelope(suite, tmp_pat
 def test_kill_9_mid_procedure_resumes_without_repeating_or_losing_a_start(suite, tmp_path):
     make_cases(suite)
     log = tmp_path / "agent.log"
-    configure(suite, standard_agent(log, "--sleep", "0.5"))
+    configure(suite, standard_agent(log, "--sleep", "0.8"))
     command = [*CLI, "calibrate", str(suite.root), "-j", "2", "--no-progress"]
     rng = random.Random(1919)
     kills = 0
