@@ -551,6 +551,48 @@ class Calibration:
         return record
 
 
+# -- decisions, for the report -------------------------------------------------------------------
+
+
+def latest_decisions(files: Sequence[Path]) -> dict[tuple, dict[str, Any]]:
+    """The latest decision record per report row (``probe, version,
+    probe_sha256, artifact_sha256, skill_sha256, agent, model``, as
+    :func:`~skill_eval.linter.runs.row_key`) in ``files``."""
+    from skill_eval.linter.runs import row_key
+
+    found: dict[tuple, dict[str, Any]] = {}
+    for path in files:
+        for _line, record in read_runs_file(path).decisions:
+            key = row_key(record)
+            previous = found.get(key)
+            if previous is None or str(record.get("decided", "")) >= str(previous.get("decided", "")):
+                found[key] = record
+    return found
+
+
+def decision_summary(decision: dict[str, Any]) -> dict[str, Any]:
+    """What the report shows of a decision: the zone, after which arm, the
+    starts it cost, the rule that decided it (and its hash)."""
+    summary = {key: decision.get(key) for key in ("zone", "decided_after", "starts", "version_starts", "decided",
+                                                  "calibration_rule", "calibration_rule_sha256")}
+    summary["regression_control"] = decision.get("zone") == "ceiling"
+    for key in ("reason", "discriminator"):
+        if key in decision:
+            summary[key] = decision[key]
+    return summary
+
+
+def decision_note(decision: dict[str, Any]) -> str:
+    """``calibrated: ceiling after the control (2 starts; rule 9d212e30054f: reps 2, ...)``."""
+    rule = decision.get("calibration_rule") if isinstance(decision.get("calibration_rule"), dict) else {}
+    cap = rule.get("max-starts-per-probe")
+    described = (f"reps {rule.get('reps')}, {rule.get('caught-in-every-rep')}, "
+                 + ("no per-probe cap" if cap is None else f"max-starts-per-probe {cap}"))
+    after = f" after the {decision['decided_after']}" if decision.get("decided_after") else ""
+    digest = str(decision.get("calibration_rule_sha256") or "")[:12]
+    return f"calibrated: {decision.get('zone')}{after} ({decision.get('starts')} starts; rule {digest}: {described})"
+
+
 def _arm_json(arm: ArmState) -> dict[str, Any]:
     sample = arm.sample()
     return {"reps": sample.reps, "caught": sample.caught, "errors": sample.errors, "timeouts": sample.timeouts,
@@ -565,4 +607,5 @@ def _relative(path: Path, root: Path) -> str:
 
 
 __all__ = ["Calibration", "CalibrationResult", "Observation", "ArmState", "RepState", "observe", "rule_fields",
-           "describe_rule", "discriminator_hint", "hint_text", "BudgetRefused", "RunError"]
+           "describe_rule", "discriminator_hint", "hint_text", "latest_decisions", "decision_summary", "decision_note",
+           "BudgetRefused", "RunError"]
