@@ -369,3 +369,31 @@ def test_a_bad_rule_is_an_error_naming_the_file_and_key(suite, tmp_path, capsys,
     assert calibrate(suite) == 2
     err = capsys.readouterr().err
     assert str(config) in err and message in err and "Traceback" not in err
+
+
+# -- report ------------------------------------------------------------------------------------------
+
+
+def test_report_shows_the_observed_zone_its_starts_and_the_rule(suite, tmp_path, capsys):
+    make_cases(suite)
+    log = tmp_path / "agent.log"
+    configure(suite, standard_agent(log))
+    assert calibrate(suite) == 0
+    digest = decisions(suite)["ceiling-case"]["calibration_rule_sha256"]
+    capsys.readouterr()
+    report = json.loads(cli("report", "--format", "json", cwd=suite.root).stdout)
+    rows = {row["probe"]: row for row in report["probes"]}
+    for probe, zone, starts, after in (("ceiling-case", "ceiling", 2, "control"), ("floor-case", "floor", 4, "treatment"),
+                                       ("window-case", "window", 4, "treatment")):
+        calibration = rows[probe]["calibration"]
+        assert (calibration["zone"], calibration["starts"], calibration["decided_after"]) == (zone, starts, after)
+        assert calibration["calibration_rule_sha256"] == digest and calibration["calibration_rule"]["reps"] == 2
+        assert rows[probe]["starts"] == starts
+    assert rows["ceiling-case"]["calibration"]["regression_control"] is True
+    assert rows["floor-case"]["calibration"]["discriminator"]["transcripts_catching"]["D1"]
+    text = cli("report", cwd=suite.root).stdout
+    ceiling = next(line for line in text.splitlines() if line.startswith("ceiling-case"))
+    assert f"calibrated: ceiling after the control (2 starts; rule {digest[:12]}" in ceiling
+    assert "keep as a regression/cost control" in ceiling
+    assert "calibrated: floor after the treatment (4 starts" in next(line for line in text.splitlines()
+                                                                     if line.startswith("floor-case"))
