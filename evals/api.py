@@ -307,7 +307,7 @@ def calibrate_probes(
             if zone == "floor":
                 from .calibrate import discriminator_hint
 
-                note = hint_text(probe, discriminator_hint(probe, workspace.root))
+                note = hint_text(discriminator_hint(probe, workspace.root))
         found.append(ProbeCalibration(probe.probe_id, probe.version, zone, observation.control.text(),
                                       observation.treatment.text() if observation.treatment.started else "-",
                                       observation.row_starts, note))

@@ -241,7 +241,7 @@ def discriminator_hint(probe: Probe, root: Path) -> dict[str, Any]:
     return {"transcripts_catching": covering}
 
 
-def hint_text(probe: Probe, hint: dict[str, Any]) -> str:
+def hint_text(hint: dict[str, Any]) -> str:
     """The seed's "check the discriminator", with the known transcripts that
     cover each defect, or the lack of them."""
     parts = []

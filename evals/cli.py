@@ -564,7 +564,7 @@ def _print_observations(result, hint_text, root: Path) -> None:
                        else "after the treatment")
             if zone == "floor":
                 hints.append(f"{probe.probe_id} v{probe.version}: floor: "
-                             + hint_text(probe, _hint(observation, result, root)))
+                             + hint_text(_hint(observation, result, root)))
         treatment = observation.treatment.text() if observation.treatment.started else "-"
         table.append((probe.probe_id, str(probe.version), observation.control.text(), treatment, zone,
                       str(observation.row_starts), decided))
