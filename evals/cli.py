@@ -159,6 +159,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         if executor is not None and plan.starts:
             try:
                 executor.connect()  # before reserving: a cluster out of reach spends nothing
+                executor.check_worker(preflight.executable, dict(agent.env))
+                print(executor.describe(), file=sys.stderr)
             except RayExecutorError as error:
                 return _fail(str(error))
         runner.on_wait = lambda: print("waiting for another skill-eval run to finish planning...", file=sys.stderr)

@@ -27,10 +27,19 @@ The executor's contract (docs/distributed.md), as kept here:
   resolves queued jobs ``skipped``.
 
 Without an ADDRESS the executor starts a Ray of its own for this run, on
-loopback only (node address 127.0.0.1, no dashboard, no usage statistics, so
-nothing listens beyond 127.0.0.1 and nothing reports to anyone), and stops it
-when the run ends. With an ADDRESS (``HOST:PORT`` of a cluster's head, or
-``auto``) it connects to that cluster and leaves it running.
+loopback only (node address 127.0.0.1 in Ray's single-machine mode, no
+dashboard, no usage statistics, so nothing listens beyond 127.0.0.1 and
+nothing reports to anyone), and stops it when the run ends; a
+:class:`RayGuard` kills that Ray's processes if the driver is killed. With an
+ADDRESS (``HOST:PORT`` of a cluster's head, or ``auto``) it connects to that
+cluster and leaves it running.
+
+Before any start is reserved (:meth:`RayExecutor.connect`,
+:meth:`RayExecutor.check_worker`): the head must answer at ADDRESS (Ray
+itself would retry for minutes), and one task on the cluster must import this
+module and find the agent's executable; otherwise the run exits 2 and
+nothing is recorded, since a cluster that cannot run the agent would turn
+every start into a lost task.
 
 Ray is an optional dependency (``pip install 'skill-eval[ray]'``); this module
 imports it only when an executor connects.
@@ -52,6 +61,8 @@ from .executor import AgentJob, AgentOutcome, ProcessRegistry, StartRefused, exe
 INSTALL_LINE = "pip install 'skill-eval[ray]'"
 """What to run when Ray is missing."""
 LOOPBACK = "127.0.0.1"
+REACH_TIMEOUT = 10.0
+"""Seconds to wait for the cluster's head to accept a connection."""
 POLL_SECONDS = 0.1
 """How long the dispatch thread waits for a task before looking for new jobs."""
 QUIET_ENV = {
@@ -66,9 +77,9 @@ LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 loopback. Ray turns a loopback node address (``_node_ip_address="127.0.0.1"``,
 ``ray.init("127.0.0.1:PORT")``) into "this machine's reachable address",
 which it finds by routing towards a public resolver (8.8.8.8): on a machine
-with a network, the node would listen on its LAN address. With single-machine
-mode (the first variable, Ray's own switch for laptops) the node address stays
-127.0.0.1 and nothing is routed anywhere."""
+with a network, the node would listen on its LAN address and on every
+interface. In single-machine mode (this variable, Ray's own switch for
+laptops) the node address stays 127.0.0.1 and nothing is routed anywhere."""
 LOCAL_ENV = {"RAY_AUTH_MODE": "token"}
 """Environment set (unless the user set it) before starting a Ray of our own:
 token authentication, Ray's default for a new local cluster (its token in
@@ -95,6 +106,23 @@ def parse_executor(text: str) -> tuple[str, str | None]:
         return "ray", address or None
     raise RayExecutorError(f"--executor {text!r}: use local, ray (a Ray started for this run on 127.0.0.1) or "
                            "ray=HOST:PORT (an existing Ray cluster)")
+
+
+def check_reachable(address: str, timeout: float = REACH_TIMEOUT) -> None:
+    """:class:`RayExecutorError` when nothing accepts a connection at
+    ``HOST:PORT`` (``ray://HOST:PORT`` too): Ray itself retries an unreachable
+    head for minutes. Other forms (``auto``) are left to Ray."""
+    import socket
+
+    text = address.split("://", 1)[-1]
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise RayExecutorError(f"--executor ray={address}: nothing answers there ({error.strerror or error}); start "
+                               "the cluster (`ray start --head`) or give its head's HOST:PORT") from None
 
 
 def ray_available() -> bool:
@@ -135,6 +163,137 @@ def run_on_worker(job: AgentJob) -> AgentOutcome:
         registry.cancel()
         registry.close()
         raise
+
+
+def worker_check(executable: str, env: dict[str, str]) -> dict[str, Any]:
+    """A Ray task run once before any start is reserved: the worker can run
+    skill-eval's task (this module imports there) and finds the agent's
+    executable (as :func:`execute_job` will: the agent's ``env`` over the
+    worker's, ``PATH`` included)."""
+    import shutil
+    import socket
+    import sys
+
+    if os.sep in executable:
+        found = executable if os.path.isfile(executable) and os.access(executable, os.X_OK) else None
+    else:
+        found = shutil.which(executable, path=env.get("PATH", os.environ.get("PATH", os.defpath)))
+    return {"found": found, "host": socket.gethostname(), "python": sys.version.split()[0]}
+
+
+# -- guarding a Ray of our own ----------------------------------------------------------
+
+_GUARD = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def started(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+watched, pending = {}, b""
+while True:
+    try:
+        chunk = os.read(0, 4096)
+    except InterruptedError:
+        continue
+    except OSError:
+        break
+    if not chunk:
+        break
+    pending += chunk
+    *lines, pending = pending.split(b"\n")
+    for line in lines:
+        pid, start = line.split()
+        watched[int(pid)] = start
+for attempt in range(3):
+    for pid, start in watched.items():
+        if started(pid) == start:  # that very process, not a later one with its pid
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    time.sleep(0.1)
+"""
+
+
+def _start_time(pid: int) -> bytes | None:
+    """A process's start time (``/proc/PID/stat`` field 22): with the pid, its identity."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def descendants(root: int) -> dict[int, bytes]:
+    """The processes below ``root`` (children, their children...), each with its start time."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return {}
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found: dict[int, bytes] = {}
+    pending = list(children.get(root, []))
+    while pending:
+        pid = pending.pop()
+        start = _start_time(pid)
+        if start is not None and pid not in found:
+            found[pid] = start
+            pending.extend(children.get(pid, []))
+    return found
+
+
+class RayGuard:
+    """A small process that kills the processes of a Ray the driver started
+    (its GCS, raylet, agents and workers, as found when it started) once the
+    driver is gone: it reads a pipe whose only writer is the driver, so end
+    of file means the driver exited or was killed (``kill -9`` included).
+
+    Ray fate-shares its GCS and raylet with the driver, but its dashboard and
+    runtime-env agents outlive a killed driver (they poll for their raylet and
+    then report to a GCS that is gone). The guard knows each process by pid
+    and start time, so a pid the system reused meanwhile is never killed."""
+
+    def __init__(self) -> None:
+        import subprocess
+        import sys
+
+        self._process = subprocess.Popen([sys.executable, "-I", "-S", "-c", _GUARD], stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True, close_fds=True)
+        self.pid = self._process.pid
+
+    def watch(self, processes: dict[int, bytes]) -> None:
+        lines = b"".join(b"%d %s\n" % (pid, start) for pid, start in processes.items())
+        try:
+            os.write(self._process.stdin.fileno(), lines)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Let the guard kill what is left and exit."""
+        import subprocess
+
+        try:
+            self._process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
 
 
 # -- on the driver ------------------------------------------------------------------------
@@ -178,6 +337,9 @@ class RayExecutor:
         self._cancelled = False
         self._closed = False
         self._thread: threading.Thread | None = None
+        self._guard: RayGuard | None = None
+        """Kills the Ray this executor started if the driver dies (``kill -9``
+        included), and what is left of it after :meth:`shutdown`."""
         self.connected_in: float | None = None
         """Seconds :meth:`connect` took (starting or joining the cluster)."""
 
@@ -197,6 +359,8 @@ class RayExecutor:
             for name, value in LOCAL_ENV.items():
                 os.environ.setdefault(name, value)
         clock = time.monotonic()
+        if self.address is not None:
+            check_reachable(self.address)
         import ray
 
         options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
@@ -210,6 +374,7 @@ class RayExecutor:
             if host in LOOPBACK_NAMES:
                 options["_node_ip_address"] = LOOPBACK
         previous = _signal_handlers()
+        before = descendants(os.getpid()) if self.address is None else {}
         try:
             ray.init(**options)
         except Exception as error:  # noqa: BLE001 - Ray's errors name no fix
@@ -217,14 +382,21 @@ class RayExecutor:
                 ray.shutdown()  # whatever a failed start left running
             except Exception:  # noqa: BLE001
                 pass
+            self._close_guard()
             where = "start a Ray on 127.0.0.1" if self.address is None else f"connect to the Ray cluster at {self.address}"
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise RayExecutorError(f"--executor ray: cannot {where} ({first}); "
                                    + ("check that Ray runs here (`ray start --head` works)" if self.address is None
-                                      else "check the address (`ray status --address ADDRESS`) and that this "
-                                           "machine's Ray and Python versions match the cluster's")) from None
+                                      else "check the address (`ray status --address ADDRESS`), that this machine's "
+                                           "Ray and Python versions match the cluster's, and for a cluster with token "
+                                           "authentication set RAY_AUTH_MODE=token (its token in ~/.ray/auth_token "
+                                           "or RAY_AUTH_TOKEN)")) from None
         finally:
             _restore_signal_handlers(previous)
+        if self.address is None:
+            self._guard = RayGuard()
+            self._guard.watch({pid: start for pid, start in descendants(os.getpid()).items()
+                               if before.get(pid) != start and pid != self._guard.pid})
         self._ray = ray
         self._task = ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(run_on_worker)
         if self.slots is None:
@@ -232,6 +404,30 @@ class RayExecutor:
         self.connected_in = round(time.monotonic() - clock, 3)
         self._thread = threading.Thread(target=self._dispatch, name="skill-eval-ray", daemon=True)
         self._thread.start()
+
+    def describe(self) -> str:
+        """One line for the run's log: the cluster, how long joining took, the slots."""
+        where = "started a Ray on 127.0.0.1" if self.address is None else f"connected to the Ray at {self.address}"
+        took = f" in {self.connected_in:.1f} s" if self.connected_in is not None else ""
+        return f"ray: {where}{took}; at most {self.slots} agent(s) at once"
+
+    def check_worker(self, executable: str, env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
+        """Run :func:`worker_check` on the cluster; :class:`RayExecutorError`
+        when the task cannot run there (skill-eval or Ray missing or of another
+        version on the workers) or the agent's executable is not found there:
+        a misconfigured cluster would turn every start into a lost task."""
+        self.connect()
+        ray = self._ray
+        check = ray.remote(num_cpus=0, max_retries=0)(worker_check)
+        try:
+            result = ray.get(check.remote(executable, dict(env or {})), timeout=timeout)
+        except Exception as error:  # noqa: BLE001 - the task could not run on the cluster
+            raise RayExecutorError(f"--executor ray: the cluster cannot run skill-eval's task ({_describe(error)}); "
+                                   f"install {INSTALL_LINE} (this version, with this Python) on every node") from None
+        if not result.get("found"):
+            raise RayExecutorError(f"--executor ray: the agent's executable {executable!r} was not found on the Ray "
+                                   f"worker on {result.get('host')}; install it on every node of the cluster (or set "
+                                   "PATH in the agent's env)")
 
     # -- the Executor protocol ----------------------------------------------------------
 
@@ -285,11 +481,33 @@ class RayExecutor:
                 ray.shutdown()
             finally:
                 _restore_signal_handlers(previous)
+        self._close_guard()
+
+    def _close_guard(self) -> None:
+        """End whatever is left of the Ray this executor started."""
+        guard, self._guard = self._guard, None
+        if guard is not None:
+            guard.close()
 
     # -- the dispatch thread ------------------------------------------------------------
 
     def _dispatch(self) -> None:
-        """Hand queued jobs to Ray as slots free, and resolve finished tasks."""
+        """Hand queued jobs to Ray as slots free, and resolve finished tasks;
+        if Ray fails under the driver, every task in flight resolves
+        ``interrupted`` and every queued job ``skipped`` (nothing hangs)."""
+        try:
+            self._dispatch_loop()
+        except BaseException as error:  # noqa: BLE001 - e.g. the connection to the cluster was lost
+            with self._cond:
+                self._cancelled = True
+                queued, self._queue = list(self._queue), collections.deque()
+                running, self._running = list(self._running.values()), {}
+            for pending in queued:
+                pending.resolve("skipped", f"not started: the driver lost Ray ({_describe(error)})")
+            for pending in running:
+                pending.resolve("interrupted", f"interrupted: the driver lost Ray ({_describe(error)})")
+
+    def _dispatch_loop(self) -> None:
         ray = self._ray
         while True:
             launch: list[_Pending] = []
@@ -351,11 +569,17 @@ class RayExecutor:
         try:
             outcome = self._ray.get(ref)
         except Exception as error:  # noqa: BLE001 - a lost, crashed or cancelled task
-            pending.resolve("interrupted", f"interrupted: the Ray task was lost ({_describe(error)})")
+            why = "the run was cancelled" if self._cancelled else "the Ray task was lost"
+            pending.resolve("interrupted", f"interrupted: {why} ({_describe(error)})")
             return
         if not isinstance(outcome, AgentOutcome) or not outcome.is_start:
             pending.resolve("interrupted", "interrupted: the Ray task gave no outcome for a recorded start")
             return
+        if self._cancelled and outcome.status == "error" and (outcome.exit_code or 0) < 0:
+            # the cancel killed the agent (Ray ends a cancelled worker's children) a moment before its
+            # worker: an interrupted start, as when the local executor's cancel kills an agent
+            outcome.status = "interrupted"
+            outcome.error = "interrupted: the run was cancelled while the agent ran"
         pending.future.set_result(outcome)
 
     def _cancel_task(self, ref: Any) -> None:

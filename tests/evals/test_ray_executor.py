@@ -234,29 +234,49 @@ def new_suite(tmp_path: Path, name: str = "ws") -> Suite:
 class Cluster:
     """A Ray head started with ``ray start`` inside a loopback-only namespace."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, multi_node: bool = False) -> None:
         self.folder = folder
         self.home = folder / "home"
         self.home.mkdir(parents=True)
-        self.namespace = Namespace()
+        self.multi_node = multi_node
+        # Ray turns 127.0.0.1 into "the address that routes outside" unless in single-machine mode,
+        # which refuses a second node: for several nodes, the namespace routes everything to lo,
+        # so that this address is 127.0.0.1 too
+        self.namespace = Namespace("ip route add default dev lo") if multi_node else Namespace()
         self.address = ""
         self.started_in = 0.0
         self.temp: Path | None = None
 
-    def start(self) -> None:
+    def ray_cli(self, *args: str) -> subprocess.CompletedProcess:
         ray = Path(PYTHON).with_name("ray")
         argv = [str(ray)] if ray.exists() else [PYTHON, "-c", "from ray.scripts.scripts import main; main()"]
-        temp = self.temp = Path(tempfile.mkdtemp(prefix="se-ray-", dir="/tmp"))  # AF_UNIX paths: 107 bytes at most
         env = ray_env(self.home)
-        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep the node address 127.0.0.1 (see ray_executor)
-        clock = time.monotonic()
-        result = subprocess.run(self.namespace.command(
-            argv + ["start", "--head", "--node-ip-address=127.0.0.1", f"--port={HEAD_PORT}", "--num-cpus=4",
-                    "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"]),
-            env=env, capture_output=True, text=True, timeout=180)
-        self.started_in = time.monotonic() - clock
+        if not self.multi_node:
+            env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep the node address 127.0.0.1 (see ray_executor)
+        result = subprocess.run(self.namespace.command(argv + list(args)), env=env, capture_output=True, text=True,
+                                timeout=180)
         assert result.returncode == 0, result.stdout + result.stderr
+        return result
+
+    def start(self, cpus: int = 4) -> None:
+        """The head node (with ``cpus`` CPUs for tasks)."""
+        self.temp = Path(tempfile.mkdtemp(prefix="se-ray-", dir="/tmp"))  # AF_UNIX paths: 107 bytes at most
+        clock = time.monotonic()
+        self.ray_cli("start", "--head", "--node-ip-address=127.0.0.1", f"--port={HEAD_PORT}", f"--num-cpus={cpus}",
+                     "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={self.temp}")
+        self.started_in = time.monotonic() - clock
         self.address = f"127.0.0.1:{HEAD_PORT}"
+
+    def add_node(self, cpus: int) -> None:
+        """Another node of the cluster (its own raylet and workers, on 127.0.0.1 too)."""
+        self.ray_cli("start", f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}",
+                     "--disable-usage-stats")
+
+    def close(self) -> list[int]:
+        left = self.namespace.close()
+        if self.temp is not None:
+            shutil.rmtree(self.temp, ignore_errors=True)
+        return left
 
     def driver(self, args: list[str], cwd: Path) -> subprocess.Popen:
         """``skill-eval ARGS`` inside the namespace (a real process; its pid is the driver's)."""
@@ -283,9 +303,7 @@ def cluster(tmp_path_factory):
         print(f"ray start took {cluster.started_in:.1f} s", file=sys.stderr)
         yield cluster
     finally:
-        left = cluster.namespace.close()
-        if cluster.temp is not None:
-            shutil.rmtree(cluster.temp, ignore_errors=True)
+        left = cluster.close()
         assert left == [], f"processes survived the Ray cluster: {[command_line(p) for p in left]}"
 
 
@@ -405,6 +423,7 @@ def test_a_killed_ray_worker_is_an_interrupted_start_the_plain_command_resumes(c
     [record] = suite.records(PROBE)
     assert record["start_id"] == start_id and record["status"] == "interrupted"
     assert record["error"].startswith("interrupted: the Ray task was lost"), record["error"]
+    assert "WorkerCrashedError" in record["error"], record["error"]
     # the plain command resumes it, as a new counted start
     _configure_sleeper(suite, log, 0)
     result = ray_run(suite, cluster, *args)
@@ -432,9 +451,11 @@ def test_ctrl_c_of_the_driver_cancels_its_ray_tasks_as_interrupted_starts(cluste
     assert wait_for(lambda: not any(alive(pid) for pid in agents), timeout=15)
     # the two started are on record as interrupted starts; the two queued ones never started (not starts)
     records = suite.all_records()
-    assert sorted(r["status"] for r in records) == ["interrupted", "interrupted"]
+    assert sorted(r["status"] for r in records) == ["interrupted", "interrupted"], (records, err)
     assert {r["start_id"] for r in records} == {start_id for _pid, start_id in logged(log)}
-    assert "interrupted: 2 start(s) recorded, 2 never started" in err
+    assert "interrupted: 2 start(s) recorded, 2 never started" in err, err
+    assert all(r["error"].startswith("interrupted: the run was cancelled")
+               for r in records), records
     _configure_sleeper(suite, log, 0)
     result = ray_run(suite, cluster, *args)
     assert result.returncode == 0 and "4 start(s) to make (2 resuming interrupted starts)" in result.stderr, \
@@ -537,3 +558,91 @@ def test_without_an_address_the_run_starts_a_loopback_only_ray_and_stops_it(tmp_
     finally:
         left = namespace.close()
     assert left == [], [command_line(pid) for pid in left]
+
+
+@needs_ray
+def test_a_driver_with_a_ray_of_its_own_killed_9_leaves_no_process(tmp_path):
+    if REQUIRED:
+        _require()
+    suite, log = new_suite(tmp_path), tmp_path / "agent.log"
+    _configure_sleeper(suite, log, 60)
+    home = tmp_path / "home"
+    home.mkdir()
+    namespace = Namespace()
+    try:
+        driver = subprocess.Popen(namespace.command(
+            [PYTHON, "-c", CLI_CODE, "run", str(suite.probe(PROBE)), "--reps", "1", "-j", "2", "--no-progress",
+             "--executor", "ray"]), cwd=suite.root, env=ray_env(home), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        try:
+            assert wait_for(lambda: len(logged(log)) == 2, timeout=120)
+        finally:
+            driver.kill()
+            driver.wait(timeout=60)
+        # the driver's guard ends its Ray (the workers' watchdogs, the agents): nothing is left
+        assert wait_for(lambda: namespace.processes() == [], timeout=30), \
+            [command_line(pid) for pid in namespace.processes()]
+        assert sorted(r["status"] for r in suite.records(PROBE)) == ["interrupted", "interrupted"]
+    finally:
+        left = namespace.close()
+    assert left == [], [command_line(pid) for pid in left]
+
+
+@needs_ray
+def test_a_lost_node_is_an_interrupted_start(tmp_path):
+    """A cluster whose head runs no tasks and one node that runs them; that
+    node's raylet is killed while its agents run (the node is lost)."""
+    if REQUIRED:
+        _require()
+    suite, log = new_suite(tmp_path), tmp_path / "agent.log"
+    _configure_sleeper(suite, log, 60)
+    cluster = Cluster(tmp_path / "lost-node", multi_node=True)
+    try:
+        cluster.start(cpus=0)
+        cluster.add_node(cpus=2)
+        args = [str(suite.probe(PROBE)), "--arms", "control", "--reps", "2"]
+        driver = cluster.driver(["run", *args, "--no-progress", "--executor", f"ray={cluster.address}"], suite.root)
+        try:
+            assert wait_for(lambda: len(logged(log)) == 2, timeout=120)
+            agents = [pid for pid, _id in logged(log)]
+            raylets = {parent(parent(pid)) for pid in agents}
+            assert len(raylets) == 1 and "raylet" in command_line(next(iter(raylets))), \
+                [command_line(pid) for pid in raylets]
+            os.kill(raylets.pop(), signal.SIGKILL)
+            out, err = driver.communicate(timeout=180)
+        finally:
+            if driver.poll() is None:
+                driver.kill()
+        assert wait_for(lambda: not any(alive(pid) for pid in agents), timeout=30)
+        assert driver.returncode == 1, err
+        records = suite.records(PROBE)
+        assert sorted(r["status"] for r in records) == ["interrupted", "interrupted"], records
+        assert all("NodeDiedError" in r["error"] for r in records), records
+        assert {r["start_id"] for r in records} == {start_id for _pid, start_id in logged(log)}
+        assert "2 start(s) interrupted; run the same command again to resume them" in err
+    finally:
+        left = cluster.close()
+    assert left == [], [command_line(pid) for pid in left]
+
+
+@needs_ray
+def test_a_cluster_out_of_reach_or_without_the_agent_spends_nothing(cluster, tmp_path):
+    suite, log = new_suite(tmp_path), tmp_path / "agent.log"
+    _configure_sleeper(suite, log, 0)
+    result = cluster.run(["run", str(suite.root), "--no-progress", "--executor", "ray=127.0.0.1:1"], suite.root)
+    assert result.returncode == 2 and "ray=127.0.0.1:1: nothing answers there" in result.stderr, result.stderr
+    # an agent the driver finds (on its PATH) but the cluster's workers do not
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "se-test-agent").write_text(f"#!{PYTHON}\n" + (Path(__file__).parent / "agents" / "crash_agent.py")
+                                              .read_text())
+    (bin_folder / "se-test-agent").chmod(0o755)
+    suite.configure({"a": {"command": ["se-test-agent"]}})
+    process = subprocess.Popen(cluster.namespace.command([PYTHON, "-c", CLI_CODE, "run", str(suite.root),
+                                                          "--no-progress", "--executor", f"ray={cluster.address}"]),
+                               cwd=suite.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**ray_env(cluster.home), "PATH": f"{bin_folder}:{os.environ['PATH']}"})
+    _out, err = process.communicate(timeout=180)
+    assert process.returncode == 2, err
+    assert "the agent's executable 'se-test-agent' was not found on the Ray worker" in err and "Traceback" not in err
+    assert suite.files() == [] and not log.exists()
