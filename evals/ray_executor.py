@@ -54,9 +54,12 @@ import signal
 import threading
 import time
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, Callable
 
-from .executor import AgentJob, AgentOutcome, ProcessRegistry, StartRefused, execute_job, now_iso
+from .executor import (
+    AgentJob, AgentOutcome, ProcessRegistry, StartRefused, default_scratch, execute_job, now_iso, remove_tree,
+)
 
 INSTALL_LINE = "pip install 'skill-eval[ray]'"
 """What to run when Ray is missing."""
@@ -140,6 +143,51 @@ def require_ray() -> None:
 # -- on the worker ----------------------------------------------------------------------
 
 _worker_registry: ProcessRegistry | None = None
+_worker_scratch: tuple[str, int] | None = None
+SCRATCH_PREFIX = "skill-eval-ray-"
+
+
+def worker_scratch() -> str:
+    """This worker's folder for scratch folders, locked (``flock``) for the
+    worker's life; folders of workers that are gone are removed first.
+
+    A worker killed mid-start (``ray.cancel(force=True)``, the driver's
+    Ctrl-C, a lost node) cannot remove its start's scratch folder; the next
+    worker on the machine does, once its lock shows the owner is dead (a lock,
+    not a pid, so workers in other pid namespaces sharing the folder are safe)."""
+    import fcntl
+    import tempfile
+
+    global _worker_scratch
+    if _worker_scratch is not None:
+        return _worker_scratch[0]
+    base = default_scratch() or tempfile.gettempdir()
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if not entry.name.startswith(SCRATCH_PREFIX) or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)  # a live worker's
+            continue
+        remove_tree(entry.path)
+        os.close(fd)
+    # made under another name and locked before it gets the name sweepers look for
+    fresh = tempfile.mkdtemp(prefix="." + SCRATCH_PREFIX, dir=base)
+    fd = os.open(fresh, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    folder = os.path.join(base, os.path.basename(fresh)[1:])
+    os.rename(fresh, folder)
+    _worker_scratch = (folder, fd)
+    return folder
 
 
 def run_on_worker(job: AgentJob) -> AgentOutcome:
@@ -157,7 +205,7 @@ def run_on_worker(job: AgentJob) -> AgentOutcome:
     if registry is None or registry.cancelled.is_set():
         registry = _worker_registry = ProcessRegistry()
     try:
-        return execute_job(job, registry)
+        return execute_job(job, registry, Path(worker_scratch()))
     except BaseException:
         _worker_registry = None
         registry.cancel()
@@ -352,7 +400,7 @@ class RayExecutor:
         require_ray()
         for name, value in QUIET_ENV.items():
             os.environ.setdefault(name, value)
-        host = None if self.address is None else self.address.rpartition(":")[0].strip("[]")
+        host = None if self.address is None else self.address.split("://", 1)[-1].rpartition(":")[0].strip("[]")
         if self.address is None or host in LOOPBACK_NAMES:
             os.environ.update(LOOPBACK_ENV)
         if self.address is None:
@@ -411,17 +459,25 @@ class RayExecutor:
         took = f" in {self.connected_in:.1f} s" if self.connected_in is not None else ""
         return f"ray: {where}{took}; at most {self.slots} agent(s) at once"
 
-    def check_worker(self, executable: str, env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
-        """Run :func:`worker_check` on the cluster; :class:`RayExecutorError`
-        when the task cannot run there (skill-eval or Ray missing or of another
-        version on the workers) or the agent's executable is not found there:
-        a misconfigured cluster would turn every start into a lost task."""
+    def check_worker(self, executable: str, env: dict[str, str] | None = None, timeout: float = 300.0) -> None:
+        """Run :func:`worker_check` on the cluster, with a start's resources (so
+        on a node that runs starts); :class:`RayExecutorError` when the task
+        cannot run there (skill-eval or Ray missing or of another version on
+        the workers), no worker runs it within ``timeout`` seconds, or the
+        agent's executable is not found there: a misconfigured cluster would
+        turn every start into a lost task."""
         self.connect()
         ray = self._ray
-        check = ray.remote(num_cpus=0, max_retries=0)(worker_check)
+        check = ray.remote(num_cpus=1, max_retries=0)(worker_check)
+        ref = check.remote(executable, dict(env or {}))
         try:
-            result = ray.get(check.remote(executable, dict(env or {})), timeout=timeout)
+            result = ray.get(ref, timeout=timeout)
         except Exception as error:  # noqa: BLE001 - the task could not run on the cluster
+            self._cancel_task(ref)
+            if type(error).__name__ == "GetTimeoutError":
+                raise RayExecutorError(f"--executor ray: no Ray worker ran skill-eval's check within {timeout:g} s "
+                                       "(is the cluster busy, or still adding nodes?); try again when it has a free "
+                                       "CPU") from None
             raise RayExecutorError(f"--executor ray: the cluster cannot run skill-eval's task ({_describe(error)}); "
                                    f"install {INSTALL_LINE} (this version, with this Python) on every node") from None
         if not result.get("found"):

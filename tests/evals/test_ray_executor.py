@@ -409,6 +409,9 @@ def test_a_killed_ray_worker_is_an_interrupted_start_the_plain_command_resumes(c
     try:
         assert wait_for(lambda: len(logged(log)) == 1, timeout=120), driver.stderr.read() if driver.poll() else ""
         [(agent, start_id)] = logged(log)
+        scratch = Path(os.readlink(f"/proc/{agent}/cwd"))  # ROOT/work, ROOT in the worker's scratch folder
+        worker_folder = scratch.parent.parent
+        assert worker_folder.name.startswith("skill-eval-ray-"), scratch
         worker = parent(agent)
         assert "ray" in command_line(worker).lower(), command_line(worker)
         os.kill(worker, signal.SIGKILL)
@@ -431,6 +434,8 @@ def test_a_killed_ray_worker_is_an_interrupted_start_the_plain_command_resumes(c
     first, second = suite.records(PROBE)
     assert second["resume_of"] == start_id and second["status"] == "ok"
     assert len(logged(log)) == count_starts(suite.files()) == 2
+    # the killed worker could not remove its start's scratch folder; the next worker did
+    assert not worker_folder.exists()
 
 
 @needs_ray
