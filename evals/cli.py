@@ -62,7 +62,11 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agent", help="an [agents.NAME] of the config (default: the only one)")
     parser.add_argument("--arms", default="control,treatment", help="comma-separated arms (default: control,treatment)")
     parser.add_argument("--reps", type=int, default=2, help="reps per arm (default: 2; rep numbers 1..N)")
-    parser.add_argument("-j", "--jobs", type=int, default=4, help="agents running at once (default: 4)")
+    parser.add_argument("-j", "--jobs", type=int, help="agents running at once (default: 4; with --executor ray, "
+                        "the cluster's CPUs)")
+    parser.add_argument("--executor", default="local", metavar="local|ray[=ADDRESS]",
+                        help="where agents run: local (default), ray (a Ray started for this run on 127.0.0.1) or "
+                             "ray=HOST:PORT (a Ray cluster); needs skill-eval[ray]")
     parser.add_argument("--model", help="override the agent's model ({model})")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the starts it would spend; run nothing")
     parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
@@ -73,8 +77,19 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                         help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_intermixed_args(argv)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         return _fail("-j must be at least 1")
+    executor = None
+    if args.executor != "local":
+        from .ray_executor import RayExecutor, RayExecutorError, parse_executor, require_ray
+
+        try:
+            _kind, address = parse_executor(args.executor)
+            if _kind == "ray":
+                require_ray()
+                executor = RayExecutor(address, slots=args.jobs, num_cpus=args.jobs)
+        except RayExecutorError as error:
+            return _fail(str(error))
     if args.max_output is not None and args.max_output < 1:
         return _fail("--max-output must be at least 1 byte")
     from .probes import ProbeError
@@ -89,7 +104,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
         cancel = threading.Event()
-        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs, cancel=cancel, max_output=args.max_output)
+        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs or 4, executor=executor, cancel=cancel,
+                        max_output=args.max_output)
         preflight = runner.preflight(probes, arms, allow_lint_errors=args.allow_lint_errors)
         for withheld in preflight.withheld:
             print(f"skill-eval: not run: {withheld.probe.probe_id} v{withheld.probe.version} ({withheld.probe.json_path}) "
@@ -140,6 +156,13 @@ def run_main(argv: Sequence[str] | None = None) -> int:
 
     previous = _install_stop_handlers(cancel)
     try:
+        if executor is not None and plan.starts:
+            try:
+                executor.connect()  # before reserving: a cluster out of reach spends nothing
+                executor.check_worker(preflight.executable, dict(agent.env))
+                print(executor.describe(), file=sys.stderr)
+            except RayExecutorError as error:
+                return _fail(str(error))
         runner.on_wait = lambda: print("waiting for another skill-eval run to finish planning...", file=sys.stderr)
         try:
             runner.reserve(plan)
@@ -157,6 +180,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     except (ProbeError, OSError) as error:
         return _fail(f"{error}")
     finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     tallies = summary.tally()
