@@ -17,8 +17,17 @@ imports rich, pygls or lsprotocol.
     Set the ``cancel`` event to stop: running agents are killed and recorded as
     interrupted starts. Blocks until done — call it from a thread.
 
+``calibrate_probes(probe_json_paths, *, agent=None, ...)``
+    Runs ``skill-eval calibrate`` on those probes (one workspace): the control
+    sample first, the treatment only where the control did not catch the
+    defect in every rep, under the config's predeclared ``[calibration]`` rule
+    (:mod:`skill_eval.evals.calibrate`), and returns a :class:`CalibrationStatus`.
+    ``on_stage(stage, starts, worst_case)`` is called before each stage,
+    ``on_record`` after each record; ``cancel`` stops it as for ``run_probe``.
+
 Agent commands come from the workspace's config file; they run only when an
-explicit user action calls :func:`run_probe` (never on open, save or hover).
+explicit user action calls :func:`run_probe` or :func:`calibrate_probes`
+(never on open, save or hover).
 Errors are raised as :class:`ApiError` with a one-line message naming the file
 and the fix, suitable for ``window/showMessage``.
 
@@ -202,3 +211,108 @@ def run_probe(
         raise ApiError(f"{probe.runs_folder}: cannot record runs ({error.strerror or error}); check the folder") from None
     return _status(workspace, probe, agent=agent_config.name, interrupted=summary.interrupted,
                    new_records=len(summary.records))
+
+
+@dataclass(frozen=True)
+class ProbeCalibration:
+    """Where one probe version stands after a calibration."""
+
+    probe: str
+    version: int
+    zone: str
+    """ceiling, window, floor, adverse, mixed; ``undecided`` (not decided in this
+    invocation, or stopped by max-starts-per-probe); ``refused`` (calibrated
+    under another rule: SE506); ``withheld`` (lint errors: not run)."""
+    control: str
+    """caught/graded reps, e.g. ``"0/2"``."""
+    treatment: str
+    starts: int
+    """Starts on record for this content (failed and interrupted ones included)."""
+    note: str = ""
+    """Why it is undecided or refused; for a floor, "check the discriminator" and the transcripts."""
+
+
+@dataclass(frozen=True)
+class CalibrationStatus:
+    probes: tuple[ProbeCalibration, ...]
+    new_records: int
+    interrupted: bool
+    worst_case: int
+    """The starts the procedure reserved before its first start."""
+    budget: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def calibrate_probes(
+    probe_json_paths: Sequence[Path | str],
+    *,
+    agent: str | None = None,
+    jobs: int = 4,
+    retry_errors: bool = False,
+    allow_lint_errors: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_stage: Callable[[int, int, int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> CalibrationStatus:
+    """Calibrate the probes (see the module docstring); blocks until done.
+    ``on_stage(stage, starts in it, worst case)``."""
+    from .calibrate import Calibration, hint_text
+
+    if not probe_json_paths:
+        raise ApiError("no probe to calibrate; open a probe.json, or a SKILL.md heading its probes anchor on")
+    workspace = _workspace(probe_json_paths[0])
+    try:
+        agent_config = select_agent(workspace.config, agent)
+    except RunError as error:
+        raise ApiError(str(error)) from None
+    probes = [_load(workspace, path, need_skill=True) for path in probe_json_paths]
+    for probe in probes:
+        if workspace.root not in probe.json_path.parents:
+            raise ApiError(f"{probe.json_path}: belongs to another workspace than {workspace.root}; "
+                           "calibrate each workspace separately")
+    for probe in probes:
+        mismatched = [r for r in check_probe(probe) if not r.ok]
+        if mismatched:
+            first = mismatched[0]
+            raise ApiError(first.error or f"{first.path}: known transcript graded differently than labelled; "
+                           "run `skill-eval check` and calibrate the discriminator before spending live reps")
+    calibration = Calibration(workspace, agent_config, jobs=jobs, retry_errors=retry_errors, on_record=on_record,
+                              cancel=cancel)
+    try:
+        preflight = calibration.preflight(probes, allow_lint_errors=allow_lint_errors)
+        if not preflight.probes:
+            withheld = preflight.withheld[0]
+            raise ApiError(f"{withheld.probe.json_path}: not calibrated: the probe has lint errors "
+                           f"({withheld.findings[0]}); fix them first")
+        plan = calibration.plan(preflight.probes)
+        staged = None if on_stage is None else (lambda number, starts: on_stage(number, len(starts), plan.worst_case))
+        result = calibration.run(plan, on_stage=staged)
+    except (RunError, ProbeError) as error:
+        raise ApiError(str(error)) from None
+    except OSError as error:
+        raise ApiError(f"{probes[0].runs_folder}: cannot record runs ({error.strerror or error}); check the folder") from None
+    found = [ProbeCalibration(item.probe.probe_id, item.probe.version, "withheld", "-", "-", 0,
+                              f"not calibrated: lint errors ({item.findings[0]}); fix them first")
+             for item in preflight.withheld]
+    for observation in result.observations:
+        probe = observation.probe
+        if observation.refused:
+            zone, note = "refused", observation.reason
+        elif observation.zone is None:
+            zone, note = "undecided", observation.reason or "interrupted: run it again to resume"
+        else:
+            zone, note = observation.zone, observation.reason
+            if zone == "floor":
+                from .calibrate import discriminator_hint
+
+                note = hint_text(discriminator_hint(probe, workspace.root))
+        found.append(ProbeCalibration(probe.probe_id, probe.version, zone, observation.control.text(),
+                                      observation.treatment.text() if observation.treatment.started else "-",
+                                      observation.row_starts, note))
+    try:
+        budget = suite_budget(workspace).describe()
+    except RunError as error:
+        budget = str(error)
+    return CalibrationStatus(tuple(found), len(result.summary.records), result.interrupted, plan.worst_case, budget)

@@ -1,4 +1,4 @@
-"""``skill-eval run | report | check | freeze``.
+"""``skill-eval run | report | check | freeze | calibrate``.
 
 Exit status: 0 success; 1 when the command worked but the result is not clean
 (a start errored or timed out, a transcript mismatched, the budget refused the
@@ -62,7 +62,11 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agent", help="an [agents.NAME] of the config (default: the only one)")
     parser.add_argument("--arms", default="control,treatment", help="comma-separated arms (default: control,treatment)")
     parser.add_argument("--reps", type=int, default=2, help="reps per arm (default: 2; rep numbers 1..N)")
-    parser.add_argument("-j", "--jobs", type=int, default=4, help="agents running at once (default: 4)")
+    parser.add_argument("-j", "--jobs", type=int, help="agents running at once (default: 4; with --executor ray, "
+                        "the cluster's CPUs)")
+    parser.add_argument("--executor", default="local", metavar="local|ray[=ADDRESS]",
+                        help="where agents run: local (default), ray (a Ray started for this run on 127.0.0.1) or "
+                             "ray=HOST:PORT (a Ray cluster); needs skill-eval[ray]")
     parser.add_argument("--model", help="override the agent's model ({model})")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the starts it would spend; run nothing")
     parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
@@ -73,8 +77,19 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                         help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_intermixed_args(argv)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         return _fail("-j must be at least 1")
+    executor = None
+    if args.executor != "local":
+        from .ray_executor import RayExecutor, RayExecutorError, parse_executor, require_ray
+
+        try:
+            _kind, address = parse_executor(args.executor)
+            if _kind == "ray":
+                require_ray()
+                executor = RayExecutor(address, slots=args.jobs, num_cpus=args.jobs)
+        except RayExecutorError as error:
+            return _fail(str(error))
     if args.max_output is not None and args.max_output < 1:
         return _fail("--max-output must be at least 1 byte")
     from .probes import ProbeError
@@ -89,7 +104,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
         cancel = threading.Event()
-        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs, cancel=cancel, max_output=args.max_output)
+        runner = Runner(workspace, agent, model=args.model, jobs=args.jobs or 4, executor=executor, cancel=cancel,
+                        max_output=args.max_output)
         preflight = runner.preflight(probes, arms, allow_lint_errors=args.allow_lint_errors)
         for withheld in preflight.withheld:
             print(f"skill-eval: not run: {withheld.probe.probe_id} v{withheld.probe.version} ({withheld.probe.json_path}) "
@@ -140,6 +156,13 @@ def run_main(argv: Sequence[str] | None = None) -> int:
 
     previous = _install_stop_handlers(cancel)
     try:
+        if executor is not None and plan.starts:
+            try:
+                executor.connect()  # before reserving: a cluster out of reach spends nothing
+                executor.check_worker(preflight.executable, dict(agent.env))
+                print(executor.describe(), file=sys.stderr)
+            except RayExecutorError as error:
+                return _fail(str(error))
         runner.on_wait = lambda: print("waiting for another skill-eval run to finish planning...", file=sys.stderr)
         try:
             runner.reserve(plan)
@@ -157,6 +180,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     except (ProbeError, OSError) as error:
         return _fail(f"{error}")
     finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     tallies = summary.tally()
@@ -349,10 +374,270 @@ def freeze_main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
+# -- calibrate --------------------------------------------------------------------------
+
+
+def calibrate_main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="skill-eval calibrate",
+                     description="The seed's live development calibration per probe version: the control sample "
+                                 "first, the treatment only when the control did not catch the defect in every rep, "
+                                 "each probe stopped under the predeclared [calibration] rule (docs/calibrate.md).")
+    _common(parser)
+    parser.add_argument("--agent", help="an [agents.NAME] of the config (default: the only one)")
+    parser.add_argument("-j", "--jobs", type=int, default=4, help="agents running at once (default: 4)")
+    parser.add_argument("--model", help="override the agent's model ({model})")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each probe's next step, the expected starts and the worst case; run nothing")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="also re-run reps whose start failed (error/timeout) when the rule needs them graded")
+    parser.add_argument("--skip-check", action="store_true", help="do not grade the probes' known transcripts first")
+    parser.add_argument("--allow-lint-errors", action="store_true",
+                        help="also calibrate probes whose lint has errors (by default they are listed and not run)")
+    parser.add_argument("--max-output", type=int, metavar="BYTES",
+                        help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
+    parser.add_argument("--freeze", action="store_true",
+                        help="at the end, freeze the decided cases in evals/frozen.json (as `skill-eval freeze`)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_intermixed_args(argv)
+    if args.jobs < 1:
+        return _fail("-j must be at least 1")
+    if args.max_output is not None and args.max_output < 1:
+        return _fail("--max-output must be at least 1 byte")
+    from .calibrate import Calibration, describe_rule, hint_text
+    from .probes import ProbeError
+    from .runner import BudgetRefused, RunError, select_agent, suite_budget
+    from .transcripts import check_probe
+
+    try:
+        workspace = _open(args)
+        agent = select_agent(workspace.config, args.agent)
+        probes, errors = workspace.load_all(_select(workspace, args), need_skill=True)
+        if errors:
+            return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
+        cancel = threading.Event()
+        calibration = Calibration(workspace, agent, model=args.model, jobs=args.jobs, retry_errors=args.retry_errors,
+                                  cancel=cancel, max_output=args.max_output)
+        preflight = calibration.preflight(probes, allow_lint_errors=args.allow_lint_errors)
+        for withheld in preflight.withheld:
+            print(f"skill-eval: not calibrated: {withheld.probe.probe_id} v{withheld.probe.version} "
+                  f"({withheld.probe.json_path}) has lint errors:", file=sys.stderr)
+            for finding in withheld.findings:
+                print(f"    {finding}", file=sys.stderr)
+        if preflight.withheld:
+            print(f"skill-eval: {len(preflight.withheld)} probe(s) not calibrated because of lint errors; fix them "
+                  "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
+        probes = preflight.probes
+        if not args.skip_check:
+            mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
+            if mismatched:
+                for result in mismatched:
+                    print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
+                          file=sys.stderr)
+                print(f"skill-eval: known transcripts disagree with the discriminator; {CHECK_MOTTO} "
+                      "(see `skill-eval check`); no start was made", file=sys.stderr)
+                return EXIT_FINDINGS
+        plan = calibration.plan(probes)
+    except (ProbeError, RunError) as error:
+        return _fail(str(error))
+    where = str(workspace.config.source) if workspace.config.source else "defaults, no config file"
+    rule_line = (f"rule: {describe_rule(calibration.rule)} ([calibration] of {where}; "
+                 f"calibration_rule_sha256 {calibration.rule_sha256[:12]})")
+
+    def envelope(plan) -> str:
+        now, later = len(plan.starts), len(plan.held)
+        return (f"expected: {now} start(s) now (control samples, and treatment samples already needed)"
+                + (f", and up to {later} more (treatment samples, if those controls miss a rep)" if later else "")
+                + f"; worst case: {plan.worst_case} start(s)")
+
+    if args.dry_run:
+        print(f"agent {agent.name}, model {calibration.model or '(agent default)'}; {rule_line}")
+        for observation in calibration.observations.values():
+            print("  " + _step_text(observation))
+        print(envelope(plan))
+        print(f"budget: {plan.budget.describe()}")
+        if not plan.fits:
+            print(f"refused: the worst case needs {plan.worst_case} start(s) but only {plan.budget.remaining} remain")
+            return EXIT_FINDINGS
+        return EXIT_FINDINGS if preflight.withheld else EXIT_OK
+
+    previous = _install_stop_handlers(cancel)
+    try:
+        calibration.runner.on_wait = lambda: print("waiting for another skill-eval run to finish planning...",
+                                                   file=sys.stderr)
+        print(rule_line, file=sys.stderr)
+        try:
+            result = _calibrate_with_progress(calibration, plan, envelope, show=not args.no_progress)
+        except BudgetRefused as error:
+            print(f"skill-eval: {error}", file=sys.stderr)
+            return EXIT_FINDINGS
+        except RunError as error:
+            return _fail(str(error))
+    except (ProbeError, OSError) as error:
+        return _fail(f"{error}")
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    _print_observations(result, hint_text, workspace.root)
+    if result.summary.files:
+        print(f"records appended to {', '.join(str(p) for p in sorted(result.summary.files))}", file=sys.stderr)
+    try:
+        print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
+    except RunError as error:
+        print(f"skill-eval: {error}", file=sys.stderr)
+    if result.interrupted:
+        print(f"interrupted: {len(result.summary.records)} start(s) recorded, {result.summary.skipped} never "
+              "started; run the same command again to resume (nothing recorded is run again)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    undecided = [o for o in result.observations if not o.decided or o.zone == "undecided"]
+    if args.freeze:
+        code = _freeze_decided(result)
+        if code != EXIT_OK:
+            return code
+    if undecided or preflight.withheld:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _step_text(observation) -> str:
+    """A probe's next step in the procedure, for --dry-run."""
+    probe = observation.probe
+    name = f"{probe.probe_id} v{probe.version}"
+    if observation.refused:
+        return f"{name}: not calibrated: {observation.reason}"
+    if observation.decided:
+        if observation.zone == "undecided":
+            return f"{name}: {observation.reason}"
+        return (f"{name}: decided on record: {observation.zone} (control {observation.control.text()}, "
+                f"treatment {observation.treatment.text()}; {observation.row_starts} start(s))")
+    if not observation.now:
+        return f"{name}: waits: {observation.reason}"
+
+    def reps(starts) -> str:
+        by_arm: dict[str, list[str]] = {}
+        for start in starts:
+            note = " (resume)" if start.resume_of else " (retry)" if start.retry_of else ""
+            by_arm.setdefault(start.arm, []).append(f"{start.rep}{note}")
+        return "; ".join(f"{arm} rep {', '.join(items)}" for arm, items in by_arm.items())
+
+    text = f"{name}: now {reps(observation.now)}"
+    if observation.later:
+        text += f"; then {reps(observation.later)} if the control misses a rep"
+    return text
+
+
+def _calibrate_with_progress(calibration, plan, envelope, show: bool):
+    """Run the procedure with one progress bar whose total is the worst case
+    (it ends early when the controls catch their defects)."""
+    runner = calibration.runner
+    state = {"done": 0, "caught": 0, "failed": 0}
+
+    def count(record) -> None:
+        state["done"] += 1
+        if record["status"] == "ok":
+            state["caught"] += int(bool(record.get("passed")))
+        else:
+            state["failed"] += 1
+
+    def on_stage(number: int, starts) -> None:
+        arms = {}
+        for start in starts:
+            arms[start.arm] = arms.get(start.arm, 0) + 1
+        if number == 1:
+            print(envelope(plan), file=sys.stderr)
+        print(f"stage {number}: {len(starts)} start(s) ("
+              + ", ".join(f"{arm} {count}" for arm, count in arms.items()) + ")", file=sys.stderr)
+
+    if not show:
+        runner.on_record = count
+        return calibration.run(plan, on_stage=on_stage)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=console, transient=False) as progress:
+        task = progress.add_task("planning", total=None)
+
+        def staged(number: int, starts) -> None:
+            if number == 1:
+                progress.update(task, total=plan.worst_case)
+            on_stage(number, starts)
+
+        def on_record(record) -> None:
+            count(record)
+            progress.update(task, advance=1, description=f"{state['caught']} caught, {state['failed']} failed")
+
+        runner.on_record = on_record
+        result = calibration.run(plan, on_stage=staged)
+        progress.update(task, total=state["done"], completed=state["done"])
+    return result
+
+
+def _print_observations(result, hint_text, root: Path) -> None:
+    header = ("probe", "v", "control", "treatment", "zone", "starts", "decided")
+    table = [header]
+    hints = []
+    for observation in result.observations:
+        probe = observation.probe
+        if observation.refused:
+            zone, decided = "-", "not calibrated: " + observation.reason
+        elif observation.zone == "undecided" or not observation.decided:
+            zone, decided = "undecided", observation.reason or "the procedure did not finish"
+        else:
+            zone = observation.zone
+            decided = ("after the control: keep it as a regression/cost control" if zone == "ceiling"
+                       else "after the treatment")
+            if zone == "floor":
+                hints.append(f"{probe.probe_id} v{probe.version}: floor: "
+                             + hint_text(_hint(observation, result, root)))
+        treatment = observation.treatment.text() if observation.treatment.started else "-"
+        table.append((probe.probe_id, str(probe.version), observation.control.text(), treatment, zone,
+                      str(observation.row_starts), decided))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+    for hint in hints:
+        print(hint)
+
+
+def _hint(observation, result, root: Path) -> dict:
+    from .calibrate import discriminator_hint
+
+    for record in result.decisions:
+        if record.get("probe") == observation.probe.probe_id and record.get("version") == observation.probe.version:
+            return record.get("discriminator") or {}
+    return discriminator_hint(observation.probe, root)
+
+
+def _freeze_decided(result) -> int:
+    from .freeze import freeze
+    from .probes import ProbeError
+
+    decided = [o.probe for o in result.observations if o.decided and o.zone != "undecided" and not o.refused]
+    left = [o.probe for o in result.observations if o.probe not in decided]
+    if left:
+        print(f"not frozen (not decided): {', '.join(f'{p.probe_id} v{p.version}' for p in left)}", file=sys.stderr)
+    if not decided:
+        return EXIT_OK
+    try:
+        results = freeze(decided)
+    except ProbeError as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"cannot write frozen.json ({error.strerror or error}); check the folder's permissions")
+    for frozen in results:
+        if frozen.added:
+            print(f"{frozen.path}: froze {', '.join(frozen.added)}")
+        if frozen.unchanged:
+            print(f"{frozen.path}: already frozen, unchanged: {', '.join(frozen.unchanged)}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - convenience
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run": run_main, "report": report_main, "check": check_main, "freeze": freeze_main}
+    commands = {"run": run_main, "report": report_main, "check": check_main, "freeze": freeze_main,
+                "calibrate": calibrate_main}
     if not argv or argv[0] not in commands:
-        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze} ...", file=sys.stderr)
+        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze|calibrate} ...", file=sys.stderr)
         return EXIT_ERROR
     return commands[argv[0]](argv[1:])

@@ -39,6 +39,7 @@ from skill_eval.linter.runs import (
     ARMS, SEPARATION_ALPHA, VersionSample, count_starts, iter_records, sample_rows,
 )
 
+from .calibrate import decision_note, decision_summary, latest_decisions
 from .probes import Workspace
 
 REPS_NOTE = ("Reps diagnose a scenario; they do not prove a rate (two reps per arm never can: even control 0/2 "
@@ -75,6 +76,8 @@ class Row:
     ``edited`` (this version's files were edited without a version bump: this
     row is an earlier content), ``skill-edited`` (only SKILL.md differs), or
     ``unknown`` (the version is not on disk)."""
+    calibration: dict[str, Any] | None = None
+    """The latest ``skill-eval calibrate`` decision of this row, if any."""
 
     @property
     def agent(self) -> str:
@@ -128,6 +131,7 @@ class Row:
             "content": self.content,
             "on_disk": self.on_disk,
             "last_run": sample.last_ended,
+            "calibration": None if self.calibration is None else decision_summary(self.calibration),
         }
 
 
@@ -156,6 +160,7 @@ def build_report(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence
     from .runner import workspace_runs_files
 
     files = workspace_runs_files(workspace.root)
+    decisions = latest_decisions(files)
     versions_on_disk: dict[str, int] = {}
     content_on_disk: dict[tuple[str, int], tuple] = {}
     for path in workspace.session.all_probe_paths:
@@ -198,7 +203,7 @@ def build_report(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence
             content = "skill-edited"
         else:
             content = "current"
-        rows.append(Row(sample, on_disk, content))
+        rows.append(Row(sample, on_disk, content, decisions.get(key)))
     # a version whose files changed without a bump: every content of it is flagged
     contents: dict[tuple, set] = {}
     for row in rows:
@@ -222,6 +227,10 @@ def _arm_cell(row: Row, arm: str) -> str:
 
 def _notes(row: Row) -> str:
     notes = []
+    if row.calibration is not None:
+        notes.append(decision_note(row.calibration))
+    if (row.calibration or {}).get("zone", row.sample.zone) == "ceiling":
+        notes.append("keep as a regression/cost control")
     if row.on_disk != "current":
         notes.append({"missing": "probe not on disk", "superseded": "superseded by a newer version",
                       "older": "disk holds an older version"}[row.on_disk])

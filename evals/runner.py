@@ -139,11 +139,26 @@ class Plan:
     logs: dict[Path, RunsLog] | None = None
     """Per suite, the runs file reserved for this plan (after :meth:`Runner.reserve`)."""
     plan_id: str = ""
+    planner: Callable[["RecordsState"], "Plan"] | None = None
+    """A procedure's own planning (``skill-eval calibrate``), called instead of
+    :func:`plan_starts` each time the plan is made (again under the run lock
+    by :meth:`Runner.reserve`); it returns a plan with ``starts`` and ``held``."""
+    held: list[Start] = field(default_factory=list)
+    """Starts reserved for a later stage of a procedure (calibrate's treatment
+    samples): written into the plan record and counted against the budget
+    with ``starts``, run only when handed to :meth:`Runner.run`."""
+    record_fields: dict[str, Any] = field(default_factory=dict)
+    """Fields written into the plan record and into every start record of this plan."""
+
+    @property
+    def worst_case(self) -> int:
+        """The starts this plan may spend: its starts and those it holds for later."""
+        return len(self.starts) + len(self.held)
 
     @property
     def fits(self) -> bool:
         remaining = self.budget.remaining if self.budget else None
-        return remaining is None or len(self.starts) <= remaining
+        return remaining is None or self.worst_case <= remaining
 
     @property
     def resumed(self) -> int:
@@ -439,7 +454,10 @@ class RecordsState:
         self.ok: set[tuple] = set()
         self.live: set[tuple] = set()
         self.latest_failure: dict[tuple, dict[str, Any]] = {}
-        for path in files:
+        self.passed: dict[tuple, bool] = {}
+        """Per rep identity with an ``ok`` record, whether it caught what the probe asks for."""
+        self.files = list(files)
+        for path in self.files:
             runs = read_runs_file(path)
             self.used += runs.starts
             alive = bool(runs.unfinished or runs.plans) and writer_alive(path)
@@ -452,6 +470,7 @@ class RecordsState:
                 status = record.get("status")
                 if status == "ok":
                     self.ok.add(identity)
+                    self.passed[identity] = bool(record_passed(record))
                 elif record.get("unfinished") and alive:
                     self.live.add(identity)
                 else:
@@ -703,10 +722,15 @@ class Runner:
                            "passes it as one: shorten the artifact" + (" or use treatment = \"install\""
                            if self.agent.treatment == "prepend" else ""))
 
-    def _plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool) -> Plan:
+    def _plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool,
+              planner: Callable[[RecordsState], Plan] | None = None) -> Plan:
         state = RecordsState(workspace_runs_files(self.workspace.root))
-        plan = plan_starts(probes, state, agent=self.agent.name, model=self.model, arms=arms, reps=reps,
-                           retry_errors=retry_errors)
+        if planner is not None:
+            plan = planner(state)
+            plan.planner = planner
+        else:
+            plan = plan_starts(probes, state, agent=self.agent.name, model=self.model, arms=arms, reps=reps,
+                               retry_errors=retry_errors)
         plan.probes = list(probes)
         plan.budget = Budget(state.used, self.workspace.config.calibration_max_starts, self.where, state.reserved)
         return plan
@@ -723,13 +747,14 @@ class Runner:
         if plan.logs is not None:
             return plan
         with run_lock(self.workspace.root, self.cancel, waiting=self.on_wait):
-            fresh = self._plan(plan.probes, plan.arms, plan.reps, plan.retry_errors)
+            fresh = self._plan(plan.probes, plan.arms, plan.reps, plan.retry_errors, plan.planner)
             plan.starts, plan.done, plan.failed_waiting = fresh.starts, fresh.done, fresh.failed_waiting
-            plan.elsewhere, plan.budget = fresh.elsewhere, fresh.budget
+            plan.elsewhere, plan.budget, plan.held = fresh.elsewhere, fresh.budget, fresh.held
             if not plan.fits:
                 budget = plan.budget
+                needs = f"up to {plan.worst_case}" if plan.held else f"{plan.worst_case}"
                 raise BudgetRefused(
-                    f"{budget.source}: refused: the plan needs {len(plan.starts)} start(s) but only {budget.remaining} "
+                    f"{budget.source}: refused: the plan needs {needs} start(s) but only {budget.remaining} "
                     f"of [calibration] max-starts = {budget.cap} remain ({budget.used} used, failed starts included"
                     + (f"; {budget.reserved} reserved by another run" if budget.reserved else "")
                     + "); narrow the run (fewer probes, arms or reps) or raise the cap deliberately")
@@ -737,7 +762,7 @@ class Runner:
             plan.logs = {}
             try:
                 by_suite: dict[Path, list[Start]] = {}
-                for start in plan.starts:
+                for start in [*plan.starts, *plan.held]:
                     by_suite.setdefault(start.probe.suite, []).append(start)
                 for suite, starts in by_suite.items():
                     folder = check_runs_folder(suite, self.workspace.root)
@@ -750,6 +775,7 @@ class Runner:
                         "agent": self.agent.name, "model": self.model, "runner": self._runner,
                         "starts": [[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
                                     s.probe.skill_sha256, s.arm, s.rep] for s in starts],
+                        **plan.record_fields,
                     }])
             except BaseException:
                 self._close(plan)
@@ -837,7 +863,8 @@ class Runner:
 
     # -- recording ----------------------------------------------------------------------
 
-    def start_record(self, start: Start, job: AgentJob, plan_id: str) -> dict[str, Any]:
+    def start_record(self, start: Start, job: AgentJob, plan_id: str,
+                     fields: dict[str, Any] | None = None) -> dict[str, Any]:
         probe = start.probe
         record: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
@@ -869,6 +896,8 @@ class Runner:
             record["treatment"] = self.agent.treatment
             if job.skill is not None:
                 record["installed_skill"], record["installed_skill_sha256"] = self.installed_skill(probe)
+        if fields:
+            record.update(fields)
         return record
 
     def outcome_record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> dict[str, Any]:
@@ -941,29 +970,33 @@ class Runner:
 
     # -- running --------------------------------------------------------------------------
 
-    def run(self, plan: Plan) -> RunSummary:
-        """Reserve ``plan`` (if not yet) and run it."""
+    def run(self, plan: Plan, starts: Sequence[Start] | None = None, *, close: bool = True) -> RunSummary:
+        """Reserve ``plan`` (if not yet) and run its starts, or ``starts``: a
+        later stage's, from what it holds. ``close=False`` keeps its runs files
+        locked, and so what it holds reserved, for a later stage."""
         self.reserve(plan)
         summary = RunSummary()
         summary.files.update(log.path for log in plan.logs.values())
+        batch = plan.starts if starts is None else list(starts)
         try:
-            if plan.starts:
-                self._run(plan, summary)
+            if batch:
+                self._run(plan, batch, summary)
         finally:
             self._answers.close()
-            self._close(plan)
+            if close:
+                self._close(plan)
         return summary
 
-    def _run(self, plan: Plan, summary: RunSummary) -> None:
+    def _run(self, plan: Plan, starts: Sequence[Start], summary: RunSummary) -> None:
         executor = self.executor or LocalExecutor(self.jobs)
         pending: set[Future] = set()
         done: queue.SimpleQueue = queue.SimpleQueue()
         try:
-            for start in plan.starts:
+            for start in starts:
                 job = self.job_for(start, uuid.uuid4().hex)
                 log = plan.logs[start.probe.suite]
                 started = threading.Event()
-                future = executor.submit(job, self._on_start(start, job, log, plan.plan_id, started))
+                future = executor.submit(job, self._on_start(start, job, log, plan, started))
                 pending.add(future)
                 future.add_done_callback(self._recorder(start, job, started, done))
             while pending:
@@ -987,13 +1020,13 @@ class Runner:
             if self.executor is None:
                 executor.shutdown(wait=True)
 
-    def _on_start(self, start: Start, job: AgentJob, log: RunsLog, plan_id: str, started: threading.Event):
+    def _on_start(self, start: Start, job: AgentJob, log: RunsLog, plan: Plan, started: threading.Event):
         """The job's ``on_start``: its start record, on disk, before the agent runs."""
 
         def on_start() -> None:
             if self.cancel.is_set():
                 raise StartRefused("the run is being cancelled")
-            log.append([self.start_record(start, job, plan_id)])
+            log.append([self.start_record(start, job, plan.plan_id, plan.record_fields)])
             started.set()
 
         return on_start

@@ -86,6 +86,28 @@ class AgentConfig(NamedTuple):
     workspace root when it holds a slash)."""
 
 
+EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
+"""What ``[calibration] caught-in-every-rep`` may say (see :class:`CalibrationRule`)."""
+
+
+class CalibrationRule(NamedTuple):
+    """The predeclared stop of ``skill-eval calibrate`` (``[calibration]``).
+
+    The seed: "Predeclare its stop; do not keep reseeding until treatment
+    wins." These values are written into every start they govern (docs/calibrate.md)."""
+
+    reps: int = 2
+    """Reps per arm: the bounded sample of the control, and of the treatment when it runs."""
+    caught_in_every_rep: str = "all-reps"
+    """What "the control catches it in every sampled rep" (and "0/2") means when
+    a start failed: ``all-reps``, every one of ``reps`` reps graded (a failed
+    start leaves the arm undecided until it is re-run); ``graded-reps``, every
+    rep started and the graded ones taken as the sample (at least one)."""
+    max_starts_per_probe: int | None = None
+    """The most starts one probe version may cost one agent and model, failed
+    and interrupted ones included (``None``: no cap besides ``reps``)."""
+
+
 class Config(NamedTuple):
     """Everything that changes what skill-eval reports or runs.
 
@@ -108,6 +130,8 @@ class Config(NamedTuple):
     frontmatter_allowed_keys: tuple[str, ...] = ()
     """SKILL.md front-matter keys accepted besides the Agent Skills spec's."""
     calibration_max_starts: int | None = None
+    calibration_rule: CalibrationRule = CalibrationRule()
+    """``[calibration]`` reps, caught-in-every-rep, max-starts-per-probe: the stop of ``skill-eval calibrate``."""
     agents: Mapping[str, AgentConfig] = _NOTHING
     source: Path | None = None
     """The config file this came from, if any."""
@@ -258,6 +282,19 @@ def _agents(value: Any, source: str) -> dict[str, AgentConfig]:
     return {name: _agent(name, table, source) for name, table in value.items()}
 
 
+def _calibration_rule(table: Mapping[str, Any], source: str) -> CalibrationRule:
+    every = table.get("caught-in-every-rep", "all-reps")
+    if every not in EVERY_REP_MEANINGS:
+        raise _fail(source, "calibration.caught-in-every-rep",
+                    "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
+    cap = table.get("max-starts-per-probe")
+    return CalibrationRule(
+        reps=_int(table.get("reps", 2), source, "calibration.reps", 1),
+        caught_in_every_rep=every,
+        max_starts_per_probe=None if cap is None else _int(cap, source, "calibration.max-starts-per-probe", 1),
+    )
+
+
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
     """Build a :class:`Config` from config-file keys (as parsed TOML or editor settings)."""
     unknown = set(data) - _KNOWN_KEYS
@@ -294,10 +331,15 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         values["frontmatter_allowed_keys"] = _strings(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
     if "calibration" in data:
         table = data["calibration"]
-        if not isinstance(table, dict) or set(table) - {"max-starts"}:
-            raise _fail(source, "calibration", "`[calibration]` takes only `max-starts`")
+        known = {"max-starts", "reps", "caught-in-every-rep", "max-starts-per-probe"}
+        if not isinstance(table, dict):
+            raise _fail(source, "calibration", "`[calibration]` must be a table")
+        if set(table) - known:
+            key = sorted(set(table) - known)[0]
+            raise _fail(source, key, f"unknown key `calibration.{key}`", known)
         if "max-starts" in table:
             values["calibration_max_starts"] = _int(table["max-starts"], source, "calibration.max-starts", 0)
+        values["calibration_rule"] = _calibration_rule(table, source)
     if "agents" in data:
         values["agents"] = _agents(data["agents"], source)
     return Config(**values)

@@ -21,6 +21,9 @@ held under an exclusive ``flock`` for the runner's whole life. Its lines:
 * ``{"schema":2,"type":"outcome","start_id":...}`` — the start's end: its
   ``status`` (``ok``, ``error``, ``timeout``, ``interrupted``), answer and
   grading.
+* ``{"schema":2,"type":"decision",...}`` — ``skill-eval calibrate``'s
+  observation of one probe version (zone, the starts it cost, the rule that
+  decided it); never a start.
 
 Schema 1 files (one record per start, written after it ended) stay readable:
 each such line is one start.
@@ -69,8 +72,8 @@ PROBE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 """probe.json's ``id`` pattern (fixture-format.md); only such ids name folders."""
 
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
-_NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"')
-"""How a torn outcome or plan line begins (:func:`encode_record` keeps these keys first)."""
+_NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
+"""How a torn outcome, plan or decision line begins (:func:`encode_record` keeps these keys first)."""
 _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
                  "error", "stderr_tail", "truncated",
                  # a preset agent's output and usage, a judge's grading errors (docs/format.md)
@@ -95,6 +98,20 @@ def valid_probe_id(probe_id: object) -> bool:
     if not ("a" <= probe_id[0] <= "z" or "0" <= probe_id[0] <= "9"):
         return False
     return all("a" <= c <= "z" or "0" <= c <= "9" or c in "._-" for c in probe_id)
+
+
+def calibration_rule_record(rule) -> dict[str, Any]:
+    """The ``calibration_rule`` object written into the records a
+    :class:`~skill_eval.linter.config.CalibrationRule` governs (the config's
+    spelling of its keys)."""
+    return {"reps": rule.reps, "caught-in-every-rep": rule.caught_in_every_rep,
+            "max-starts-per-probe": rule.max_starts_per_probe}
+
+
+def calibration_rule_sha256(record: dict[str, Any]) -> str:
+    """The SHA-256 of a ``calibration_rule`` object (canonical JSON: sorted
+    keys, no spaces): the ``calibration_rule_sha256`` of the records it governs."""
+    return sha256_bytes(json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
 # -- where things are -------------------------------------------------------------
@@ -394,7 +411,7 @@ class RunsFile:
     rules import it on every start, and :mod:`dataclasses` costs ~10 ms to
     import (~1 ms more per class)."""
 
-    __slots__ = ("path", "records", "torn", "torn_other", "plans", "unfinished")
+    __slots__ = ("path", "records", "torn", "torn_other", "plans", "unfinished", "decisions")
 
     def __init__(self, path: Path, records: list[tuple[int, dict[str, Any]]] | None = None,
                  torn: list[int] | None = None) -> None:
@@ -406,6 +423,8 @@ class RunsFile:
         self.plans: list[tuple[int, dict[str, Any]]] = []
         self.unfinished: list[str] = []
         """start_id of every start without an outcome."""
+        self.decisions: list[tuple[int, dict[str, Any]]] = []
+        """``skill-eval calibrate``'s observations (never starts)."""
 
     def __repr__(self) -> str:
         return f"RunsFile({self.path!r}, {len(self.records)} records, torn lines {self.torn})"
@@ -476,6 +495,9 @@ def parse_runs(path: Path, raw: bytes) -> RunsFile:
         kind = record.get("type")
         if kind == "plan":
             result.plans.append((index + 1, record))
+            continue
+        if kind == "decision":
+            result.decisions.append((index + 1, record))
             continue
         if not isinstance(record.get("probe"), str):
             result.torn.append(index + 1)

@@ -595,6 +595,8 @@ def code_actions(ls: "SkillEvalLanguageServer", params: types.CodeActionParams) 
         if edits:
             actions.append(types.CodeAction(title="Fix all safe skill-eval problems", kind=FIX_ALL_KIND,
                                             edit=_workspace_edit(ls, edits)))
+    for provider in ls.extra_actions:
+        actions.extend(provider(params))
     return actions
 
 

@@ -30,6 +30,7 @@ from ..linter.textfile import UnreadableFile, decode_text
 from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
 from .convert import Converter, path_of, uri_of
+from .runner import ACTION_KINDS as RUNNER_ACTION_KINDS
 from .framing import CHUNK, StdinChunks, serve
 from .settings import SECTION, config_files, resolve, settings_mapping
 from .state import Changes, WorkspaceState, is_calibration_file
@@ -113,6 +114,8 @@ class SkillEvalLanguageServer(LanguageServer):
         """Code-lens providers of optional integrations (the eval runner)."""
         self.id_hover: Callable[[Path], str | None] | None = None
         """Hover text for probe.json's ``id`` value (the eval runner's status)."""
+        self.extra_actions: list[Callable[[types.CodeActionParams], list[types.CodeAction]]] = []
+        """Code-action providers of optional integrations (the eval runner's run and calibrate)."""
 
     # -- client capabilities -------------------------------------------------------
 
@@ -777,7 +780,7 @@ def create_server() -> SkillEvalLanguageServer:
 
     @feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, *RUNNER_ACTION_KINDS]),
     )
     def code_action(params: types.CodeActionParams):
         return features.code_actions(ls, params)

@@ -47,9 +47,26 @@ def layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
     parsed = config_from_mapping(dict(settings), source)
     overrides = {}
     for key in settings:
+        if key == "calibration":
+            overrides.update(_calibration_overrides(config, parsed, settings[key]))
+            continue
         for name in _fields_for(key):
             overrides[name] = getattr(parsed, name)
     return config._replace(**overrides)
+
+
+def _calibration_overrides(config: Config, parsed: Config, table: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``[calibration]`` keys a settings layer gives, and only those: a
+    layer naming ``max-starts`` leaves the file's predeclared stop (``reps``,
+    ``caught-in-every-rep``, ``max-starts-per-probe``) as it is."""
+    overrides: dict[str, Any] = {}
+    if "max-starts" in table:
+        overrides["calibration_max_starts"] = parsed.calibration_max_starts
+    rule = {key.replace("-", "_"): getattr(parsed.calibration_rule, key.replace("-", "_"))
+            for key in table if key != "max-starts"}
+    if rule:
+        overrides["calibration_rule"] = config.calibration_rule._replace(**rule)
+    return overrides
 
 
 def resolve(root: Path, layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[Config, list[str]]:

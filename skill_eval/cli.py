@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "report": ("skill_eval.evals.cli", "report_main", "calibration zones per probe version (text, JSON, HTML)"),
     "check": ("skill_eval.evals.cli", "check_main", "grade known transcripts: calibrate the discriminator offline"),
     "freeze": ("skill_eval.evals.cli", "freeze_main", "record content hashes of chosen probes in evals/frozen.json"),
+    "calibrate": ("skill_eval.evals.cli", "calibrate_main", "the seed's live calibration: control first, a predeclared stop"),
     "schema": ("skill_eval.linter.probejson", "schema_main", "print the JSON Schema of probe.json"),
 }
 

@@ -185,3 +185,48 @@ def test_edits_over_unicode_line_separators_and_a_deleted_folder(tmp_path: Path)
     )
     expected = sorted((d["code"], d["location"]["row"] - 1) for d in json.loads(lint.stdout) if Path(d["filename"]).resolve() == question)
     assert sorted((d["code"], d["lnum"]) for d in result["remaining"]) == expected
+
+
+ACTION_SCRIPT = Path(__file__).with_name("nvim_code_action.lua")
+LOGGING_AGENT = """\
+import os, sys
+prompt = sys.stdin.read()
+arm = "treatment" if "Evidence that argues from" in prompt else "control"
+with open(sys.argv[1], "a") as log:
+    log.write(f"{os.getpid()} {os.environ['SKILL_EVAL_START_ID']} {arm}\\n")
+print("verdict: NOT_PROVEN" if arm == "treatment" else "verdict: PASS")
+"""
+"""Catches the defect only with the skill prepended (treatment); logs each
+start itself, the ground truth the records are compared with."""
+
+
+def test_run_and_calibrate_a_probe_through_code_actions(tmp_path: Path) -> None:
+    """`vim.lsp.buf.code_action()` in a real Neovim: "Run probe" runs both arms
+    (four starts, the agent's own log agrees with the records), then "Calibrate
+    probe" decides the probe from those records without another start."""
+    root = tmp_path / "ws"
+    probe = write_workspace(root)
+    log = tmp_path / "agent.log"
+    agent = root / "agent.py"
+    agent.write_text(LOGGING_AGENT, encoding="utf-8")
+    (root / "skill-eval.toml").write_text(
+        f"[agents.fake]\ncommand = {json.dumps([sys.executable, str(agent), str(log)])}\ntimeout = 60\n", encoding="utf-8")
+
+    completed, result = run_script(tmp_path, root, ACTION_SCRIPT, {
+        "SKILL_EVAL_LS_CMD": json.dumps(server_command()),
+        "SKILL_EVAL_PROBE": str(probe),
+        "SKILL_EVAL_APPLY": json.dumps(["Run probe", "Calibrate probe"]),
+    }, wait_ms=40_000)
+
+    assert_all_steps_passed(tmp_path, completed, result)
+    assert {"Run probe", "Calibrate probe"} <= set(result["titles"]), result["titles"]
+    starts = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(arm for _pid, _id, arm in starts) == ["control", "control", "treatment", "treatment"]
+    runs = root / "skills" / "verify-closeout" / "evals" / "runs"
+    lines = [json.loads(line) for path in sorted(runs.glob("*.jsonl")) for line in path.read_text().splitlines()]
+    assert sorted(line["start_id"] for line in lines if line["type"] == "start") == sorted(i for _p, i, _a in starts)
+    (decision,) = [line for line in lines if line["type"] == "decision"]
+    assert decision["zone"] == "window" and decision["starts"] == 4
+    messages = [item.get("message") or "" for item in result["progress"]]
+    assert sum(" rep " in message for message in messages) == 4
+    assert any(message.startswith("window") for message in messages), messages

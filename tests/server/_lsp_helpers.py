@@ -137,10 +137,32 @@ def _lens_refresh(client: LanguageClient, params):
     client.lens_refreshes += 1
 
 
+def converter():
+    """pygls's converter, reading ``(Command | CodeAction)[]`` as editors do.
+
+    lsprotocol's hook reads any item with a ``command`` key as a ``Command``,
+    so a ``CodeAction`` carrying a command (the runner's run and calibrate
+    actions) would come back as a ``Command`` whose ``command`` is a dict;
+    VS Code (``Command.is``: ``command`` is a string) and Neovim (``command``
+    is a table: a code action) tell them apart by the type of ``command``."""
+    from typing import Any, Union
+
+    made = default_converter()
+
+    def command_or_code_action(value: Any, _type: type):
+        if isinstance(value, dict) and isinstance(value.get("command"), str):
+            return made.structure(value, types.Command)
+        return made.structure(value, types.CodeAction)
+
+    made.register_structure_hook(Union[types.Command, types.CodeAction], command_or_code_action)
+    return made
+
+
 def make_client() -> LanguageClient:
     """pytest-lsp's test client plus what it lacks: a ``client/registerCapability``
-    handler, and a log of every publishDiagnostics (the default keeps only the last)."""
-    client = LanguageClient(converter_factory=default_converter)
+    handler, a log of every publishDiagnostics (the default keeps only the last),
+    and code actions read as editors read them (:func:`converter`)."""
+    client = LanguageClient(converter_factory=converter)
     client.registrations = []
     client.published = []
     client.lens_refreshes = 0

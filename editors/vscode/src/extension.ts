@@ -14,6 +14,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import {
+  CALIBRATE_COMMAND,
   SECTION,
   SHOW_PROBES_COMMAND,
   linterSettings,
@@ -30,7 +31,8 @@ let starting: Promise<void> | undefined;
 /**
  * The language client, minus one thing: it must not register VS Code commands
  * for server commands that the extension registers itself (`skill-eval.runProbe`
- * is both a server command and a palette command with a trust check).
+ * and `skill-eval.calibrate` are both server commands and palette commands with
+ * a trust check: the code lens and the code actions run them through it).
  */
 class SkillEvalClient extends LanguageClient {
   public registerFeature(feature: StaticFeature | DynamicFeature<any>): void {
@@ -205,6 +207,41 @@ async function runProbe(argument?: unknown): Promise<unknown> {
 }
 
 /**
+ * skill-eval.calibrate: from the palette (the active probe), or from a code
+ * action ("Calibrate probe" on probe.json, "Calibrate the N probes of this
+ * step" on a SKILL.md heading), whose arguments (a probe.json URI or a list of
+ * them) are passed on to the server unchanged. Refused in an untrusted
+ * workspace, as a run is.
+ */
+async function calibrate(...args: unknown[]): Promise<unknown> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage("skill-eval: probes are not calibrated in an untrusted workspace (calibration starts the agents named in the workspace's config). Trust the workspace to run it.");
+    return undefined;
+  }
+  let argumentsToSend = args.filter((argument) => typeof argument === "string" || Array.isArray(argument));
+  if (argumentsToSend.length === 0) {
+    const probe = activeProbeUri(args[0]);
+    if (!probe) {
+      void vscode.window.showWarningMessage("skill-eval: open a probe.json (or its question.md) to calibrate its probe.");
+      return undefined;
+    }
+    argumentsToSend = [probe.toString()];
+  }
+  if (!client || !client.isRunning()) {
+    void vscode.window.showErrorMessage("skill-eval: the language server is not running; see the 'skill-eval' output.");
+    return undefined;
+  }
+  await vscode.workspace.saveAll(false);
+  try {
+    return await client.sendRequest(ExecuteCommandRequest.type, { command: CALIBRATE_COMMAND, arguments: argumentsToSend });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    void vscode.window.showErrorMessage(`skill-eval: calibration failed: ${message}`);
+    return undefined;
+  }
+}
+
+/**
  * SKILL.md's code lens ("2 probes") runs the server command skill-eval.showProbes,
  * which answers with the probes' locations; show them in the references peek.
  */
@@ -226,6 +263,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.commands.registerCommand("skill-eval.restart", restart),
     vscode.commands.registerCommand("skill-eval.runProbe", runProbe),
+    vscode.commands.registerCommand(CALIBRATE_COMMAND, calibrate),
     vscode.commands.registerCommand(SHOW_PROBES_COMMAND, showProbes),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (["interpreter", "path", "args"].some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {

@@ -18,9 +18,15 @@ export const CLIENT_ONLY_KEYS: ReadonlySet<string> = new Set(["interpreter", "pa
 
 /** The server command behind SKILL.md's code lenses ("2 probes"): returns the probes' Locations. */
 export const SHOW_PROBES_COMMAND = "skill-eval.showProbes";
+export const CALIBRATE_COMMAND = "skill-eval.calibrate";
 
 /** Commands the extension registers itself, so the language client must not register them again. */
-export const CLIENT_COMMANDS: ReadonlySet<string> = new Set(["skill-eval.restart", "skill-eval.runProbe", SHOW_PROBES_COMMAND]);
+export const CLIENT_COMMANDS: ReadonlySet<string> = new Set([
+  "skill-eval.restart",
+  "skill-eval.runProbe",
+  CALIBRATE_COMMAND,
+  SHOW_PROBES_COMMAND,
+]);
 
 /** File names the server handles; the document selector is these, on disk. */
 export const FIXTURE_FILE_NAMES = ["probe.json", "question.md", "SKILL.md", "output-spec.md"] as const;

@@ -24,7 +24,7 @@ test("settings", () => {
 
 test("commands", () => {
   const commands = manifest.contributes.commands.map((c) => c.command);
-  assert.deepEqual(commands.sort(), ["skill-eval.restart", "skill-eval.runProbe"]);
+  assert.deepEqual(commands.sort(), ["skill-eval.calibrate", "skill-eval.restart", "skill-eval.runProbe"]);
 });
 
 test("untrusted workspaces: limited, executable settings restricted", () => {

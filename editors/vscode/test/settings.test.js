@@ -53,7 +53,8 @@ test("linter settings drop client-only keys and empty lists", () => {
 
 test("the client never re-registers the extension's own commands", () => {
   assert.deepEqual(
-    settings.serverCommandsToRegister(["skill-eval.runProbe", "skill-eval.applyFix", "skill-eval.restart", "skill-eval.showProbes"]),
+    settings.serverCommandsToRegister(["skill-eval.runProbe", "skill-eval.applyFix", "skill-eval.restart", "skill-eval.showProbes",
+      "skill-eval.calibrate"]),
     ["skill-eval.applyFix"],
   );
   assert.deepEqual(settings.serverCommandsToRegister(undefined), []);

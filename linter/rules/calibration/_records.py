@@ -45,6 +45,14 @@ def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
             for line, record in read_runs_file(path).records if record.get("probe") == probe_id]
 
 
+def probe_runs(context) -> list[tuple[Path, Any]]:
+    """``(path, RunsFile)`` of this probe's suite's runs files (none when the
+    session's walk of the workspace found no runs files)."""
+    if context.probe_id is None or _walked_without_runs_files(context.session):
+        return []
+    return [(path, read_runs_file(path)) for path in _for_suite(_SUITE_FILES, context, _suite_files)]
+
+
 def _walked_without_runs_files(session) -> bool:
     """Whether the session walked the whole workspace (the CLI) and found no
     runs files. A session that did not (the language server's) is not
