@@ -233,3 +233,19 @@ def test_config_refuses_a_preset_agent_that_cannot_be_meant(table, message):
     with pytest.raises(ConfigError) as error:
         config_from_mapping({"agents": {"a": table}}, "skill-eval.toml")
     assert message in str(error.value) and str(error.value).startswith("skill-eval.toml: ")
+
+
+def test_the_report_model_shows_each_starts_usage(suite, tmp_path):
+    """The HTML viewer's model reads usage from the records: a preset run's
+    tokens, cost and turns reach it per start."""
+    from skill_eval.evals.probes import Workspace
+    from skill_eval.evals.viewer_build import build_model
+
+    suite.configure({"fake": fake_agent(tmp_path, "claude-code")})
+    assert run(suite) == 0
+    model = build_model(Workspace.open([suite.root]), lint=False)
+    starts = {start["arm"]: start for group in model["groups"] for start in group["starts"]}
+    for arm, caught in (("treatment", True), ("control", False)):
+        tokens_in, tokens_out, _cached, cost, turns = EXPECTED_USAGE["claude-code"][caught]
+        assert (starts[arm]["tokens_in"], starts[arm]["tokens_out"]) == (tokens_in, tokens_out)
+        assert (starts[arm]["cost_usd"], starts[arm]["turns"]) == (cost, turns)
