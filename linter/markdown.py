@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._textcache import text_cache
 from ._cached import cached_property
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -399,7 +400,7 @@ def _directives_in(text: str, line: int) -> list[Directive]:
     return found
 
 
-@lru_cache(maxsize=256)
+@text_cache(256, 4_000_000)
 def parse_markdown(text: str) -> MarkdownDocument:
     """Parse ``text``. Cached by content.
 

@@ -23,6 +23,13 @@ RECENT_TEXTS = 256
 """How many word lists :data:`_RECENT` keeps: a chunk of the parallel CLI is
 at most ~250 probes (256 lists are ~3 MB)."""
 
+RECENT_CHARS = 1_000_000
+"""How many characters of text :data:`_RECENT`'s word lists may come from in
+all (a word list costs ~9 bytes per character of its text: 256 distinct
+50 KB artifacts kept ~110 MB); a longer text is split each time it is asked."""
+
+_recent_chars = [0]
+
 
 def plain_ascii_words(text: str, remember: bool = True) -> tuple[str, ...] | None:
     """The lowercased runs of ASCII letters and digits of ``text``, from one
@@ -39,11 +46,14 @@ def plain_ascii_words(text: str, remember: bool = True) -> tuple[str, ...] | Non
     if not text.isascii() or "'" in text:
         return None
     words = tuple(text.translate(_ASCII_LOWER_WORDS).split())
-    if remember:
-        if len(_RECENT) >= RECENT_TEXTS:
+    if remember and len(text) <= RECENT_CHARS:
+        _recent_chars[0] += len(text)
+        while _RECENT and (len(_RECENT) >= RECENT_TEXTS or _recent_chars[0] > RECENT_CHARS):
             try:
-                del _RECENT[next(iter(_RECENT))]
+                oldest = next(iter(_RECENT))
+                del _RECENT[oldest]
             except (KeyError, RuntimeError, StopIteration):
-                pass  # another thread evicted it first
+                continue  # another thread evicted it first
+            _recent_chars[0] -= len(oldest)
         _RECENT[text] = words
     return words
