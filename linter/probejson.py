@@ -14,7 +14,7 @@ from sys import intern
 from typing import Any, Iterator, NamedTuple
 
 from . import read_data
-from ._cached import cached_property
+from ._textcache import text_cache
 from .textfile import Position, Span, TextDocument
 
 SCHEMA_NAME = "probe.schema.json"
@@ -244,6 +244,23 @@ def nests_deeper_than(text: str, limit: int) -> bool:
     return max(accumulate(array("b", steps.encode("latin-1"))), default=0) > limit
 
 
+@text_cache(256, 2_000_000)
+def _source_map_of(text: str) -> dict:
+    """json-source-map's entries for the valid JSON ``text``, or ``{}`` when
+    its estimated work (values times depth, from the text's commas and
+    brackets) passes :data:`SOURCE_MAP_MAX_WORK`."""
+    brackets = text.count("[") + text.count("{")
+    values = text.count(",") + brackets + 1  # at least as many as the file holds
+    if values * min(MAX_DEPTH, brackets + 1) > SOURCE_MAP_MAX_WORK:
+        return {}
+    from json_source_map import calculate
+
+    try:
+        return calculate(text)
+    except Exception:  # noqa: BLE001 - positions are a nicety; fall back to the file start
+        return {}
+
+
 def _first_too_deep(text: str, limit: int) -> int | None:
     """The offset of the first bracket that opens level ``limit`` + 1, if any
     (one pass of a C regex over the text, strings skipped)."""
@@ -319,20 +336,17 @@ class ProbeJson:
             return probe
         return cls(document, data, None)
 
-    @cached_property
+    @property
     def _source_map(self) -> dict:
-        text = self.document.text
+        """json-source-map's entries for this file (``{}`` when the file is too
+        large for it: :data:`SOURCE_MAP_MAX_WORK`). Not kept on the object: a
+        language server holds every probe of its workspace, and their maps
+        were ~8 MB per 1,000 probes; :func:`_source_map_of` keeps the last
+        few hundred by content (a chunk of the parallel CLI is ~250 probes,
+        whose rules ask one after the other)."""
         if self.data is None:
             return {}
-        values = text.count(",") + text.count("[") + text.count("{") + 1  # at least as many as the file holds
-        if values * min(MAX_DEPTH, text.count("[") + text.count("{") + 1) > SOURCE_MAP_MAX_WORK:
-            return {}
-        from json_source_map import calculate
-
-        try:
-            return calculate(self.document.text)
-        except Exception:  # noqa: BLE001 - positions are a nicety; fall back to the file start
-            return {}
+        return _source_map_of(self.document.text)
 
     def _location_span(self, start, end) -> Span:
         return Span(
