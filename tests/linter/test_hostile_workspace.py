@@ -272,3 +272,12 @@ def test_overlay_buffers_go_through_the_same_checks(tmp_path: Path) -> None:
     buffers[artifact] = "short"
     session.forget(artifact)
     assert session.load(artifact).text == "short"
+
+
+def test_a_huge_config_file_is_refused_not_read(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", {"p": floor_probe("p")})
+    with open(root / "skill-eval.toml", "wb") as handle:
+        handle.truncate(2 << 30)
+    completed = _run_cli(str(root))
+    assert completed.returncode == 2
+    assert "cannot read the config file" in completed.stderr and "over the" in completed.stderr, completed.stderr
