@@ -142,7 +142,7 @@ class LintSession:
         reading; at most ``limit`` + 1 bytes are ever read). Read through the
         session's reader, so an editor's unsaved buffer counts.
         ``resolved``: the caller got ``path`` from :meth:`resolve`."""
-        if not resolved:
+        if not resolved and not self._walked_inside(path):
             found = self._resolve(path.parent, path.name, remember=False)
             if isinstance(found, FileProblem):
                 return found
@@ -165,6 +165,15 @@ class LintSession:
             return FileProblem(path, "unreadable", f"cannot read {path.name}: {error.strerror or error}", "check the file's permissions")
         except ValueError:  # a NUL in the path, or a name the file system cannot encode: no such file
             return FileProblem(path, "missing", f"{path.name!r} cannot name a file", "fix the path")
+
+    def _walked_inside(self, path: Path) -> bool:
+        """Whether the CLI's walk listed ``path`` as no link in a folder it
+        walked (so inside the workspace), told without making a ``Path``
+        (:meth:`_resolve`'s first test, for the walked files themselves)."""
+        if self._walked_links is None:
+            return False
+        text = str(path)
+        return text not in self._walked_links and os.path.dirname(text) in self._walked_folders
 
     def _load(self, path: Path, resolved: bool) -> TextDocument | FileProblem:
         raw = self.read_safely(path, self.config.max_file_size, resolved)
