@@ -14,6 +14,7 @@ and holds at most a bounded amount whatever the artifacts.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,34 +33,40 @@ class TextCache:
         self.__name__ = getattr(function, "__name__", "text_cache")
         self.max_entries = max_entries
         self.max_chars = max_chars
-        self._entries: dict[Any, Any] = {}
+        self._entries: OrderedDict[Any, Any] = OrderedDict()
         self._chars = 0
 
     def __call__(self, text: str, *rest: Any) -> Any:
         key = (text, *rest) if rest else text
         entries = self._entries
         try:
-            result = entries.pop(key)  # taken out, put back below as the newest
+            result = entries[key]
         except KeyError:
-            result = self.__wrapped__(text, *rest)
-            size = len(text)
-            if size > self.max_chars:
-                return result  # never held: it alone would fill the budget
+            pass
+        else:
+            try:
+                entries.move_to_end(key)  # the newest now
+            except KeyError:
+                pass  # another thread evicted it meanwhile
+            return result
+        result = self.__wrapped__(text, *rest)
+        size = len(text)
+        if size <= self.max_chars:  # a text that alone would fill the budget is never held
             self._chars += size
-            self._evict(size)
-        entries[key] = result
+            self._evict()
+            entries[key] = result
         return result
 
-    def _evict(self, incoming: int) -> None:
-        """Drop the oldest entries until the newest (``incoming`` characters,
-        already counted) fits."""
+    def _evict(self) -> None:
+        """Drop the oldest entries until one more (its characters already
+        counted) fits. An ``OrderedDict``: taking the oldest is O(1), where a
+        ``dict``'s first item is found past the slots its deletions left."""
         entries = self._entries
         while entries and (len(entries) >= self.max_entries or self._chars > self.max_chars):
             try:
-                oldest = next(iter(entries))
-                del entries[oldest]
-            except (KeyError, RuntimeError, StopIteration):
-                continue  # another thread changed the dict: look again
+                oldest, _result = entries.popitem(last=False)
+            except KeyError:
+                break  # another thread emptied it
             self._chars -= len(oldest[0] if isinstance(oldest, tuple) else oldest)
 
     def cache_clear(self) -> None:

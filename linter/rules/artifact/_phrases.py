@@ -182,7 +182,7 @@ def _word_list(text: str) -> list[str]:
     return normalize_words(text).replace("~", " ").split(" ")
 
 
-@text_cache(1024, 1_000_000)
+@text_cache(1024, 2_000_000)
 def _word_set(text: str) -> frozenset[str]:
     """The distinct words of :func:`_word_list` (cached by content: both phrase
     rules ask for it)."""
