@@ -67,7 +67,7 @@ def _arm(starts: list[dict]) -> dict:
         "starts": len(starts), "reps": reps, "caught": caught, "rate": caught / reps if reps else None,
         "wilson95": list(wilson(caught, reps)) if reps else None,
         "errors": sum(s["status"] == "error" for s in starts), "timeouts": sum(s["status"] == "timeout" for s in starts),
-        "interrupted": sum(s["status"] == "interrupted" for s in starts), "unresolved": unresolved,
+        "interrupted": sum(s["status"] == "interrupted" for s in starts), "running": 0, "unresolved": unresolved,
     }
 
 
@@ -89,7 +89,7 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 "duration_s": duration, "tokens_in": rng.randint(2000, 40000), "tokens_out": rng.randint(80, 3000),
                 "cost_usd": round(rng.uniform(0.001, 0.4), 4), "turns": rng.randint(1, 12),
                 "exit_code": 0 if status == "ok" else (None if status != "error" else 1),
-                "retry_of": starts[-1]["start_id"] if attempt else None,
+                "retry_of": starts[-1]["start_id"] if attempt else None, "resume_of": None,
                 "passed": caught if status == "ok" else None,
                 "caught": list(defects) if caught else [], "answer": None, "grading": [], "grading_note": None,
                 "error": None, "stderr_tail": None,
