@@ -4,6 +4,7 @@ Exit status: 0 success; 1 when the command worked but the result is not clean
 (a start errored or timed out, a transcript mismatched, the budget refused the
 plan); 2 on bad input (one line on stderr naming the file and the fix, never a
 traceback); 130 when interrupted (after recording every start that happened).
+``report --junit FILE`` exits 1 when a test case of the XML failed or errored.
 """
 
 from __future__ import annotations
@@ -244,32 +245,60 @@ def _run_with_progress(runner, plan, show: bool):
 
 
 def report_main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(prog="skill-eval report", description="Calibration zones per probe version, from the run records.")
+    parser = _Parser(prog="skill-eval report", description=(
+        "Calibration zones and the evidence of separation per probe version, content, agent and model, from the run "
+        "records: grouped text tables (or the report model as JSON) on stdout, and on request an offline HTML viewer "
+        "and JUnit XML."))
     _common(parser)
     parser.add_argument("--agent", help="only records of this agent")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML report with the calibration plot")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="stdout: text tables (default) or the report model as JSON (docs/report.md)")
+    parser.add_argument("--html", type=Path, metavar="FILE",
+                        help="also write one self-contained offline HTML page: zones, calibration plot, table, every "
+                             "start's answer and grading")
+    parser.add_argument("--junit", type=Path, metavar="FILE",
+                        help="also write JUnit XML, a test case per probe version, agent and model: failing when the "
+                             "zone is adverse, erroring when reps have no outcome; the exit status is then 1 when a "
+                             "test case failed or errored")
     args = parser.parse_intermixed_args(argv)
     from .probes import ProbeError
-    from .report import build_report, render_json, render_text
+    from .report import render_json, render_text
+    from .viewer_build import build_model
 
+    detail = args.format == "json" or args.html is not None
     try:
         workspace = _open(args)
         if args.paths or args.probe:
             _select(workspace, args)
-        report = build_report(workspace, args.paths, args.probe, args.agent)
-    except ProbeError as error:
+        model = build_model(workspace, args.paths, args.probe, args.agent, lint=detail, answers=detail)
+    except ProbeError as error:  # RunError too: a symbolic link in the way of the records
         return _fail(str(error))
-    sys.stdout.write(render_json(report) if args.format == "json" else render_text(report))
-    if args.html:
-        from .html import render_html
+    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model))
+    sys.stdout.flush()
+    status = EXIT_OK
+    if args.html is not None:
+        from .viewer import write_html
 
         try:
-            args.html.write_text(render_html(report), encoding="utf-8")
+            size = write_html(model, args.html)
         except OSError as error:
             return _fail(f"{args.html}: cannot write the HTML report ({error.strerror or error}); choose a writable path")
-        print(f"HTML report written to {args.html}", file=sys.stderr)
-    return EXIT_OK
+        print(f"HTML report written to {args.html} ({size / 1e6:.2f} MB, works offline)", file=sys.stderr)
+    if args.junit is not None:
+        from .junit import outcome, write_junit
+
+        try:
+            write_junit(model, args.junit)
+        except OSError as error:
+            return _fail(f"{args.junit}: cannot write the JUnit report ({error.strerror or error}); choose a writable path")
+        results = [outcome(group) for group in model["groups"]]
+        failed = sum(1 for r in results if r is not None and r[0] == "failure")
+        errored = sum(1 for r in results if r is not None and r[0] == "error")
+        print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse), "
+              f"{errored} errored (reps without outcome)", file=sys.stderr)
+        if failed or errored:
+            status = EXIT_FINDINGS
+    return status
 
 
 # -- check ------------------------------------------------------------------------------
