@@ -98,7 +98,14 @@ class LineProgress:
 
 def rich_console(stream: TextIO):
     """A rich console for ``stream`` when rich is installed and ``stream`` is a
-    terminal rich can draw on (not ``TERM=dumb``); else ``None``."""
+    terminal rich can draw on (not ``TERM=dumb``); else ``None``. A pipe stays
+    a pipe even when ``FORCE_COLOR`` asks rich to treat it as a terminal: a live
+    bar redrawn into a CI log is noise."""
+    try:
+        if not stream.isatty():
+            return None
+    except (AttributeError, ValueError, OSError):
+        return None
     try:
         from rich.console import Console
     except ImportError:
