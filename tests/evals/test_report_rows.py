@@ -119,3 +119,40 @@ def test_every_row_shows_the_evidence_for_separation_and_the_real_rep_count(suit
     tables = tables_of(capsys.readouterr().out)
     assert re.search(r"window\s+not separated at this sample \(p=0\.17\)", tables["agent two · model m"])
     assert re.search(r"window\s+separated \(p=0\.0143\)", tables["agent four · model m"])
+
+
+def test_several_skills_get_a_skill_column_and_a_running_start_is_not_failed(suite, capsys):
+    import fcntl
+    import os
+    import shutil
+
+    write(suite, ("a", "m", None, "control", 1, False), ("a", "m", None, "treatment", 1, True))
+    shutil.copytree(suite.skill, suite.root / "verify-copy")
+    held = suite.runs / "live.jsonl"
+    append_record(held, _record(suite, "treatment", 2, False, agent="a", model="m"), fsync=False)
+    fd = os.open(held, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as the runner holds its file while it runs the start
+        assert report_main([str(suite.root)]) == 0
+    finally:
+        os.close(fd)
+    (table,) = tables_of(capsys.readouterr().out).values()
+    rows = [line.split() for line in table.splitlines()[1:]]
+    assert table.split()[0] == "skill" and sorted(row[0] for row in rows) == ["verify-closeout", "verify-copy"]
+    live = next(line for line in table.splitlines() if line.lstrip().startswith("verify-closeout"))
+    assert "1/1 [0.21-1.00] +1 running" in live and "failed" not in live and "without outcome" not in live
+    # nobody holds it any more: the start was interrupted, its rep has no outcome
+    assert report_main([str(suite.root)]) == 0
+    (table,) = tables_of(capsys.readouterr().out).values()
+    line = next(line for line in table.splitlines() if line.lstrip().startswith("verify-closeout"))
+    assert "+1 failed" in line and "1 rep(s) without outcome" in line
+
+
+def test_a_symbolic_link_in_the_way_of_the_records_is_refused(suite, capsys, tmp_path):
+    write(suite, ("a", "m", None, "control", 1, False))
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("")
+    (suite.runs / "linked.jsonl").symlink_to(outside)
+    assert report_main([str(suite.root)]) == 2
+    err = capsys.readouterr().err
+    assert "linked.jsonl: is a symbolic link" in err and "Traceback" not in err
