@@ -83,7 +83,7 @@ class Reader(threading.Thread):
         return line
 
     def rest(self) -> list[str]:
-        while (line := self.next_line()) is not None:
+        while self.next_line() is not None:
             pass
         return self.seen
 
