@@ -313,6 +313,7 @@
     if (arm.errors) parts.push(arm.errors + " error");
     if (arm.timeouts) parts.push(arm.timeouts + " timeout");
     if (arm.interrupted) parts.push(arm.interrupted + " interrupted");
+    if (arm.running) parts.push(arm.running + " running now");
     if (arm.unresolved) parts.push(arm.unresolved + " rep(s) without outcome");
     return text + " — " + parts.join(", ");
   }
@@ -329,7 +330,7 @@
         : "tokens " + integer(start.tokens_in) + " in / " + integer(start.tokens_out) + " out" }),
       start.cost_usd != null ? el("span", { text: "cost $" + fixed(start.cost_usd, 4) }) : null,
       start.turns != null ? el("span", { text: start.turns + " turn(s)" }) : null,
-      el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") })));
+      el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") + (start.resume_of ? " · resumes " + start.resume_of.slice(0, 12) : "") })));
     if (start.error) box.appendChild(el("p", { className: "failed" }, el("strong", { text: "error: " }), start.error));
     if (start.stderr_tail) box.appendChild(el("details", { open: true }, el("summary", { text: "stderr (tail)" }), el("pre", { className: "stderr", text: start.stderr_tail })));
     if (start.grading.length) {
