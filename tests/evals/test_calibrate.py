@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from skill_eval.evals.cli import calibrate_main, run_main
+from skill_eval.evals.probes import Workspace
+from skill_eval.evals.viewer_build import build_model
 from skill_eval.evals.viewer_model import validate
 from skill_eval.linter.runs import calibration_rule_sha256, count_starts
 
@@ -408,3 +410,46 @@ def test_report_shows_the_observed_zone_its_starts_and_the_rule(suite, tmp_path,
     assert "keep as a regression/cost control" in row["ceiling"]
     assert "calibrated: floor after the treatment (4 starts" in row["floor"]
     assert "regression/cost control" not in row["floor"] + row["window"]
+
+
+def test_the_report_shows_each_group_its_own_decision(suite, tmp_path):
+    """Decisions are keyed like the report's groups: another agent's groups of
+    the same probes, and a content calibrated later, each show their own (or none)."""
+    make_cases(suite, ("ceiling", "window"))
+    log = tmp_path / "agent.log"
+    other = calib_agent(tmp_path / "other.log", "--control", CASES["window"])
+    suite.configure({"a": standard_agent(log), "b": other})
+    assert calibrate(suite, "--agent", "a") == 0
+    assert run_main([str(suite.root), "--no-progress", "--skip-check", "--agent", "b", "--reps", "2"]) == 0
+    first = decisions(suite)["ceiling-case"]
+    # a new content of ceiling-case (SKILL.md edited): its decision is its own, the old one stays with the old group
+    skill = suite.skill / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nOne more sentence of guidance.\n")
+    assert calibrate(suite, str(suite.probe("ceiling-case")), "--agent", "a") == 0
+    second = decisions(suite)["ceiling-case"]
+    assert second["skill_sha256"] != first["skill_sha256"]
+    model = build_model(Workspace.open([suite.root]), lint=False, answers=False)
+    assert validate(model) == []
+    shown = {(g["agent"], g["probe"], g["hashes"]["skill_sha256"]): g["calibration"] for g in model["groups"]}
+    assert shown[("b", "ceiling-case", first["skill_sha256"])] is None
+    assert shown[("b", "window-case", first["skill_sha256"])] is None
+    assert shown[("a", "ceiling-case", first["skill_sha256"])]["decided"] == first["decided"]
+    assert shown[("a", "ceiling-case", second["skill_sha256"])]["decided"] == second["decided"]
+    assert shown[("a", "window-case", first["skill_sha256"])]["zone"] == "window"
+    assert len(shown) == 5
+
+
+def test_an_undecided_decision_in_the_report(suite, tmp_path):
+    make_cases(suite, ("floor",))
+    log = tmp_path / "agent.log"
+    configure(suite, standard_agent(log), max_starts_per_probe=3)
+    assert calibrate(suite) == 1
+    decision = decisions(suite)["floor-case"]
+    model = build_model(Workspace.open([suite.root]), lint=False, answers=False)
+    assert validate(model) == []
+    (group,) = model["groups"]
+    calibration = group["calibration"]
+    assert calibration["zone"] == "undecided" and calibration["reason"] == decision["reason"]
+    assert calibration["decided_after"] is None and calibration["calibration_rule"]["max-starts-per-probe"] == 3
+    assert calibration["starts"] == len(group["starts"]) == len(logged(log)) == 2
+    assert calibration["discriminator"] is None and calibration["regression_control"] is False
