@@ -30,7 +30,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS_SCRIPT = ROOT.parent / "shared" / "bench" / "make_bench_corpus.py"
+CORPUS_SCRIPT = next((base / "shared" / "bench" / "make_bench_corpus.py" for base in ROOT.parents
+                      if (base / "shared" / "bench" / "make_bench_corpus.py").is_file()),
+                     ROOT.parent / "shared" / "bench" / "make_bench_corpus.py")
+"""Beside the checkout (CI's layout), or above it (a worktree of a checkout)."""
 SKILLSAW_VERSION = "0.22.0"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skill-eval-bench"
 
@@ -53,7 +56,10 @@ def installed_copy() -> list[str]:
     modules are compiled from source on every start, which costs ~0.1 s; pip
     compiles an installed copy's bytecode once, at install time.
     """
-    venv = CACHE / "skill-eval-installed"
+    import hashlib
+
+    # one venv per checkout: two worktrees timed at once must not install over each other
+    venv = CACHE / f"skill-eval-installed-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]}"
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(ROOT)], check=True)

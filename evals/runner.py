@@ -654,6 +654,9 @@ class Runner:
         self.max_output = max_output or getattr(agent, "max_output", None) or DEFAULT_MAX_OUTPUT
         self.on_wait: Callable[[], None] | None = None
         """Called once when the run lock is held by another runner."""
+        self.lint_at_run: dict[Path, list[dict[str, Any]]] = {}
+        """Per probe.json, the lint findings :meth:`preflight` saw; the plan
+        record keeps those of the probes it reserves starts of."""
         self._bundles: dict[Any, SkillBundle] = {}
         self._hashes: dict[tuple, str] = {}
         self._answers = AnswerFolders()
@@ -683,8 +686,10 @@ class Runner:
         if problems:
             raise RunError("\n".join(problems + ["no start was made: a defect's judge could not grade its answers"]))
         result = Preflight(list(probes), executable=executable)
+        findings = lint_findings(self.workspace, probes)
+        self.lint_at_run.update(findings)
         if not allow_lint_errors:
-            errors = lint_errors(self.workspace, probes)
+            errors = lint_errors(self.workspace, probes, findings)
             result.probes = [probe for probe in probes if probe.json_path not in errors]
             result.withheld = [Withheld(probe, errors[probe.json_path]) for probe in probes if probe.json_path in errors]
         return result
@@ -776,11 +781,26 @@ class Runner:
                         "starts": [[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
                                     s.probe.skill_sha256, s.arm, s.rep] for s in starts],
                         **plan.record_fields,
+                        **self._plan_lint(starts),
                     }])
             except BaseException:
                 self._close(plan)
                 raise
         return plan
+
+    def _plan_lint(self, starts: Sequence[Start]) -> dict[str, Any]:
+        """The plan record's ``lint``: per probe content it reserves starts of,
+        the findings preflight saw (nothing when preflight did not lint it)."""
+        entries, seen = [], set()
+        for start in starts:
+            probe = start.probe
+            if probe.json_path in seen or probe.json_path not in self.lint_at_run:
+                continue
+            seen.add(probe.json_path)
+            entries.append({"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
+                            "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
+                            "findings": self.lint_at_run[probe.json_path]})
+        return {"lint": entries} if entries else {}
 
     @staticmethod
     def _close(plan: Plan) -> None:
@@ -1103,17 +1123,19 @@ class Runner:
             self._write(summary, batch, plan)
 
 
-def lint_errors(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[str]]:
-    """Per probe.json, the error findings of the linter on the probe (its
-    probe.json and artifact, and the workspace-wide checks that point at it),
-    each as ``path:line:column: CODE message``. Warnings and info never block."""
-    from skill_eval.linter.diagnostics import Severity
+def lint_findings(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[dict[str, Any]]]:
+    """Per probe.json, every lint finding on the probe (its probe.json and
+    artifact, and the workspace-wide checks that point at it), each as a dict
+    of ``code``, ``severity``, ``message``, ``path`` (relative to the
+    workspace), ``line`` and ``column`` (1-based): what the plan record keeps
+    and the report shows. Every probe given has an entry, empty when clean."""
     from skill_eval.linter.engine import lint_targets
     from skill_eval.linter.rules.base import Scope
     from skill_eval.linter.workspace import Targets
 
+    found: dict[Path, list[dict[str, Any]]] = {probe.json_path: [] for probe in probes}
     if not probes:
-        return {}
+        return found
     session = workspace.session
     diagnostics, _checked = lint_targets(session, Targets(probes={p.json_path for p in probes}),
                                          scopes=frozenset({Scope.PROBE, Scope.WORKSPACE}))
@@ -1122,16 +1144,30 @@ def lint_errors(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, lis
         owners[probe.json_path] = probe.json_path
         owners.setdefault(probe.artifact_path, probe.json_path)
     by_folder = {probe.folder: probe.json_path for probe in probes}
-    found: dict[Path, list[str]] = {}
-    for diagnostic in diagnostics:
-        if diagnostic.severity is not Severity.ERROR:
-            continue
+    for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key()):
         owner = owners.get(diagnostic.path) or by_folder.get(diagnostic.probe)
         if owner is None:
             continue
         start = diagnostic.start
-        found.setdefault(owner, []).append(
-            f"{_relative(diagnostic.path, workspace.root)}:{start.line}:{start.column}: {diagnostic.code} {diagnostic.message}")
+        found[owner].append({"code": diagnostic.code, "severity": diagnostic.severity.value,
+                             "message": diagnostic.message, "path": _relative(diagnostic.path, workspace.root),
+                             "line": max(1, start.line), "column": max(1, start.column)})
+    return found
+
+
+def lint_errors(workspace: Workspace, probes: Sequence[Probe],
+                findings: dict[Path, list[dict[str, Any]]] | None = None) -> dict[Path, list[str]]:
+    """Per probe.json with lint errors, its error findings (of
+    :func:`lint_findings`, or ``findings`` when given), each as
+    ``path:line:column: CODE message``. Warnings and info never block."""
+    if findings is None:
+        findings = lint_findings(workspace, probes)
+    found: dict[Path, list[str]] = {}
+    for owner, items in findings.items():
+        errors = [f"{f['path']}:{f['line']}:{f['column']}: {f['code']} {f['message']}" for f in items
+                  if f["severity"] == "error"]
+        if errors:
+            found[owner] = errors
     return found
 
 

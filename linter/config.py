@@ -345,11 +345,24 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
     return Config(**values)
 
 
+CONFIG_MAX_SIZE = 1024 * 1024
+"""The largest config file read (a pyproject.toml of a stranger's repository
+above the linted folder is read too, to see whether it is the root)."""
+
+
+def _read_config_text(path: Path) -> str:
+    """A config file's text, read like every other file (a regular file only,
+    never waited on, at most :data:`CONFIG_MAX_SIZE` bytes)."""
+    from .reader import read_regular_file
+
+    return read_regular_file(path, CONFIG_MAX_SIZE).decode("utf-8-sig")
+
+
 def read_config_file(path: Path) -> Config:
     """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml`` (``[tool.skill-eval]``)."""
     tomllib = _toml()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        data = tomllib.loads(_read_config_text(path))
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the config file ({error.strerror or error})") from None
     except UnicodeDecodeError:
@@ -369,7 +382,7 @@ def has_pyproject_section(path: Path) -> bool:
     A cheap textual check first, so that unrelated pyproject files are not parsed.
     """
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = _read_config_text(path)
     except (OSError, UnicodeDecodeError):
         return False
     return "skill-eval" in text and "tool" in text

@@ -8,6 +8,7 @@ read through the session's reader and parsed once however many probes use it.
 
 from __future__ import annotations
 
+import errno
 import os
 from ._cached import cached_property
 from pathlib import Path
@@ -18,9 +19,27 @@ from .markdown import Heading, MarkdownDocument, Window, parse_markdown
 from .outputspec import OutputSpec, parse_output_spec
 from .probejson import ProbeJson, pointer
 from .quotes import QuoteMatch, find_quote
-from .reader import Reader
+from .reader import FileTooLarge, NotRegularFile, Reader
 from .textfile import Span, TextDocument, UnreadableFile
 from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE
+
+
+RECORDS_MAX_SIZE = 64 * 1024 * 1024
+"""The size limit of the files the calibration rules read (runs files,
+frozen.json) when ``max-file-size`` is lower: a runs file holds one record per
+start, and may well pass the text files' 1 MiB."""
+
+
+def _encodable(name: str) -> bool:
+    """Whether ``name`` can be given to the operating system (a lone
+    surrogate that is no escaped byte cannot)."""
+    if name.isascii():
+        return True
+    try:
+        os.fsencode(name)
+    except UnicodeError:
+        return False
+    return True
 
 
 class FileProblem(NamedTuple):
@@ -87,39 +106,79 @@ class LintSession:
     def resolved_root(self) -> Path:
         return Path(os.path.realpath(self.root))
 
-    def load(self, path: Path) -> TextDocument | FileProblem:
-        """Read and decode ``path`` once per session."""
+    def load(self, path: Path, resolved: bool = False) -> TextDocument | FileProblem:
+        """Read and decode ``path`` once per session, through :meth:`read_safely`
+        (``resolved``: the caller got ``path`` from :meth:`resolve`, which
+        already required it inside the workspace)."""
         cached = self._documents.get(path)
         if cached is None:
-            cached = self._documents[path] = self._load(path)
+            cached = self._documents[path] = self._load(path, resolved)
         return cached
 
     def read_raw(self, path: Path) -> bytes | None:
-        """``path``'s bytes through the reader, or ``None`` when it cannot be
-        read; once per session (the probes of a suite share its frozen.json,
-        which most suites do not have)."""
+        """``path``'s bytes through :meth:`read_safely` (bounded by
+        :data:`RECORDS_MAX_SIZE`), or ``None`` when it cannot be read (then
+        :meth:`raw_problem` tells why); once per session (the probes of a
+        suite share its frozen.json, which most suites do not have)."""
+        raw = self.raw_problem(path)
+        return raw if isinstance(raw, bytes) else None
+
+    def raw_problem(self, path: Path) -> bytes | FileProblem:
+        """What :meth:`read_raw` read: the bytes, or why they could not be read."""
         try:
             return self._raw[path]
         except KeyError:
             pass
-        try:
-            raw = self.reader.read_bytes(path)
-        except OSError:
-            raw = None
-        self._raw[path] = raw
+        raw = self._raw[path] = self.read_safely(path, max(self.config.max_file_size, RECORDS_MAX_SIZE))
         return raw
 
-    def _load(self, path: Path) -> TextDocument | FileProblem:
+    def read_safely(self, path: Path, limit: int, resolved: bool = False) -> bytes | FileProblem:
+        """The one way the engine reads a file of the workspace: ``path``'s
+        bytes, or why it is not read. Its real path must be inside the
+        workspace root (``outside`` otherwise, and nothing is opened: a link
+        out of a stranger's repository must not leak a file), it must be a
+        regular file (a FIFO, a device or a folder is ``unreadable``, never
+        waited on) of at most ``limit`` bytes (checked with ``fstat`` before
+        reading; at most ``limit`` + 1 bytes are ever read). Read through the
+        session's reader, so an editor's unsaved buffer counts.
+        ``resolved``: the caller got ``path`` from :meth:`resolve`."""
+        if not resolved and not self._walked_inside(path):
+            found = self._resolve(path.parent, path.name, remember=False)
+            if isinstance(found, FileProblem):
+                return found
         try:
-            raw = self.reader.read_bytes(path)
+            return self.reader.read_bytes(path, limit)
         except FileNotFoundError:
             return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
         except IsADirectoryError:
             return FileProblem(path, "unreadable", f"{path.name} is a folder, not a file", "point at a file")
+        except NotRegularFile as error:
+            return FileProblem(path, "unreadable", f"{path.name} {error.strerror}", "replace it with a regular file")
+        except FileTooLarge as error:
+            return FileProblem(path, "unreadable", f"file is {error.size:,} bytes, over the {error.limit:,}-byte size limit",
+                               "shorten the file, or raise `max-file-size` in skill-eval.toml")
         except OSError as error:
-            if error.errno == 40:  # ELOOP
+            if error.errno == errno.ELOOP:
                 return FileProblem(path, "loop", f"{path.name} is a symbolic-link loop", "replace the link with a file")
+            if error.errno in (errno.ENOTDIR, errno.ENAMETOOLONG):
+                return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
             return FileProblem(path, "unreadable", f"cannot read {path.name}: {error.strerror or error}", "check the file's permissions")
+        except ValueError:  # a NUL in the path, or a name the file system cannot encode: no such file
+            return FileProblem(path, "missing", f"{path.name!r} cannot name a file", "fix the path")
+
+    def _walked_inside(self, path: Path) -> bool:
+        """Whether the CLI's walk listed ``path`` as no link in a folder it
+        walked (so inside the workspace), told without making a ``Path``
+        (:meth:`_resolve`'s first test, for the walked files themselves)."""
+        if self._walked_links is None:
+            return False
+        text = str(path)
+        return text not in self._walked_links and os.path.dirname(text) in self._walked_folders
+
+    def _load(self, path: Path, resolved: bool) -> TextDocument | FileProblem:
+        raw = self.read_safely(path, self.config.max_file_size, resolved)
+        if isinstance(raw, FileProblem):
+            return raw
         try:
             return TextDocument.from_bytes(path, raw, self.config.max_file_size)
         except UnreadableFile as error:
@@ -148,6 +207,10 @@ class LintSession:
         return found
 
     def _resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
+        if "\x00" in relative or not _encodable(relative):
+            # no file can have this name: os calls would raise ValueError
+            return FileProblem(base / relative.replace("\x00", "\\0"), "missing", f"{relative!r} cannot name a file",
+                               "fix the path")
         if os.sep in relative or relative in (".", "..") or (os.altsep and os.altsep in relative):
             joined = Path(os.path.normpath(os.path.join(base, relative)))
         else:
@@ -158,7 +221,11 @@ class LintSession:
                 return joined  # in a folder the walk listed, and no link there: inside the workspace
         try:
             real = self._realpath(str(joined), remember)
-        except (OSError, RuntimeError, ValueError):
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
+            return FileProblem(joined, "missing", f"{relative} cannot be found: {error.strerror or error}", "fix the path")
+        except (RuntimeError, ValueError):
             return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
         root = str(self.resolved_root)
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
@@ -434,7 +501,7 @@ class ProbeContext:
     def _loaded(self, ref: Path | FileProblem | None) -> TextDocument | FileProblem | None:
         if ref is None or isinstance(ref, FileProblem):
             return ref
-        return self.session.load(ref)
+        return self.session.load(ref, resolved=True)
 
     @cached_property
     def artifact_document(self) -> TextDocument | FileProblem | None:

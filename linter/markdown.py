@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._textcache import text_cache
 from ._cached import cached_property
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -297,16 +298,51 @@ class MarkdownDocument:
         return Window(self, heading, heading.line, end_line)
 
     def find_headings(self, step_heading: str) -> list[Heading]:
-        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child`` path)."""
+        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child`` path).
+
+        Answered from an index of the headings by text and remembered per
+        query, so that :attr:`heading_paths` stays linear: a SKILL.md of
+        15,000 identical headings made it search every heading for every
+        heading (it never finished). The list is shared: do not change it."""
+        found = self._found.get(step_heading)
+        if found is None:
+            if len(self._found) >= 4096:
+                self._found.clear()  # a language server's document sees every step_heading typed
+            found = self._found[step_heading] = self._find_headings(step_heading)
+        return found
+
+    @cached_property
+    def _found(self) -> dict[str, list[Heading]]:
+        return {}
+
+    @cached_property
+    def _by_text(self) -> dict[str, list[Heading]]:
+        """The headings by their text, each list in document order."""
+        index: dict[str, list[Heading]] = {}
+        for heading in self.headings:
+            index.setdefault(heading.text, []).append(heading)
+        return index
+
+    @cached_property
+    def _by_ancestor_and_text(self) -> dict[tuple[str, str], list[Heading]]:
+        """The headings by (the text of any of their ancestors, their text):
+        what a two-part ``Parent > Child`` query matches."""
+        index: dict[tuple[str, str], list[Heading]] = {}
+        for heading in self.headings:
+            for text in dict.fromkeys(ancestor.text for ancestor in self.ancestors(heading)):
+                index.setdefault((text, heading.text), []).append(heading)
+        return index
+
+    def _find_headings(self, step_heading: str) -> list[Heading]:
         wanted = normalize_heading_text(step_heading)
-        matches = [h for h in self.headings if h.text == wanted]
+        matches = list(self._by_text.get(wanted, ()))
         if matches or " > " not in step_heading:
             return matches
         parts = [normalize_heading_text(part) for part in step_heading.split(" > ")]
+        if len(parts) == 2:
+            return list(self._by_ancestor_and_text.get((parts[0], parts[1]), ()))
         found = []
-        for heading in self.headings:
-            if heading.text != parts[-1]:
-                continue
+        for heading in self._by_text.get(parts[-1], ()):
             remaining = list(reversed(parts[:-1]))
             for ancestor in self.ancestors(heading):
                 if remaining and ancestor.text == remaining[0]:
@@ -496,7 +532,7 @@ def _directives_in(text: str, line: int) -> list[Directive]:
     return found
 
 
-@lru_cache(maxsize=256)
+@text_cache(256, 4_000_000)
 def parse_markdown(text: str) -> MarkdownDocument:
     """Parse ``text``. Cached by content.
 

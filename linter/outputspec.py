@@ -8,9 +8,9 @@ a line beginning ``Aliases:`` lists other names. Everything else is prose.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
+from ._textcache import text_cache
 from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdown
 
 
@@ -84,7 +84,7 @@ def _listed(line: str, label: str) -> tuple[str, ...]:
     return tuple(span.strip() for span in inline_code_spans(line[len(label):]) if span.strip())
 
 
-@lru_cache(maxsize=128)
+@text_cache(128, 2_000_000)
 def parse_output_spec(text: str) -> OutputSpec:
     """Parse an output spec's text (cached by content)."""
     document = parse_markdown(text)

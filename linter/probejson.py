@@ -14,7 +14,7 @@ from sys import intern
 from typing import Any, Iterator, NamedTuple
 
 from . import read_data
-from ._cached import cached_property
+from ._textcache import text_cache
 from .textfile import Position, Span, TextDocument
 
 SCHEMA_NAME = "probe.schema.json"
@@ -199,35 +199,154 @@ def _interned_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return {intern(key): value for key, value in pairs}
 
 
-class ProbeJson:
-    """A parsed probe.json (``data`` is ``None`` when it does not parse). Read-only."""
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects a probe.json may have (a probe
+needs ~6 levels: probe, defects, a defect, ``caught_when``, a field, a few
+``not``). Deeper is SE002 and the probe is not read further: the schema
+validator, the source map and the rules all recurse into the data, and 162
+levels of ``not`` crashed the validator."""
 
-    def __init__(self, document: TextDocument, data: Any, syntax_error: JsonSyntaxError | None) -> None:
+MAX_SCHEMA_PROBLEMS = 100
+"""SE002 reports at most this many schema violations per probe.json, then
+one saying how many more there are (a file of 45,000 unknown keys is one
+mistake, not 45,000 lines to read)."""
+
+SOURCE_MAP_MAX_WORK = 40_000
+"""The most work (JSON values times nesting depth, both over-estimated from
+the text's commas and brackets) for which positions are computed with json-source-map: it is pure Python,
+~8 us a value, and each level of nesting copies every entry below it once
+more (a 200 KB file nested 100 deep took 65 s; a flat 1 MiB array 4 s).
+Larger files get their findings at the first line; real probes are ~1 KB
+(~50 values)."""
+
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+"""A JSON string (skipped whole) or a bracket."""
+
+
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_STEPS = {ord("["): "\x01", ord("{"): "\x01", ord("]"): "\xff", ord("}"): "\xff"}
+_STEPS.update({code: None for code in range(256) if code not in _STEPS})
+
+
+def nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether the JSON ``text`` nests arrays and objects more than ``limit``
+    levels deep. Linear, without recursion or a Python loop per character:
+    strings dropped by one regex, each bracket made a signed byte (+1 opens,
+    -1 closes) by one ``translate``, and the deepest level is the largest
+    running sum (``itertools.accumulate``, in C). A file with at most
+    ``limit`` brackets is not even looked at."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    from array import array
+    from itertools import accumulate
+
+    steps = _STRINGS.sub("", text).encode("utf-8", "surrogatepass").decode("latin-1").translate(_STEPS)
+    return max(accumulate(array("b", steps.encode("latin-1"))), default=0) > limit
+
+
+@text_cache(256, 2_000_000)
+def _source_map_of(text: str) -> dict:
+    """json-source-map's entries for the valid JSON ``text``, or ``{}`` when
+    its estimated work (values times depth, from the text's commas and
+    brackets) passes :data:`SOURCE_MAP_MAX_WORK`."""
+    brackets = text.count("[") + text.count("{")
+    values = text.count(",") + brackets + 1  # at least as many as the file holds
+    if values * min(MAX_DEPTH, brackets + 1) > SOURCE_MAP_MAX_WORK:
+        return {}
+    from json_source_map import calculate
+
+    try:
+        return calculate(text)
+    except Exception:  # noqa: BLE001 - positions are a nicety; fall back to the file start
+        return {}
+
+
+def _first_too_deep(text: str, limit: int) -> int | None:
+    """The offset of the first bracket that opens level ``limit`` + 1, if any
+    (one pass of a C regex over the text, strings skipped)."""
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        char = text[match.start()]
+        if char == "[" or char == "{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif char == "]" or char == "}":
+            depth -= 1
+    return None
+
+
+def _long_integer(text: str) -> re.Match | None:
+    """The first run of digits longer than Python turns into an ``int``
+    (:func:`sys.get_int_max_str_digits`, 4,300 by default), outside strings."""
+    import sys
+
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    if not limit:
+        return None
+    pattern = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d{%d,}' % (limit + 1))
+    for match in pattern.finditer(text):
+        if text[match.start()] != '"':
+            return match
+    return None
+
+
+class ProbeJson:
+    """A parsed probe.json (``data`` is ``None`` when it does not parse, or
+    nests deeper than :data:`MAX_DEPTH`: then :attr:`too_deep` says where). Read-only."""
+
+    def __init__(self, document: TextDocument, data: Any, syntax_error: JsonSyntaxError | None,
+                 too_deep: SchemaProblem | None = None) -> None:
         self.document = document
         self.data = data
         self.syntax_error = syntax_error
+        self.too_deep = too_deep
 
     def __repr__(self) -> str:
         return f"ProbeJson({self.document.path!r}, syntax_error={self.syntax_error!r})"
 
     @classmethod
     def parse(cls, document: TextDocument) -> "ProbeJson":
+        text = document.text
         try:
-            return cls(document, json.loads(document.text, object_pairs_hook=_interned_keys), None)
+            data = json.loads(text, object_pairs_hook=_interned_keys)
         except json.JSONDecodeError as error:
-            message = "the file is empty" if not document.text.strip() else error.msg
+            message = "the file is empty" if not text.strip() else error.msg
             return cls(document, None, JsonSyntaxError(message, Position(error.lineno, error.colno)))
         except RecursionError:
-            return cls(document, None, JsonSyntaxError("nested too deeply to parse", Position(1, 1)))
+            offset = _first_too_deep(text, MAX_DEPTH) or 0
+            return cls(document, None, JsonSyntaxError(
+                f"nested too deeply to parse (probe.json may nest at most {MAX_DEPTH} levels)", document.position(offset)))
+        except ValueError as error:  # an integer too long for Python's int-to-str limit
+            found = _long_integer(text)
+            if found is None:
+                return cls(document, None, JsonSyntaxError(str(error)[:200], Position(1, 1)))
+            import sys
 
-    @cached_property
+            digits = len(found.group().lstrip("-"))
+            return cls(document, None, JsonSyntaxError(
+                f"a number of {digits:,} digits (at most {sys.get_int_max_str_digits():,} can be read)",
+                document.position(found.start())))
+        if nests_deeper_than(text, MAX_DEPTH):
+            offset = _first_too_deep(text, MAX_DEPTH)
+            problem = SchemaProblem(f"probe.json nests more than {MAX_DEPTH} levels of arrays and objects; "
+                                    "flatten it", "", "deep")
+            probe = cls(document, None, None, problem)
+            probe._deep_offset = offset if offset is not None else 0
+            return probe
+        return cls(document, data, None)
+
+    @property
     def _source_map(self) -> dict:
-        from json_source_map import calculate
-
-        try:
-            return calculate(self.document.text)
-        except Exception:  # noqa: BLE001 - positions are a nicety; fall back to the file start
+        """json-source-map's entries for this file (``{}`` when the file is too
+        large for it: :data:`SOURCE_MAP_MAX_WORK`). Not kept on the object: a
+        language server holds every probe of its workspace, and their maps
+        were ~8 MB per 1,000 probes; :func:`_source_map_of` keeps the last
+        few hundred by content (a chunk of the parallel CLI is ~250 probes,
+        whose rules ask one after the other)."""
+        if self.data is None:
             return {}
+        return _source_map_of(self.document.text)
 
     def _location_span(self, start, end) -> Span:
         return Span(
@@ -288,6 +407,8 @@ class ProbeJson:
 
     def problem_span(self, problem: SchemaProblem) -> Span:
         """Where a schema problem is reported."""
+        if problem.anchor == "deep":
+            return self.document.span(self._deep_offset, self._deep_offset + 1)
         if problem.anchor == "key":
             return self.key_span(problem.pointer)
         if problem.anchor == "object":
@@ -296,9 +417,17 @@ class ProbeJson:
 
     def schema_problems(self) -> list[SchemaProblem]:
         """Every schema violation, one per error (an unknown key is one each)."""
+        if self.too_deep is not None:
+            return [self.too_deep]
         if self.syntax_error is not None or is_valid_fast(self.data):
             return []
-        return sorted(_schema_problems(self.data), key=lambda p: (p.pointer, p.message))
+        problems = sorted(_schema_problems(self.data), key=lambda p: (p.pointer, p.message))
+        if len(problems) > MAX_SCHEMA_PROBLEMS:
+            more = len(problems) - MAX_SCHEMA_PROBLEMS
+            problems = problems[:MAX_SCHEMA_PROBLEMS]
+            problems.append(SchemaProblem(f"{more:,} more schema violations in this file (the first "
+                                          f"{MAX_SCHEMA_PROBLEMS} are reported)", "", "object"))
+        return problems
 
 
 def _schema_problems(data: Any) -> Iterator[SchemaProblem]:
@@ -307,11 +436,11 @@ def _schema_problems(data: Any) -> Iterator[SchemaProblem]:
         where = pointer(*error.absolute_path)
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             properties = error.schema.get("properties", {})
-            patterns = error.schema.get("patternProperties", {})
+            patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
+            allowed = ", ".join(f"`{k}`" for k in properties)
             for key in error.instance:
-                if key in properties or any(re.search(p, key) for p in patterns):
+                if key in properties or any(p.search(key) for p in patterns):
                     continue
-                allowed = ", ".join(f"`{k}`" for k in properties)
                 prefix = "unknown key" if where == "" else f"unknown key in {where or 'the probe'}"
                 hint = " (keys of your own must begin with `x-`)" if where == "" else ""
                 yield SchemaProblem(f"{prefix} `{key}`{hint}; allowed: {allowed}", pointer(*error.absolute_path, key), "key")

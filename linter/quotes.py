@@ -12,9 +12,10 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from functools import lru_cache
 from itertools import accumulate
 from typing import NamedTuple
+
+from ._textcache import text_cache
 
 
 class NormalizedText(NamedTuple):
@@ -36,7 +37,7 @@ def _chunks(text: str):
             start = index
 
 
-@lru_cache(maxsize=256)
+@text_cache(256, 1_000_000)
 def normalize_for_quotes(text: str) -> NormalizedText:
     """Collapse whitespace runs to one space and apply NFC, keeping an offset map."""
     chars: list[str] = []
@@ -118,7 +119,7 @@ def _run_map(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return starts, extra
 
 
-@lru_cache(maxsize=256)
+@text_cache(256, 1_000_000)
 def _collapse(text: str) -> _Collapsed:
     """``text`` with each whitespace run as one space. ``str.split`` and
     ``str.isspace`` share the regex ``\\s`` definition of whitespace, and

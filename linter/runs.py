@@ -523,6 +523,9 @@ def parse_runs(path: Path, raw: bytes) -> RunsFile:
             for key in _OUTCOME_KEYS:
                 if key in outcome:
                     merged[key] = outcome[key]
+            for key, value in outcome.items():  # fields a start lacks (usage: tokens, cost): kept
+                if key not in merged and key != "type":
+                    merged[key] = value
             merged.setdefault("status", "error")
         result.records[position] = (line, merged)
     for line, outcome in outcomes.values():  # an outcome whose start line is gone: still a start

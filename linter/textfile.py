@@ -10,6 +10,7 @@ Unicode characters.
 from __future__ import annotations
 
 import bisect
+from array import array
 from ._cached import cached_property
 from pathlib import Path
 from typing import NamedTuple
@@ -126,14 +127,17 @@ class TextDocument:
         return self.text.split("\n")
 
     @cached_property
-    def _line_starts(self) -> list[int]:
+    def _line_starts(self) -> array:
+        """The offset of each line's first character, as 8-byte integers: a
+        language server keeps this for every document it holds, and a list
+        of ints took ~36 bytes a line (~2.5 MB per 1,000 probes)."""
         starts = [0]
         find = self.text.find
         index = find("\n")
         while index != -1:
             starts.append(index + 1)
             index = find("\n", index + 1)
-        return starts
+        return array("q", starts)
 
     def position(self, offset: int) -> Position:
         """The 1-based position of the character at ``offset`` in :attr:`text`."""

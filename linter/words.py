@@ -8,6 +8,8 @@ ASCII letters and digits, lowercased, and that split is made once here.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 _ASCII_LOWER_WORDS = str.maketrans(
     {**{chr(c): " " for c in range(128) if not chr(c).isalnum()},
      **{chr(c): chr(c).lower() for c in range(ord("A"), ord("Z") + 1)}}
@@ -15,13 +17,20 @@ _ASCII_LOWER_WORDS = str.maketrans(
 """Every ASCII character that is not a letter or digit, as a space; capital
 letters lowercased."""
 
-_RECENT: dict[str, tuple[str, ...]] = {}
+_RECENT: OrderedDict[str, tuple[str, ...]] = OrderedDict()
 """The word lists of the last :data:`RECENT_TEXTS` texts split with
 ``remember=True``, oldest first."""
 
 RECENT_TEXTS = 256
 """How many word lists :data:`_RECENT` keeps: a chunk of the parallel CLI is
 at most ~250 probes (256 lists are ~3 MB)."""
+
+RECENT_CHARS = 2_000_000
+"""How many characters of text :data:`_RECENT`'s word lists may come from in
+all (a word list costs ~9 bytes per character of its text: 256 distinct
+50 KB artifacts kept ~110 MB); a longer text is split each time it is asked."""
+
+_recent_chars = [0]
 
 
 def plain_ascii_words(text: str, remember: bool = True) -> tuple[str, ...] | None:
@@ -39,11 +48,13 @@ def plain_ascii_words(text: str, remember: bool = True) -> tuple[str, ...] | Non
     if not text.isascii() or "'" in text:
         return None
     words = tuple(text.translate(_ASCII_LOWER_WORDS).split())
-    if remember:
-        if len(_RECENT) >= RECENT_TEXTS:
+    if remember and len(text) <= RECENT_CHARS:
+        _recent_chars[0] += len(text)
+        while _RECENT and (len(_RECENT) >= RECENT_TEXTS or _recent_chars[0] > RECENT_CHARS):
             try:
-                del _RECENT[next(iter(_RECENT))]
-            except (KeyError, RuntimeError, StopIteration):
-                pass  # another thread evicted it first
+                oldest, _words = _RECENT.popitem(last=False)
+            except KeyError:
+                break  # another thread emptied it
+            _recent_chars[0] -= len(oldest)
         _RECENT[text] = words
     return words

@@ -9,6 +9,32 @@ from pathlib import Path
 FORMATS = ("text", "json", "sarif", "github")
 
 
+def encodable(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (lone surrogates: a file name's
+    undecodable bytes, a ``"\\udc80"`` in probe.json) written as its
+    backslash escape (``\\udc80``), so that a report is always valid UTF-8
+    and printing it never fails. ``text`` itself when it is encodable (almost
+    always: one C-level encode)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def encodable_json(document: str) -> str:
+    """A JSON document made valid UTF-8: a lone surrogate can only stand in a
+    string, where its ``\\uXXXX`` escape is the same JSON value (a reader
+    gets the very string back), so each is replaced by that escape."""
+    try:
+        document.encode("utf-8")
+    except UnicodeEncodeError:
+        import re
+
+        return re.sub("[\ud800-\udfff]", lambda found: f"\\u{ord(found.group()):04x}", document)
+    return document
+
+
 def display_path(path: Path, base: Path | None = None) -> str:
     """``path`` relative to ``base`` (default: the current folder) when inside it.
 

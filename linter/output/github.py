@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..diagnostics import Diagnostic, Severity
-from . import display_path
+from . import display_path, encodable
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -32,4 +32,4 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
             ]
         )
         lines.append(f"::{_LEVEL[d.severity]} {props}::{_escape_data(d.code + ' ' + d.message)}")
-    return "\n".join(lines)
+    return encodable("\n".join(lines))

@@ -6,7 +6,7 @@ import json
 from typing import Sequence
 
 from ..diagnostics import Diagnostic
-from . import display_path
+from . import display_path, encodable_json
 
 
 def _location(span) -> dict:
@@ -53,4 +53,4 @@ def _url(code: str) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
-    return json.dumps([as_dict(d) for d in diagnostics], indent=2, ensure_ascii=False)
+    return encodable_json(json.dumps([as_dict(d) for d in diagnostics], indent=2, ensure_ascii=False))

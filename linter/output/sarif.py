@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..diagnostics import Diagnostic, Severity
-from . import display_path
+from . import display_path, encodable_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -86,4 +86,4 @@ def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
             )
         ],
     )
-    return to_json(log)
+    return encodable_json(to_json(log))

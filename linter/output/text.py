@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Sequence
 
 from ..diagnostics import Diagnostic
-from . import display_path
+from . import display_path, encodable
 
 
 def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0) -> str:
@@ -25,11 +25,11 @@ def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0) -> s
         lines.append(f"All checks passed ({checked} file{'s' if checked != 1 else ''}).")
     if fixed:
         lines.append(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.")
-    return "\n".join(lines)
+    return encodable("\n".join(lines))
 
 
 def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
     """One line per code: count, code, name (ruff's ``--statistics``)."""
     counts = Counter((d.code, d.name) for d in diagnostics)
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
-    return "\n".join(f"{count:>5}\t{code}\t{name}" for (code, name), count in rows)
+    return encodable("\n".join(f"{count:>5}\t{code}\t{name}" for (code, name), count in rows))

@@ -31,6 +31,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Iterable, Iterator, NamedTuple
 
+from ..._textcache import text_cache
 from ... import read_data
 from ...words import plain_ascii_words
 
@@ -160,7 +161,7 @@ def _plain_words(text: str) -> tuple[str, ...] | None:
     return words if words is not None and _WHOLE_WORDS.isdisjoint(words) else None
 
 
-@lru_cache(maxsize=1024)
+@text_cache(1024, 2_000_000)
 def normalize_words(text: str) -> str:
     """``text`` as its words: casefolded, contractions expanded, separated by
     single spaces (the parts of one expanded word by ``~``). Cached by content
@@ -182,7 +183,7 @@ def _word_list(text: str) -> list[str]:
     return normalize_words(text).replace("~", " ").split(" ")
 
 
-@lru_cache(maxsize=1024)
+@text_cache(1024, 2_000_000)
 def _word_set(text: str) -> frozenset[str]:
     """The distinct words of :func:`_word_list` (cached by content: both phrase
     rules ask for it)."""

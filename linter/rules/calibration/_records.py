@@ -1,8 +1,15 @@
 """What the calibration rules read: frozen.json and the suite's run records.
 
 The file formats live in :mod:`skill_eval.linter.runs` (standard library only,
-shared with the eval runner). Reads are cached per lint session, so the
-workspace's ``evals/runs`` folders are walked once however many rules ask.
+shared with the eval runner), parsed there from bytes
+(:func:`~skill_eval.linter.runs.parse_runs`,
+:func:`~skill_eval.linter.runs.read_frozen`); the bytes are read here, through
+the session's safe reader (:meth:`~skill_eval.linter.context.LintSession.read_safely`):
+a runs file or frozen.json that is a link out of the workspace is never read
+(SE004), a FIFO or a device never waited on (SE005), and none is read past
+:data:`~skill_eval.linter.context.RECORDS_MAX_SIZE` (or ``max-file-size`` when
+higher). Reads are cached per lint session, so the workspace's
+``evals/runs`` folders are walked once however many rules ask.
 """
 
 from __future__ import annotations
@@ -11,13 +18,53 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ...runs import find_runs_files, frozen_path, read_frozen, read_runs_file, runs_files_in, suite_folder
+from ...context import RECORDS_MAX_SIZE, FileProblem
+from ...runs import RunsFile, find_runs_files, frozen_path, parse_runs, read_frozen, runs_files_in, suite_folder
 from ...runs import suite_runs_files as _suite_files
 from ...textfile import Span
 
 _RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
 _SUITE_FILES: "weakref.WeakKeyDictionary[Any, dict[Path, list[Path]]]" = weakref.WeakKeyDictionary()
 _FROZEN_PATHS: "weakref.WeakKeyDictionary[Any, dict[Path, Path]]" = weakref.WeakKeyDictionary()
+_PARSED: "weakref.WeakKeyDictionary[Any, dict[Path, RunsFile | FileProblem]]" = weakref.WeakKeyDictionary()
+
+
+def runs_file(session, path: Path) -> RunsFile | FileProblem:
+    """The parsed runs file at ``path``, or why it was not read; once per
+    session (the language server starts a fresh session when a calibration
+    file changes). The bytes are not kept, only the records."""
+    parsed = _PARSED.get(session)
+    if parsed is None:
+        parsed = _PARSED[session] = {}
+    found = parsed.get(path)
+    if found is None:
+        raw = session.read_safely(path, max(session.config.max_file_size, RECORDS_MAX_SIZE))
+        found = parsed[path] = raw if isinstance(raw, FileProblem) else parse_runs(path, raw)
+    return found
+
+
+def read_runs(session, path: Path) -> RunsFile:
+    """:func:`runs_file`, a file that was not read counting as empty (SE004
+    and SE005 report why)."""
+    found = runs_file(session, path)
+    return RunsFile(path) if isinstance(found, FileProblem) else found
+
+
+def runs_file_problems(session) -> list[FileProblem]:
+    """Why some runs files of the workspace were not read (outside it, not a
+    regular file, over the size limit); a missing one (deleted since the
+    walk) is no problem."""
+    problems = [runs_file(session, path) for path in suite_runs_files(session)]
+    return [problem for problem in problems if isinstance(problem, FileProblem) and problem.kind != "missing"]
+
+
+def frozen_problem(context) -> FileProblem | None:
+    """Why this probe's frozen.json was not read, when it exists but was not
+    (outside the workspace, not a regular file, too large)."""
+    if context.probe_id is None:
+        return None
+    found = context.session.raw_problem(_for_suite(_FROZEN_PATHS, context, frozen_path))
+    return found if isinstance(found, FileProblem) and found.kind != "missing" else None
 
 
 def suite_of(context) -> Path:
@@ -42,7 +89,7 @@ def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
     if probe_id is None or _walked_without_runs_files(context.session):
         return []
     return [(line, record) for path in _for_suite(_SUITE_FILES, context, _suite_files)
-            for line, record in read_runs_file(path).records if record.get("probe") == probe_id]
+            for line, record in read_runs(context.session, path).records if record.get("probe") == probe_id]
 
 
 def probe_runs(context) -> list[tuple[Path, Any]]:

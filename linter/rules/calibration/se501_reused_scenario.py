@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
+from ..._textcache import text_cache
 from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
 from ...markdown import MarkdownDocument, parse_markdown
@@ -42,7 +42,7 @@ def _words(text: str) -> Sequence[str]:
     return _WORD.findall(folded)
 
 
-@lru_cache(maxsize=16384)
+@text_cache(16384, 16_000_000)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
     punctuation ignored), as 32-bit hashes (in no particular order: nothing
@@ -105,7 +105,7 @@ def _examples(skill: MarkdownDocument) -> list[tuple[int, int, str, str]]:
     return found
 
 
-@lru_cache(maxsize=256)
+@text_cache(256, 4_000_000)
 def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
     skill = parse_markdown(text)
     result = []

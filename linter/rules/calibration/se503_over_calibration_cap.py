@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...diagnostics import Related, Severity
-from ...runs import read_runs_file
 from ...textfile import Span
 from ..base import Rule, Scope
-from ._records import line_span_of, suite_runs_files
+from ._records import line_span_of, read_runs, suite_runs_files
 
 
 class OverCalibrationCap(Rule):
@@ -48,20 +47,21 @@ class OverCalibrationCap(Rule):
     def prepare(self, session):
         """The workspace's runs files, and their records."""
         for path in suite_runs_files(session):
-            read_runs_file(path)
+            read_runs(session, path)
 
     def check(self, context):
         cap = context.config.calibration_max_starts
         if cap is None:
             return
         files = suite_runs_files(context.session)
-        counts = [(path, read_runs_file(path).starts) for path in files]
+        counts = [(path, read_runs(context.session, path).starts) for path in files]
         used = sum(count for _path, count in counts)
         if used <= cap:
             return
         source = context.config.source
-        if isinstance(source, Path) and source.is_file():
-            span = line_span_of(source, source.read_bytes(), "max-starts")
+        raw = context.session.read_raw(source) if isinstance(source, Path) else None
+        if raw is not None:
+            span = line_span_of(source, raw, "max-starts")
         else:
             span = Span.file_start(max(counts, key=lambda item: item[1])[0])
         related = [Related(Span.file_start(path), f"{count} start(s) recorded here") for path, count in counts if count]

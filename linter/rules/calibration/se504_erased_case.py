@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from ...diagnostics import Severity
-from ...runs import iter_records, read_runs_file
 from ...textfile import Span
 from ..base import Rule, Scope
-from ._records import suite_runs_files
+from ._records import read_runs, suite_runs_files
 
 
 class ErasedCase(Rule):
@@ -50,7 +49,7 @@ class ErasedCase(Rule):
     def prepare(self, session):
         """The workspace's runs files, and their records."""
         for path in suite_runs_files(session):
-            read_runs_file(path)
+            read_runs(session, path)
 
     def check(self, context):
         files = suite_runs_files(context.session)
@@ -61,7 +60,8 @@ class ErasedCase(Rule):
             on_disk[probe_id] = max(on_disk.get(probe_id, 0), version)
         first: dict[tuple[str, int], tuple] = {}
         counts: dict[tuple[str, int], int] = {}
-        for path, line, record in iter_records(files):
+        for path, line, record in ((path, line, record) for path in files
+                                   for line, record in read_runs(context.session, path).records):
             version = record.get("version")
             if not isinstance(version, int) or isinstance(version, bool):
                 continue

@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...context import FileProblem, OutputSpecContext, ProbeContext, SkillContext, WorkspaceContext
 from ...diagnostics import Severity
+from ...textfile import Span
 from ..base import Rule, Scope
+from ..calibration._records import frozen_problem, runs_file_problems
 from ._references import REFERENCES, reference_span
 
 
@@ -14,7 +17,10 @@ class PathOutsideWorkspace(Rule):
     """## What it does
     Reports a probe whose artifact, skill or output spec resolves outside the
     workspace root, either through `..` segments, an absolute path, or a
-    symbolic link pointing out of the workspace (links are resolved first).
+    symbolic link pointing out of the workspace (links are resolved first);
+    and any file the folder walk found (probe.json, SKILL.md, output-spec.md,
+    a runs file under `evals/runs/`, `evals/frozen.json`) that is a symbolic
+    link out of the workspace. Such a file is never read.
 
     ## Why is this bad?
     A probe must carry everything it is graded on. The seed asks to "Freeze the
@@ -38,10 +44,37 @@ class PathOutsideWorkspace(Rule):
     code = "SE004"
     name = "path-outside-workspace"
     severity = Severity.ERROR
-    scope = Scope.PROBE
+    scope = (Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC, Scope.WORKSPACE)
     tags = ("files",)
 
     def check(self, context):
+        if isinstance(context, ProbeContext):
+            yield from self._check_probe(context)
+        elif isinstance(context, (SkillContext, OutputSpecContext)):
+            if isinstance(context.document, FileProblem) and context.document.kind == "outside":
+                yield self._walked(context.document)
+        elif isinstance(context, WorkspaceContext):
+            for problem in runs_file_problems(context.session):
+                if problem.kind == "outside":
+                    yield self._walked(problem)
+
+    def _walked(self, problem: FileProblem):
+        """The diagnostic of a file found by the walk (or the suite's
+        frozen.json) that links out of the workspace, at the file itself."""
+        return self.diagnostic(
+            Span.file_start(problem.path),
+            f"{problem.path.name} is a symbolic link to a file outside the workspace root, so it was not read; "
+            "replace the link with the file itself",
+        )
+
+    def _check_probe(self, context: ProbeContext):
+        if isinstance(context.document, FileProblem):
+            if context.document.kind == "outside":
+                yield self._walked(context.document)
+            return
+        frozen = frozen_problem(context)
+        if frozen is not None and frozen.kind == "outside":
+            yield self._walked(frozen)
         root = context.session.root
         for reference in REFERENCES:
             problem = reference.problem(context)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ...context import FileProblem, OutputSpecContext, ProbeContext, SkillContext
+from ...context import FileProblem, OutputSpecContext, ProbeContext, SkillContext, WorkspaceContext
 from ...diagnostics import Related, Severity
 from ...textfile import Span
 from ..base import Rule, Scope
+from ..calibration._records import frozen_problem, runs_file_problems
 from ._references import REFERENCES, reference_span
 
 
@@ -13,10 +14,13 @@ class UnreadableFile(Rule):
     """## What it does
     Reports a file that cannot be read as text: not valid UTF-8, binary (it
     contains NUL bytes), over the size limit (`max-file-size`, 1 MiB by
-    default), a folder where a file is expected, or a symbolic-link loop. It
-    checks probe.json itself, every file a probe references (artifact, skill,
-    output spec) and any SKILL.md or output-spec.md linted on its own, and
-    points at the first offending byte where there is one.
+    default), a folder where a file is expected, anything but a regular file
+    (a FIFO, a device, a socket: never opened for reading) or a
+    symbolic-link loop. It checks probe.json itself, every file a probe
+    references (artifact, skill, output spec), any SKILL.md or output-spec.md
+    linted on its own, and the calibration records (`evals/runs/*.jsonl`,
+    `evals/frozen.json`: not regular files, or over 64 MiB and the size
+    limit), and points at the first offending byte where there is one.
 
     ## Why is this bad?
     "Every file is UTF-8" is the fixture format's contract: the artifact is
@@ -40,7 +44,7 @@ class UnreadableFile(Rule):
     code = "SE005"
     name = "unreadable-file"
     severity = Severity.ERROR
-    scope = (Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC)
+    scope = (Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC, Scope.WORKSPACE)
     tags = ("files",)
 
     def check(self, context):
@@ -50,6 +54,10 @@ class UnreadableFile(Rule):
             problem = context.document
             if isinstance(problem, FileProblem) and problem.kind in ("unreadable", "loop"):
                 yield self.diagnostic(*located(problem))
+        elif isinstance(context, WorkspaceContext):
+            for problem in runs_file_problems(context.session):
+                if problem.kind in ("unreadable", "loop"):
+                    yield self.diagnostic(*located(problem))
 
     def _check_probe(self, context: ProbeContext):
         own = context.document
@@ -57,6 +65,9 @@ class UnreadableFile(Rule):
             if own.kind in ("unreadable", "loop"):
                 yield self.diagnostic(*located(own))
             return
+        frozen = frozen_problem(context)
+        if frozen is not None and frozen.kind in ("unreadable", "loop"):
+            yield self.diagnostic(*located(frozen))
         for reference in REFERENCES:
             problem = reference.problem(context)
             if problem is None or problem.kind not in ("unreadable", "loop"):

@@ -9,10 +9,10 @@ within the front matter's text, which begins on the line after the opening
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..._textcache import text_cache
 from ...markdown import FrontMatter, split_front_matter
 from ...textfile import Span, normalize_newlines
 
@@ -194,7 +194,7 @@ class Parsed(NamedTuple):
         return self.node_span(path, node)
 
 
-@lru_cache(maxsize=128)
+@text_cache(128, 2_000_000)
 def parse_front_matter(text: str) -> Parsed:
     """Compose the front matter of a SKILL.md ``text`` (normalized, as decoded).
 

@@ -1,0 +1,71 @@
+"""Content-keyed caches are bounded by what they hold, not only by a count."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from _workspaces import ARTIFACT, floor_probe, make_workspace
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skill_eval.linter._textcache import TextCache
+from skill_eval.linter.engine import lint_paths
+
+WORDS = "export ledger gateway invoice queue retry batch timeout dashboard owner".split()
+
+
+def _distinct_artifact(seed: int, kilobytes: int) -> str:
+    rng = random.Random(seed)
+    words = [f"{rng.choice(WORDS)}{rng.randrange(100_000)}" for _ in range(kilobytes * 1024 // 12)]
+    prose = "\n\n".join(" ".join(words[i:i + 12]) + "." for i in range(0, len(words), 12))
+    return ARTIFACT + "\n" + prose + "\n"
+
+
+def test_linting_many_large_distinct_artifacts_keeps_a_bounded_amount(tmp_path: Path) -> None:
+    """100 distinct 60 KB artifacts, each linted by its own ``lint_paths``
+    call: what the process still holds afterwards is bounded (with caches
+    bounded by a count only, each artifact left ~0.6 MB behind)."""
+    roots = [make_workspace(tmp_path / f"ws{n}", {"p": floor_probe("p")}, artifact=_distinct_artifact(n, 60))
+             for n in range(104)]
+    script = (
+        "import gc, sys\n"
+        "from skill_eval.linter.engine import lint_paths\n"
+        "def rss():\n"
+        "    return int(open('/proc/self/statm').read().split()[1]) * 4096\n"
+        "roots = sys.argv[1:]\n"
+        "for root in roots[:4]: lint_paths([root], jobs=1)  # imports, one-time tables\n"
+        "gc.collect(); before = rss()\n"
+        "for root in roots[4:]: lint_paths([root], jobs=1)\n"
+        "gc.collect(); print(rss() - before)\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script, *map(str, roots)], capture_output=True, text=True,
+                               timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    grown = int(completed.stdout)
+    assert grown < 35 * 1024 * 1024, f"{grown / 1e6:.1f} MB more resident after 100 calls"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=30), st.integers(0, 3)), max_size=60),
+       st.integers(1, 8), st.integers(0, 60))
+def test_text_cache_agrees_with_its_function_and_stays_in_bounds(calls, max_entries, max_chars) -> None:
+    computed: list[tuple[str, int]] = []
+
+    def function(text: str, extra: int) -> tuple[str, int]:
+        computed.append((text, extra))
+        return text[::-1], extra * 2
+
+    cache = TextCache(function, max_entries, max_chars)
+    for text, extra in calls:
+        assert cache(text, extra) == (text[::-1], extra * 2)
+        entries, chars = cache.cache_size()
+        assert entries <= max_entries and chars <= max_chars
+        assert chars == sum(len(key[0]) for key in cache._entries)
+    # the most recent call is held when it fits
+    if calls and len(calls[-1][0]) <= max_chars:
+        before = len(computed)
+        cache(*calls[-1])
+        assert len(computed) == before
