@@ -31,6 +31,10 @@ adverse): its p-value, and "not separated at this sample" when p is above
 0.05 — which, at two reps per arm, it always is: even a perfect split
 (control 0/2, treatment 2/2) gives p = 1/6.
 
+Under each table, when its agent reported usage (a harness preset does:
+docs/harnesses/), what the agent and model cost per arm: starts, tokens in
+and out, cost and turns, summed over every start (failed ones included).
+
 ``--format json`` prints the report model itself (docs/report.md, JSON Schema
 ``viewer_assets/report-model.schema.json``).
 """
@@ -124,6 +128,24 @@ def zone_counts(groups: Sequence[Group]) -> str:
     return ", ".join(f"{zone} {count}" for zone, count in counts.items() if count)
 
 
+def usage_line(model: ReportModel, agent: str, model_name: str) -> str | None:
+    """What the agent and model cost per arm, when any start reported usage:
+    ``usage: control 2 start(s): 2,603 tokens in, 83 out, $0.0085, 2 turn(s); treatment ...``."""
+    parts = []
+    for usage in model.get("usage") or ():
+        if (usage["agent"], usage["model"]) != (agent, model_name) or not usage["reporting"]:
+            continue
+        figures = [f"{usage['tokens_in']:,} tokens in" if usage["tokens_in"] is not None else None,
+                   f"{usage['tokens_out']:,} out" if usage["tokens_out"] is not None else None,
+                   f"${usage['cost_usd']:.4f}" if usage["cost_usd"] is not None else None,
+                   f"{usage['turns']} turn(s)" if usage["turns"] is not None else None]
+        unreported = usage["starts"] - usage["reporting"]
+        tail = f" ({unreported} start(s) reported none)" if unreported else ""
+        parts.append(f"{usage['arm']} {usage['starts']} start(s): "
+                     + ", ".join(figure for figure in figures if figure) + tail)
+    return "usage: " + "; ".join(parts) if parts else None
+
+
 def render_text(model: ReportModel) -> str:
     """One table per agent and model (see the module docstring), then what the numbers can say."""
     meta = model["meta"]
@@ -143,6 +165,9 @@ def render_text(model: ReportModel) -> str:
                    group["zone"], evidence_cell(group), str(len(group["starts"])), notes(group))
             rows.append((group["skill"] or ".", *row) if len(skills) > 1 else row)
         out += ["  " + line for line in _table(rows)]
+        usage = usage_line(model, agent, model_name)
+        if usage:
+            out.append("  " + usage)
         out.append("")
     if not groups:
         out = ["no runs on record (run `skill-eval run` first)", ""]

@@ -54,7 +54,7 @@ from .calibrate import decision_summary
 from .grading import BadExpectation, check_expectation, read_answer, graded_field_names
 from .probes import Probe, ProbeError, Workspace
 from .viewer_model import (ALPHA, ANSWER_CAP, SCHEMA_ID, STDERR_CAP, Answer, ArmSample, DefectGrading, Expectation,
-                           Finding, Group, Lint, ReportModel, Start, evidence_of_sample)
+                           Finding, Group, Lint, ReportModel, Start, evidence_of_sample, usage_of)
 
 ARM_ORDER = {arm: index for index, arm in enumerate(ARMS)}
 INTERRUPTED_PREFIX = "interrupted"
@@ -470,7 +470,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         "starts_on_record": starts_on_record, "torn_lines": torn, "max_starts": workspace.config.calibration_max_starts,
         "alpha": ALPHA, "answer_cap": ANSWER_CAP,
         "filters": {"paths": [os.fspath(p) for p in paths], "probes": list(ids), "agent": agent},
-    }, groups=groups)
+    }, groups=groups, usage=usage_of(groups))
 
 
 def _as_record(identity: tuple) -> dict[str, Any]:

@@ -251,10 +251,28 @@ class Group(TypedDict):
     starts: list[Start]
 
 
+class Usage(TypedDict):
+    """What one agent and model cost in one arm: the sums over the report's
+    starts (any status) of the usage their agents reported."""
+
+    agent: str
+    model: str
+    arm: Arm
+    starts: int
+    reporting: int
+    """Starts that reported any usage (a preset harness's; none from a plain command, a timeout or a crash)."""
+    tokens_in: Optional[int]
+    tokens_out: Optional[int]
+    cost_usd: Optional[float]
+    turns: Optional[int]
+    """Each sum is over the starts that reported that figure; null when none did."""
+
+
 class ReportModel(TypedDict):
     schema: str
     meta: Meta
     groups: list[Group]
+    usage: list[Usage]
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
@@ -267,6 +285,7 @@ TYPED_DICTS: dict[str, type] = {
     "Evidence": Evidence, "Finding": Finding, "Lint": Lint, "Expectation": Expectation,
     "DefectGrading": DefectGrading, "Answer": Answer, "Start": Start, "Group": Group,
     "CalibrationDecision": CalibrationDecision, "CalibrationRule": CalibrationRule, "Discriminator": Discriminator,
+    "Usage": Usage,
 }
 """Each TypedDict by the name of its ``$defs`` entry in the JSON Schema."""
 
@@ -308,3 +327,22 @@ def validate(model: Any) -> list[str]:
     validator = jsonschema.Draft202012Validator(load_schema())
     return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
             for error in sorted(validator.iter_errors(model), key=lambda e: list(map(str, e.absolute_path)))]
+
+
+def usage_of(groups: list[Group]) -> list[Usage]:
+    """:class:`Usage` per agent, model and arm (in the groups' order), summed
+    over every start of ``groups``."""
+    found: dict[tuple[str, str, str], Usage] = {}
+    for group in groups:
+        for start in group["starts"]:
+            key = (group["agent"], group["model"], start["arm"])
+            usage = found.get(key)
+            if usage is None:
+                usage = found[key] = Usage(agent=key[0], model=key[1], arm=start["arm"], starts=0, reporting=0,
+                                           tokens_in=None, tokens_out=None, cost_usd=None, turns=None)
+            usage["starts"] += 1
+            figures = [name for name in ("tokens_in", "tokens_out", "cost_usd", "turns") if start[name] is not None]
+            usage["reporting"] += bool(figures)
+            for name in figures:
+                usage[name] = (usage[name] or 0) + start[name]
+    return sorted(found.values(), key=lambda u: (u["agent"], u["model"], ARM_NAMES.index(u["arm"])))

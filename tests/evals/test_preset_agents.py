@@ -249,3 +249,44 @@ def test_the_report_model_shows_each_starts_usage(suite, tmp_path):
         tokens_in, tokens_out, _cached, cost, turns = EXPECTED_USAGE["claude-code"][caught]
         assert (starts[arm]["tokens_in"], starts[arm]["tokens_out"]) == (tokens_in, tokens_out)
         assert (starts[arm]["cost_usd"], starts[arm]["turns"]) == (cost, turns)
+
+
+def test_report_sums_usage_per_agent_model_and_arm_in_text_and_json(suite, tmp_path, capsys):
+    from skill_eval.evals.cli import report_main
+
+    suite.configure({
+        "fake": fake_agent(tmp_path, "claude-code"),
+        "other": fake_agent(tmp_path, "codex", env={"FAKE_HARNESS": "codex"}),
+        "failing": fake_agent(tmp_path, "claude-code", env={"FAKE_HARNESS_MODE": "fail"}),
+        "plain": {"command": [PYTHON, str(AGENTS / "rule_agent.py")], "model": "m1"},
+    })
+    assert run(suite, "--agent", "fake", "--reps", "2") == 0
+    assert run(suite, "--agent", "other", "--model", "m2") == 0
+    assert run(suite, "--agent", "failing", "--arms", "control") == 1
+    assert run(suite, "--agent", "plain") == 0
+    capsys.readouterr()
+    # Ground truth: the sums of what the runs files hold, per agent, model and arm.
+    expected = {}
+    for record in suite.all_records():
+        key = (record["agent"], record["model"], record["arm"])
+        entry = expected.setdefault(key, {"starts": 0, "reporting": 0, "tokens_in": None, "tokens_out": None,
+                                          "cost_usd": None, "turns": None})
+        entry["starts"] += 1
+        entry["reporting"] += any(name in record for name in ("tokens_in", "tokens_out", "cost_usd", "turns"))
+        for name in ("tokens_in", "tokens_out", "cost_usd", "turns"):
+            if record.get(name) is not None:
+                entry[name] = (entry[name] or 0) + record[name]
+    assert report_main([str(suite.root), "--format", "json"]) == 0
+    usage = json.loads(capsys.readouterr().out)["usage"]
+    assert {(u["agent"], u["model"], u["arm"]): {k: v for k, v in u.items() if k not in ("agent", "model", "arm")}
+            for u in usage} == expected
+    assert expected[("fake", "m1", "treatment")]["tokens_in"] == 2 * 1500
+    assert expected[("failing", "m1", "control")]["turns"] == 1 and expected[("plain", "m1", "control")]["reporting"] == 0
+
+    assert report_main([str(suite.root)]) == 0
+    text = capsys.readouterr().out
+    assert "usage: control 2 start(s): 2,000 tokens in, 100 out, $0.0246, 2 turn(s); " \
+           "treatment 2 start(s): 3,000 tokens in, 140 out, $0.0246, 6 turn(s)" in text
+    assert "usage: control 1 start(s): 1,000 tokens in, 50 out; treatment 1 start(s): 1,500 tokens in, 70 out" in text
+    plain_table = text.split("agent plain")[1].split("agent ")[0]
+    assert "usage:" not in plain_table
