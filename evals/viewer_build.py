@@ -331,7 +331,9 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
             source, graded = grade_expectations(text, probe)
             if answer is not None and answer["source"] is None:
                 answer["source"] = source
-            regraded = sorted(d for d, ok, _e in graded if ok)
+            # a judge is not run again for a report: a judged defect counts as the run recorded it
+            judged = {str(d.get("id", "?")) for d in probe.defects if d.get("judge") is not None}
+            regraded = sorted(d for d, ok, _e in graded if (d in caught if d in judged else ok))
             if regraded != sorted(caught):
                 note = (f"graded again for this report: caught {', '.join(regraded) or 'nothing'}; the run recorded "
                         f"{', '.join(sorted(caught)) or 'nothing'} (the output spec or the grading changed since)")

@@ -184,3 +184,20 @@ def test_run_judge_reads_one_verdict_object(tmp_path):
         resolve_command(JudgeSpec(("no-such-judge-program",)), tmp_path, None)
     with pytest.raises(JudgeError, match="not executable"):
         resolve_command(JudgeSpec(("./judge.py",)), tmp_path, None)
+
+
+def test_the_report_does_not_regrade_a_judged_defect(suite, tmp_path):
+    """The report grades answers again with caught_when; a judge is not run
+    again there, so a judged defect reads as the run recorded it."""
+    from skill_eval.evals.probes import Workspace
+    from skill_eval.evals.viewer_build import build_model
+
+    judge_probe(suite)
+    suite.configure({"rule": RULE})
+    assert run_main([str(suite.probe("euphemized-coverage")), "--no-progress", "--reps", "1"]) == 0
+    calls = len(judge_calls(tmp_path))
+    model = build_model(Workspace.open([suite.root]), lint=False)
+    starts = {start["arm"]: start for group in model["groups"] for start in group["starts"]}
+    assert starts["treatment"]["caught"] == ["D1"] and starts["control"]["caught"] == []
+    assert starts["treatment"]["grading_note"] is None and starts["control"]["grading_note"] is None
+    assert len(judge_calls(tmp_path)) == calls
