@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...context import RECORDS_MAX_SIZE, FileProblem
-from ...runs import (RunsFile, find_runs_files, frozen_path, parse_runs, read_frozen, read_runs_file, runs_files_in,
-                     suite_folder)
+from ...runs import RunsFile, find_runs_files, frozen_path, parse_runs, read_frozen, runs_files_in, suite_folder
 from ...runs import suite_runs_files as _suite_files
 from ...textfile import Span
 
