@@ -170,9 +170,23 @@ class _fewer_collections:
             gc.enable()
 
 
+def _check_code_flags(args: argparse.Namespace) -> None:
+    """Refuse an unknown code in ``--select``, ``--ignore`` or
+    ``--extend-ignore`` (a :class:`~skill_eval.linter.config.ConfigError`,
+    exit 2), as an unknown code in the config file is: a typo would
+    otherwise select nothing and pass."""
+    from .config import check_rule_codes
+
+    for flag in ("select", "ignore", "extend_ignore"):
+        codes = getattr(args, flag, None)
+        if codes:
+            check_rule_codes(codes, "--" + flag.replace("_", "-"))
+
+
 def _lint(args: argparse.Namespace) -> int:
     from .engine import lint_paths
 
+    _check_code_flags(args)
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
     overrides = {}

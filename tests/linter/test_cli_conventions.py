@@ -1,0 +1,65 @@
+"""The lint CLI as ruff users expect it (issue 16): unknown codes, exit
+status by severity, broken pipes, colour and the ``full`` format, ``--diff``,
+SARIF without its extra. Each test runs the real entry point."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+CASE = ROOT / "tests" / "fixtures" / "lint" / "se101-misanchored"
+
+
+def run_lint(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "skill_eval.linter.cli", *args],
+        capture_output=True, text=True, cwd=cwd or ROOT, timeout=120, env=env,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    target = tmp_path / "ws"
+    shutil.copytree(CASE, target)
+    (target / "expected.txt").unlink()
+    return target
+
+
+# -- unknown codes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--select", "--ignore", "--extend-ignore"])
+def test_an_unknown_code_on_the_command_line_exits_2_with_a_suggestion(workspace: Path, flag: str) -> None:
+    result = run_lint(str(workspace), flag, "SE101,SE2O1")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert flag in result.stderr and "'SE2O1'" in result.stderr and "did you mean 'SE201'?" in result.stderr
+
+
+def test_code_prefixes_select_families(workspace: Path) -> None:
+    """``SE1`` (a family) and ``SE`` (every rule) stay valid."""
+    assert run_lint(str(workspace), "--select", "SE1").returncode == 1
+    assert run_lint(str(workspace), "--select", "SE", "--ignore", "SE10").returncode == 0
+
+
+@pytest.mark.parametrize("config_name, text", [
+    ("skill-eval.toml", 'ignore = ["SE3O1"]\n'),
+    ("skill-eval.toml", '[per-file-ignores]\n"*.md" = ["SE3O1"]\n'),
+    ("pyproject.toml", '[tool.skill-eval]\nselect = ["SE3O1"]\n'),
+])
+def test_an_unknown_code_in_the_config_names_the_file(workspace: Path, config_name: str, text: str) -> None:
+    (workspace / "skill-eval.toml").unlink()
+    config = workspace / config_name
+    config.write_text(text)
+    result = run_lint(str(workspace))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert str(config) in result.stderr and "did you mean 'SE301'?" in result.stderr
+    assert "Traceback" not in result.stderr
