@@ -1,7 +1,9 @@
 """``skill-eval-lint``: the headless linter (CLI, pre-commit hook, CI).
 
-Exit status: 0 when no diagnostic remains, 1 when any does (SE000 included),
-2 on a usage, config or internal error (one line on stderr, no traceback).
+Exit status: 0 when no diagnostic at or above ``--fail-level`` remains
+(default ``warning``: errors, SE000 included, and warnings fail; info findings
+never change the exit status), 1 when one does, 2 on a usage, config or
+internal error (one line on stderr, no traceback).
 
 This module must stay cheap to import: it never imports pygls or lsprotocol,
 and the engine imports markdown-it-py and jsonschema only when a file needs them.
@@ -17,6 +19,10 @@ from typing import NoReturn
 from .output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+FAIL_LEVELS = ("error", "warning", "info")
+"""``--fail-level``: the lowest severity that makes the exit status 1, most
+severe first (the :class:`~skill_eval.linter.diagnostics.Severity` values)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
                         help="processes for large workspaces, this one included (default: one per CPU; 1 = this process only)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
+    parser.add_argument("--fail-level", choices=FAIL_LEVELS, default="warning",
+                        help="the lowest severity that makes the exit status 1 (default: warning; "
+                             "info findings are reported but never fail unless this is info)")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics")
     parser.add_argument("--quiet", "-q", action="store_true", help="text format: print diagnostics only, no summary")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -219,7 +228,14 @@ def _lint(args: argparse.Namespace) -> int:
         args.output_file.write_text(report + ("\n" if report else ""), encoding="utf-8")
     elif report:
         sys.stdout.write(report + "\n")
-    if args.exit_zero or not diagnostics:
+    return _exit_status(args, diagnostics)
+
+
+def _exit_status(args: argparse.Namespace, diagnostics) -> int:
+    """1 when a diagnostic at or above ``--fail-level`` remains (and not
+    ``--exit-zero``), else 0."""
+    failing = FAIL_LEVELS[: FAIL_LEVELS.index(args.fail_level) + 1]
+    if args.exit_zero or not any(d.severity.value in failing for d in diagnostics):
         return EXIT_CLEAN
     return EXIT_FINDINGS
 

@@ -63,3 +63,26 @@ def test_an_unknown_code_in_the_config_names_the_file(workspace: Path, config_na
     assert result.returncode == 2, result.stdout + result.stderr
     assert str(config) in result.stderr and "did you mean 'SE301'?" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- exit status by severity ------------------------------------------------
+
+INFO_ONLY = ROOT / "tests" / "fixtures" / "lint" / "se107-unused-field-rules"
+WITH_WARNINGS = ROOT / "tests" / "fixtures" / "lint" / "frontmatter-spec"
+
+
+def test_info_findings_never_fail_by_default() -> None:
+    result = run_lint(".", cwd=INFO_ONLY)
+    assert "SE107 [info]" in result.stdout
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_fail_level_chooses_the_lowest_failing_severity() -> None:
+    assert run_lint(".", "--fail-level", "info", cwd=INFO_ONLY).returncode == 1
+    warnings = ["--select", "SE713"]
+    default = run_lint(".", *warnings, cwd=WITH_WARNINGS)
+    assert "SE713 [warning]" in default.stdout and "[error]" not in default.stdout
+    assert default.returncode == 1
+    assert run_lint(".", *warnings, "--fail-level", "error", cwd=WITH_WARNINGS).returncode == 0
+    assert run_lint(".", "--fail-level", "error", cwd=WITH_WARNINGS).returncode == 1  # it has errors too
+    assert run_lint(".", *warnings, "--fail-level", "errors", cwd=WITH_WARNINGS).returncode == 2
