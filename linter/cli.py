@@ -122,6 +122,38 @@ def _print_rules(output_format: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``skill-eval-lint`` with ``argv``; the exit status. A reader of
+    stdout that went away (``skill-eval-lint . | head -1``) ends the run
+    quietly (:func:`reader_went_away`)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return reader_went_away()
+
+
+EXIT_BROKEN_PIPE = 141
+"""The exit status when stdout's reader went away: a shell's for a program
+ended by SIGPIPE (128 + 13), which ``set -o pipefail`` scripts expect."""
+
+
+def reader_went_away() -> int:
+    """What to do on a :class:`BrokenPipeError` writing stdout (the recipe of
+    Python's ``signal`` documentation): point stdout at ``/dev/null``, so
+    that no later flush (at exit) fails again and prints a traceback, and
+    return :data:`EXIT_BROKEN_PIPE`. Nothing is said: the reader chose to
+    stop reading."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass  # no stdout to redirect (closed, or replaced by an object without a descriptor)
+    return EXIT_BROKEN_PIPE
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "rule":
         if len(argv) != 2:
@@ -142,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("skill-eval-lint: interrupted", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        raise  # not an internal error: stdout's reader went away (main)
     except Exception as error:  # noqa: BLE001 - a one-line message, never a traceback
         from .config import ConfigError
 

@@ -56,5 +56,11 @@ def entry() -> None:
 
         collector_off_until_exit()
         hard_exit(main())
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()  # inside the try: a reader that went away fails here, not at exit
+    except BrokenPipeError:
+        from skill_eval.linter.cli import reader_went_away
+
+        code = reader_went_away()
     sys.exit(code)

@@ -86,3 +86,66 @@ def test_fail_level_chooses_the_lowest_failing_severity() -> None:
     assert run_lint(".", *warnings, "--fail-level", "error", cwd=WITH_WARNINGS).returncode == 0
     assert run_lint(".", "--fail-level", "error", cwd=WITH_WARNINGS).returncode == 1  # it has errors too
     assert run_lint(".", *warnings, "--fail-level", "errors", cwd=WITH_WARNINGS).returncode == 2
+
+
+# -- a reader that goes away ------------------------------------------------
+
+
+def run_into_closed_pipe(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``argv`` with stdout a real pipe whose reader has already closed
+    it (``| head -1`` once head has its line): the first write fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(argv, stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=cwd, timeout=120)
+    finally:
+        os.close(write_end)
+
+
+LINT = [sys.executable, "-m", "skill_eval.linter.cli"]
+UMBRELLA = [sys.executable, "-m", "skill_eval"]
+
+
+@pytest.fixture
+def examples(tmp_path: Path) -> Path:
+    target = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, target)
+    return target
+
+
+@pytest.mark.parametrize("argv", [
+    LINT + ["rule", "SE101"],
+    LINT + ["rules"],
+    LINT + ["."],
+    LINT + [".", "--output-format", "json"],
+    LINT + ["--help"],
+    UMBRELLA + ["lint", "."],
+    UMBRELLA + ["run", "--dry-run"],
+    UMBRELLA + ["report"],
+    UMBRELLA + ["check"],
+    UMBRELLA + ["--help"],
+], ids=lambda argv: " ".join(argv[2:]))
+def test_a_reader_that_went_away_ends_the_run_quietly(examples: Path, argv: list[str]) -> None:
+    result = run_into_closed_pipe(argv, examples)
+    assert "Traceback" not in result.stderr and "Broken pipe" not in result.stderr, result.stderr
+    assert "internal error" not in result.stderr
+    # argparse's help exits 0 before the buffered text is flushed; the rest fail on a write
+    assert result.returncode in ((0, 141) if "--help" in argv else (141,)), result.stderr
+
+
+def test_head_reads_one_line_and_closes(examples: Path) -> None:
+    """A real ``| head -1``: the reader takes one line and closes its end
+    while the linter may still be writing (whichever comes first, no
+    traceback)."""
+    from _large_workspace import copy_examples_with_probes
+
+    target = copy_examples_with_probes(examples.parent / "big", 60)
+    with subprocess.Popen(LINT + [str(target), "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=target) as process:
+        first = process.stdout.readline()
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        status = process.wait(timeout=120)
+    assert b": SE" in first
+    assert "Traceback" not in stderr and "Broken pipe" not in stderr, stderr
+    assert status in (1, 141)
