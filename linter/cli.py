@@ -178,8 +178,9 @@ def _main(argv: list[str] | None) -> int:
         raise  # not an internal error: stdout's reader went away (main)
     except Exception as error:  # noqa: BLE001 - a one-line message, never a traceback
         from .config import ConfigError
+        from .output import UsageError
 
-        if isinstance(error, (ConfigError, FileNotFoundError)):
+        if isinstance(error, (ConfigError, FileNotFoundError, UsageError)):
             print(f"skill-eval-lint: {error}", file=sys.stderr)
         else:
             print(

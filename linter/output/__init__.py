@@ -9,6 +9,11 @@ from pathlib import Path
 FORMATS = ("text", "json", "sarif", "github")
 
 
+class UsageError(Exception):
+    """An output that cannot be made as asked; the CLI prints the message
+    (which names the fix) on one line and exits 2."""
+
+
 def encodable(text: str) -> str:
     """``text`` with what UTF-8 cannot encode (lone surrogates: a file name's
     undecodable bytes, a ``"\\udc80"`` in probe.json) written as its

@@ -149,3 +149,38 @@ def test_head_reads_one_line_and_closes(examples: Path) -> None:
     assert b": SE" in first
     assert "Traceback" not in stderr and "Broken pipe" not in stderr, stderr
     assert status in (1, 141)
+
+
+# -- SARIF ------------------------------------------------------------------
+
+WITHOUT_MODULE = """
+import sys
+sys.modules[{module!r}] = None  # as if the package were not installed: importing it raises ImportError
+from skill_eval.linter.cli import entry
+sys.argv[0] = "skill-eval-lint"
+entry()
+"""
+
+
+@pytest.mark.parametrize("module", ["sarif_om", "jschema_to_python"])
+def test_sarif_without_its_libraries_exits_2_with_the_install_line(workspace: Path, module: str) -> None:
+    report = workspace / "results.sarif"
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_MODULE.format(module=module), str(workspace), "--output-format", "sarif",
+         "-o", str(report)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "pip install 'sarif-om>=1.0.4' 'jschema-to-python>=1.2.3'" in result.stderr
+    assert not report.exists()
+
+
+def test_the_base_install_requires_what_sarif_imports() -> None:
+    """The installed distribution's own metadata (what ``pip install
+    skill-eval`` resolves) lists the SARIF libraries without an extra."""
+    from importlib.metadata import requires
+
+    base = {requirement.split(";")[0].split(">")[0].split("=")[0].strip().lower()
+            for requirement in requires("skill-eval") or () if "extra ==" not in requirement}
+    assert {"sarif-om", "jschema-to-python"} <= base
