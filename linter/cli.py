@@ -27,7 +27,7 @@ severe first (the :class:`~skill_eval.linter.diagnostics.Severity` values)."""
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse's default is also 2)
-        self.exit(EXIT_ERROR, f"skill-eval-lint: {message} (see --help)\n")
+        self.exit(EXIT_ERROR, f"{self.prog}: {message} (see --help)\n")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -66,12 +66,15 @@ def _jobs(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
+    """The options of ``skill-eval-lint``, named ``prog`` in the help
+    (``skill-eval lint`` when the umbrella command runs it)."""
     parser = _Parser(
-        prog="skill-eval-lint",
+        prog=prog,
         formatter_class=_HelpFormatter,
-        description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md.",
-        epilog="Other commands: `skill-eval-lint rules` lists the rules; `skill-eval-lint rule SE101` shows one.",
+        description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md. "
+                    "`skill-eval-lint` and `skill-eval lint` are the same command.",
+        epilog=f"Other commands: `{prog} rules` lists the rules; `{prog} rule SE101` shows one.",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to lint (default: .)")
     parser.add_argument("--output-format", choices=FORMATS, default="text", help="how to print diagnostics")
@@ -121,12 +124,12 @@ def _print_rules(output_format: str) -> int:
     return EXIT_CLEAN
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``skill-eval-lint`` with ``argv``; the exit status. A reader of
-    stdout that went away (``skill-eval-lint . | head -1``) ends the run
-    quietly (:func:`reader_went_away`)."""
+def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
+    """Run ``skill-eval-lint`` with ``argv`` (its help names it ``prog``);
+    the exit status. A reader of stdout that went away (``skill-eval-lint .
+    | head -1``) ends the run quietly (:func:`reader_went_away`)."""
     try:
-        return _main(argv)
+        return _main(argv, prog)
     except BrokenPipeError:
         return reader_went_away()
 
@@ -153,7 +156,7 @@ def reader_went_away() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, prog: str) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "rule":
         if len(argv) != 2:
@@ -162,7 +165,7 @@ def _main(argv: list[str] | None) -> int:
         return _print_rule(argv[1])
     if argv and argv[0] == "rules":
         return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     if args.version:
         from skill_eval import __version__
 

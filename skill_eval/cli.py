@@ -20,10 +20,26 @@ SUBCOMMANDS = {
 }
 
 
+STANDALONE = {"lint": "skill-eval-lint", "serve": "skill-eval-ls"}
+"""Subcommands that are also installed as commands of their own: the same
+program, told its name (``prog``) so that its help and messages say
+``skill-eval lint`` when called so."""
+
+
 def usage() -> str:
     lines = ["usage: skill-eval COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name:<10} {help_}" for name, (_m, _f, help_) in SUBCOMMANDS.items()]
+    lines += [f"  {name:<10} {help_}" + (f" (also: {STANDALONE[name]})" if name in STANDALONE else "")
+              for name, (_m, _f, help_) in SUBCOMMANDS.items()]
+    lines += ["", "`skill-eval COMMAND --help` describes a command."]
     return "\n".join(lines)
+
+
+def _unknown_command(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(SUBCOMMANDS) + list(STANDALONE.values()), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"skill-eval: unknown command {name!r}{hint}\n{usage()}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,12 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command = SUBCOMMANDS.get(argv[0])
     if command is None:
-        print(f"skill-eval: unknown command {argv[0]!r}\n{usage()}", file=sys.stderr)
+        print(_unknown_command(argv[0]), file=sys.stderr)
         return 2
     import importlib
 
-    module = importlib.import_module(command[0])
-    return getattr(module, command[1])(argv[1:])
+    function = getattr(importlib.import_module(command[0]), command[1])
+    if argv[0] in STANDALONE:
+        return function(argv[1:], prog=f"skill-eval {argv[0]}")
+    return function(argv[1:])
 
 
 def entry() -> None:
