@@ -84,6 +84,9 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     parser.add_argument("--extend-ignore", type=_codes, default=(), help="codes to disable on top of the config's ignore")
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
+    parser.add_argument("--diff", action="store_true",
+                        help="with or without --fix: print the safe fixes as a unified diff instead of writing them "
+                             "(exit 1 if there is something to fix)")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
                         help="processes for large workspaces, this one included (default: one per CPU; 1 = this process only)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
@@ -248,6 +251,8 @@ def _lint(args: argparse.Namespace) -> int:
     diagnostics = result.diagnostics
     if args.extend_ignore:
         diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    if args.diff:
+        return _print_fix_diff(args, result.diagnostics)
     fixed = 0
     if args.fix:
         from .fixes import apply_safe_fixes
@@ -276,6 +281,55 @@ def _exit_status(args: argparse.Namespace, diagnostics) -> int:
     if args.exit_zero or not any(d.severity.value in failing for d in diagnostics):
         return EXIT_CLEAN
     return EXIT_FINDINGS
+
+
+def _print_fix_diff(args: argparse.Namespace, diagnostics) -> int:
+    """``--diff``: the safe fixes as a unified patch on stdout (or
+    ``--output-file``), no file written; a count on stderr; ruff's exit
+    status: 1 when there is something to fix, else 0."""
+    from .output.diff import render
+
+    changes, fixable = _fixed_texts(diagnostics)
+    patch = render(changes)
+    if args.output_file:
+        args.output_file.write_text(patch, encoding="utf-8")
+    elif patch:
+        sys.stdout.write(patch)
+    files = sum(1 for _path, before, after in changes if before != after)
+    if not files:
+        print("skill-eval-lint: no safe fix to apply", file=sys.stderr)
+        return EXIT_CLEAN
+    print(f"skill-eval-lint: would fix {fixable} problem{'s' if fixable != 1 else ''} "
+          f"in {files} file{'s' if files != 1 else ''}", file=sys.stderr)
+    return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
+
+
+def _fixed_texts(diagnostics) -> tuple[list[tuple[Path, str, str]], int]:
+    """What ``--fix`` would make of each file it would touch: ``(path, text,
+    fixed text)``, in path order, and the number of diagnostics fixed. The
+    edits are the first safe fix of each diagnostic, made by the engine's one
+    fix applier (:func:`~skill_eval.linter.fixes.apply_edits`) on the text as
+    the engine decodes it; a file that cannot be read is left out."""
+    from .fixes import apply_edits
+    from .textfile import UnreadableFile, decode_text
+
+    by_path: dict[Path, list] = {}
+    fixable = 0
+    for diagnostic in diagnostics:
+        fix = next((fix for fix in diagnostic.fixes if fix.safe), None)
+        if fix is None or not fix.edits:
+            continue
+        fixable += 1
+        for edit in fix.edits:
+            by_path.setdefault(edit.span.path, []).append(edit)
+    changes = []
+    for path in sorted(by_path):
+        try:
+            before = decode_text(path.read_bytes())
+        except (OSError, UnreadableFile):
+            continue
+        changes.append((path, before, apply_edits(before, by_path[path])))
+    return changes, fixable
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:

@@ -184,3 +184,32 @@ def test_the_base_install_requires_what_sarif_imports() -> None:
     base = {requirement.split(";")[0].split(">")[0].split("=")[0].strip().lower()
             for requirement in requires("skill-eval") or () if "extra ==" not in requirement}
     assert {"sarif-om", "jschema-to-python"} <= base
+
+
+# -- --diff -----------------------------------------------------------------
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
+@pytest.mark.parametrize("flags", [["--diff"], ["--fix", "--diff"]])
+def test_diff_prints_the_patch_fix_would_write_and_writes_nothing(tmp_path: Path, flags: list[str]) -> None:
+    from _large_workspace import copy_examples_with_probes
+
+    shown = copy_examples_with_probes(tmp_path / "shown", 8)  # drifted-count twice: SE201's safe fix in two files
+    fixed = copy_examples_with_probes(tmp_path / "fixed", 8)
+    before = snapshot(shown)
+    result = run_lint(".", *flags, cwd=shown)
+    assert result.returncode == 1, result.stderr
+    assert snapshot(shown) == before  # nothing written
+    files = result.stdout.count("\n+++ ")
+    assert files >= 2 and result.stdout.startswith("--- ")
+    assert f"problems in {files} files" in result.stderr
+    assert run_lint(".", "--fix", cwd=fixed).returncode == 1  # other findings remain
+    assert snapshot(fixed) != before
+    subprocess.run(["patch", "-p0", "--quiet"], input=result.stdout, text=True, cwd=shown, check=True, timeout=60)
+    assert snapshot(shown) == snapshot(fixed)
+    again = run_lint(".", *flags, cwd=shown)
+    assert again.returncode == 0 and again.stdout == "", again.stderr
