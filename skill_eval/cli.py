@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "freeze": ("skill_eval.evals.cli", "freeze_main", "record content hashes of chosen probes in evals/frozen.json"),
     "calibrate": ("skill_eval.evals.cli", "calibrate_main", "the seed's live calibration: control first, a predeclared stop"),
     "schema": ("skill_eval.linter.probejson", "schema_main", "print the JSON Schema of probe.json"),
+    "init": ("skill_eval.evals.cli", "init_main", "scaffold a skill, its output spec and one probe that lint clean"),
 }
 
 
