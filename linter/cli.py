@@ -77,7 +77,9 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
         epilog=f"Other commands: `{prog} rules` lists the rules; `{prog} rule SE101` shows one.",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to lint (default: .)")
-    parser.add_argument("--output-format", choices=FORMATS, default="text", help="how to print diagnostics")
+    parser.add_argument("--output-format", choices=FORMATS,
+                        help="how to print diagnostics (default: full on a terminal, with source lines and colour; "
+                             "text, one line each, otherwise); colour follows NO_COLOR and FORCE_COLOR")
     parser.add_argument("--output-file", "-o", type=Path, help="write the report to this file instead of stdout")
     parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201)")
     parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
@@ -169,6 +171,10 @@ def _main(argv: list[str] | None, prog: str) -> int:
     if argv and argv[0] == "rules":
         return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
     args = build_parser(prog).parse_args(argv)
+    if args.output_format is None:
+        from .output import default_format
+
+        args.output_format = default_format(sys.stdout, args.output_file is not None)
     if args.version:
         from skill_eval import __version__
 
@@ -349,11 +355,16 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> 
         from .output.github import render
 
         return render(diagnostics)
-    from .output.text import render
+    if args.output_format == "full":
+        from .output.full import render
+    else:
+        from .output.text import render
+    from .output.style import Style, colour_wanted
 
+    style = Style(args.output_file is None and colour_wanted(sys.stdout))
     if args.quiet:
-        return "\n".join(render(diagnostics, checked, fixed).splitlines()[:-1]) if diagnostics else ""
-    return render(diagnostics, checked, fixed)
+        return "\n".join(render(diagnostics, checked, fixed, style).splitlines()[:-1]) if diagnostics else ""
+    return render(diagnostics, checked, fixed, style)
 
 
 def entry() -> None:

@@ -213,3 +213,100 @@ def test_diff_prints_the_patch_fix_would_write_and_writes_nothing(tmp_path: Path
     assert snapshot(shown) == snapshot(fixed)
     again = run_lint(".", *flags, cwd=shown)
     assert again.returncode == 0 and again.stdout == "", again.stderr
+
+
+# -- colour and the full format on a terminal --------------------------------
+
+ESC = "\x1b["
+
+
+def run_on_terminal(args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
+    """Run the linter with stdout on a real pseudo-terminal; its exit status and output."""
+    import pty
+
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    environment.update(TERM="xterm-256color", COLUMNS="200", **env)
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen(LINT + args, stdout=slave, stderr=subprocess.PIPE, cwd=cwd, env=environment)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's last writer has gone
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        status = process.wait(timeout=120)
+        process.stderr.close()
+    finally:
+        os.close(master)
+    return status, b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def plain_env(**env: str) -> dict:
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    environment.update(env)
+    return environment
+
+
+def test_a_terminal_gets_colour_source_lines_and_a_caret_under_the_span(workspace: Path) -> None:
+    status, out = run_on_terminal([".", "--select", "SE101"], workspace)
+    assert status == 1
+    assert ESC in out
+    plain = out.replace(ESC + "0m", "").replace(ESC + "1;31m", "").replace(ESC + "1;34m", "").replace(ESC + "1m", "")
+    plain = plain.replace(ESC + "31m", "")
+    assert ESC not in plain, plain
+    lines = plain.splitlines()
+    assert lines[0].startswith("skill/evals/probes/renamed/probe.json:5:19: SE101 [error] ")
+    source = next(line for line in lines if line.startswith("5 | "))
+    caret = lines[lines.index(source) + 1]
+    start = source.index('"Step 2: Check evidence"')
+    assert caret.index("^") == start and caret[start:].split(" ")[0] == "^" * len('"Step 2: Check evidence"')
+    assert caret.endswith(" SE101")
+    assert "= help: Change step_heading to 'Step 2: Check the evidence lines'" in plain
+
+
+def test_no_color_keeps_the_full_format_without_colour(workspace: Path) -> None:
+    status, out = run_on_terminal([".", "--select", "SE101"], workspace, NO_COLOR="1")
+    assert status == 1 and ESC not in out
+    assert "5 |   \"step_heading\"" in out and "^^^ SE101" in out
+    _status, both = run_on_terminal([".", "--select", "SE101"], workspace, NO_COLOR="1", FORCE_COLOR="1")
+    assert ESC not in both
+
+
+def test_piped_output_is_the_plain_text_format_unless_asked(workspace: Path) -> None:
+    piped = run_lint(".", cwd=workspace, env=plain_env())
+    explicit = run_lint(".", "--output-format", "text", cwd=workspace, env=plain_env())
+    assert piped.stdout == explicit.stdout and ESC not in piped.stdout
+    assert piped.stdout.splitlines()[0].startswith("skill/evals/probes/renamed/probe.json:5:19: SE101 [error] ")
+    assert " | " not in piped.stdout
+    forced = run_lint(".", cwd=workspace, env=plain_env(FORCE_COLOR="1"))
+    assert ESC in forced.stdout and " | " not in forced.stdout  # colour asked, format unchanged
+    full = run_lint(".", "--output-format", "full", cwd=workspace, env=plain_env())
+    assert ESC not in full.stdout and "^^^ SE101" in full.stdout
+
+
+def test_a_report_file_is_plain_text_even_from_a_terminal(workspace: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.txt"
+    status, _out = run_on_terminal([".", "-o", str(report)], workspace, FORCE_COLOR="1")
+    assert status == 1
+    text = report.read_text()
+    assert ESC not in text and " | " not in text and ": SE101 [error] " in text
+
+
+def test_the_caret_counts_display_columns(tmp_path: Path) -> None:
+    """Tabs and wide characters before the span move the caret as a terminal would."""
+    from skill_eval.linter.diagnostics import Diagnostic, Severity
+    from skill_eval.linter.output.full import render
+    from skill_eval.linter.textfile import Span
+
+    source = tmp_path / "question.md"
+    source.write_text("\t表 x Please note this\n", encoding="utf-8")
+    diagnostic = Diagnostic("SE301", "signposting", Severity.ERROR, "m", Span.at(source, 1, 6, 1, 17))
+    lines = render([diagnostic], 1).splitlines()
+    shown, caret = lines[2], lines[3]
+    assert shown == "1 |     表 x Please note this"
+    assert caret == "  |          ^^^^^^^^^^^ SE301"
