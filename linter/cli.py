@@ -258,7 +258,7 @@ def _lint(args: argparse.Namespace) -> int:
     if args.extend_ignore:
         diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
     if args.diff:
-        return _print_fix_diff(args, result.diagnostics)
+        return _print_fix_diff(args, diagnostics)
     fixed = 0
     if args.fix:
         from .fixes import apply_safe_fixes
@@ -317,7 +317,8 @@ def _fixed_texts(diagnostics) -> tuple[list[tuple[Path, str, str]], int]:
     fix applier (:func:`~skill_eval.linter.fixes.apply_edits`) on the text as
     the engine decodes it; a file that cannot be read is left out."""
     from .fixes import apply_edits
-    from .textfile import UnreadableFile, decode_text
+    from .reader import read_regular_file
+    from .textfile import DEFAULT_MAX_FILE_SIZE, UnreadableFile, decode_text
 
     by_path: dict[Path, list] = {}
     fixable = 0
@@ -331,7 +332,7 @@ def _fixed_texts(diagnostics) -> tuple[list[tuple[Path, str, str]], int]:
     changes = []
     for path in sorted(by_path):
         try:
-            before = decode_text(path.read_bytes())
+            before = decode_text(read_regular_file(path, DEFAULT_MAX_FILE_SIZE))  # as the engine read it
         except (OSError, UnreadableFile):
             continue
         changes.append((path, before, apply_edits(before, by_path[path])))

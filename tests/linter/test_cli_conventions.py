@@ -310,3 +310,11 @@ def test_the_caret_counts_display_columns(tmp_path: Path) -> None:
     shown, caret = lines[2], lines[3]
     assert shown == "1 |     表 x Please note this"
     assert caret == "  |          ^^^^^^^^^^^ SE301"
+
+
+def test_diff_leaves_out_what_extend_ignore_drops(tmp_path: Path) -> None:
+    target = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, target)
+    assert "+++ " in run_lint(".", "--diff", cwd=target).stdout
+    ignored = run_lint(".", "--diff", "--extend-ignore", "SE201", cwd=target)
+    assert ignored.returncode == 0 and ignored.stdout == "", ignored.stderr
