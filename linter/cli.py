@@ -227,13 +227,13 @@ class _fewer_collections:
 
 
 def _check_code_flags(args: argparse.Namespace) -> None:
-    """Refuse an unknown code in ``--select``, ``--ignore`` or
-    ``--extend-ignore`` (a :class:`~skill_eval.linter.config.ConfigError`,
-    exit 2), as an unknown code in the config file is: a typo would
-    otherwise select nothing and pass."""
+    """Refuse an unknown code in ``--select``, ``--ignore``,
+    ``--extend-select`` or ``--extend-ignore`` (those this parser has; a
+    :class:`~skill_eval.linter.config.ConfigError`, exit 2), as an unknown
+    code in the config file is: a typo would otherwise select nothing and pass."""
     from .config import check_rule_codes
 
-    for flag in ("select", "ignore", "extend_ignore"):
+    for flag in ("select", "ignore", "extend_select", "extend_ignore"):
         codes = getattr(args, flag, None)
         if codes:
             check_rule_codes(codes, "--" + flag.replace("_", "-"))
