@@ -56,7 +56,8 @@ def _snippet(d: Diagnostic, sources: dict, style: Style) -> list[str]:
     text = source[d.start.line - 1]
     start = min(max(d.start.column, 1), len(text) + 1) - 1
     end = min(d.end.column - 1, len(text)) if d.end.line == d.start.line else len(text)
-    shown, offset, width = _display(text, start, max(end, start + 1))
+    text, start, end = _window(text, start, max(end, start + 1))
+    shown, offset, width = _display(text, start, end)
     number = str(d.start.line)
     gutter = " " * len(number)
     bar = style("|", BOLD, BLUE)
@@ -70,6 +71,25 @@ def _snippet(d: Diagnostic, sources: dict, style: Style) -> list[str]:
     if fix is not None:
         out.append(f"{gutter} {style('=', BOLD, BLUE)} {style('help', BOLD)}: {fix.title}")
     return out
+
+
+MAX_SHOWN = 160
+"""Characters of a source line shown; a longer one (a probe.json written on
+one line) is cut to a window around the span, marked with ``…``."""
+
+
+def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
+    """``text`` cut to at most :data:`MAX_SHOWN` characters around
+    ``start:end`` (the span's start kept in view), with the new offsets."""
+    if len(text) <= MAX_SHOWN:
+        return text, start, end
+    first = max(0, min(start - MAX_SHOWN // 4, len(text) - MAX_SHOWN))
+    last = first + MAX_SHOWN
+    head = "…" if first else ""
+    tail = "…" if last < len(text) else ""
+    cut = head + text[first:last] + tail
+    shift = len(head) - first
+    return cut, start + shift, min(end, last) + shift
 
 
 def _source_lines(path: Path) -> list[str] | None:

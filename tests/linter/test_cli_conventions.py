@@ -318,3 +318,18 @@ def test_diff_leaves_out_what_extend_ignore_drops(tmp_path: Path) -> None:
     assert "+++ " in run_lint(".", "--diff", cwd=target).stdout
     ignored = run_lint(".", "--diff", "--extend-ignore", "SE201", cwd=target)
     assert ignored.returncode == 0 and ignored.stdout == "", ignored.stderr
+
+
+def test_a_long_source_line_is_cut_around_the_span(tmp_path: Path) -> None:
+    from skill_eval.linter.diagnostics import Diagnostic, Severity
+    from skill_eval.linter.output.full import MAX_SHOWN, render
+    from skill_eval.linter.textfile import Span
+
+    source = tmp_path / "probe.json"
+    line = "x" * 1000 + '"Step 2"' + "y" * 1000
+    source.write_text(line + "\n", encoding="utf-8")
+    diagnostic = Diagnostic("SE101", "misanchored-step", Severity.ERROR, "m", Span.at(source, 1, 1001, 1, 1009))
+    lines = render([diagnostic], 1).splitlines()
+    shown, caret = lines[2], lines[3]
+    assert len(shown) <= len("1 | ") + MAX_SHOWN + 2 and shown.startswith("1 | …") and shown.endswith("…")
+    assert shown[caret.index("^"):].startswith('"Step 2"') and '^^^^^^^^ SE101' in caret
