@@ -671,8 +671,8 @@ def init_main(argv: Sequence[str] | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - convenience
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"run": run_main, "report": report_main, "check": check_main, "freeze": freeze_main,
-                "calibrate": calibrate_main}
+                "calibrate": calibrate_main, "init": init_main}
     if not argv or argv[0] not in commands:
-        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze|calibrate} ...", file=sys.stderr)
+        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze|calibrate|init} ...", file=sys.stderr)
         return EXIT_ERROR
     return commands[argv[0]](argv[1:])
