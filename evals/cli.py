@@ -643,11 +643,36 @@ def _freeze_decided(result) -> int:
     return EXIT_OK
 
 
+# -- init -------------------------------------------------------------------------------
+
+
+def init_main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="skill-eval init", description=(
+        "Scaffold a skill in DIR: SKILL.md (front matter, a step heading), output-spec.md and one probe "
+        "(evals/probes/unbacked-claim: probe.json and question.md), all of which lint clean. "
+        "DIR's name is the skill's name. Existing files are never overwritten."))
+    parser.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="DIR",
+                        help="the skill's folder, made if missing (default: the current folder)")
+    args = parser.parse_args(argv)
+    from .scaffold import InitError, init_skill
+
+    try:
+        written = init_skill(args.dir)
+    except InitError as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"{error.filename or args.dir}: cannot write ({error.strerror or error}); choose a writable folder")
+    for path in written:
+        print(f"created {path}")
+    print(f"next: edit them, then `skill-eval lint {args.dir}`")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - convenience
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"run": run_main, "report": report_main, "check": check_main, "freeze": freeze_main,
-                "calibrate": calibrate_main}
+                "calibrate": calibrate_main, "init": init_main}
     if not argv or argv[0] not in commands:
-        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze|calibrate} ...", file=sys.stderr)
+        print("usage: python -m skill_eval.evals.cli {run|report|check|freeze|calibrate|init} ...", file=sys.stderr)
         return EXIT_ERROR
     return commands[argv[0]](argv[1:])

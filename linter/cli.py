@@ -1,7 +1,9 @@
 """``skill-eval-lint``: the headless linter (CLI, pre-commit hook, CI).
 
-Exit status: 0 when no diagnostic remains, 1 when any does (SE000 included),
-2 on a usage, config or internal error (one line on stderr, no traceback).
+Exit status: 0 when no diagnostic at or above ``--fail-level`` remains
+(default ``warning``: errors, SE000 included, and warnings fail; info findings
+never change the exit status), 1 when one does, 2 on a usage, config or
+internal error (one line on stderr, no traceback).
 
 This module must stay cheap to import: it never imports pygls or lsprotocol,
 and the engine imports markdown-it-py and jsonschema only when a file needs them.
@@ -18,10 +20,14 @@ from .output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
+FAIL_LEVELS = ("error", "warning", "info")
+"""``--fail-level``: the lowest severity that makes the exit status 1, most
+severe first (the :class:`~skill_eval.linter.diagnostics.Severity` values)."""
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse's default is also 2)
-        self.exit(EXIT_ERROR, f"skill-eval-lint: {message} (see --help)\n")
+        self.exit(EXIT_ERROR, f"{self.prog}: {message} (see --help)\n")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -60,24 +66,35 @@ def _jobs(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
+    """The options of ``skill-eval-lint``, named ``prog`` in the help
+    (``skill-eval lint`` when the umbrella command runs it)."""
     parser = _Parser(
-        prog="skill-eval-lint",
+        prog=prog,
         formatter_class=_HelpFormatter,
-        description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md.",
-        epilog="Other commands: `skill-eval-lint rules` lists the rules; `skill-eval-lint rule SE101` shows one.",
+        description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md. "
+                    "`skill-eval-lint` and `skill-eval lint` are the same command.",
+        epilog=f"Other commands: `{prog} rules` lists the rules; `{prog} rule SE101` shows one.",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to lint (default: .)")
-    parser.add_argument("--output-format", choices=FORMATS, default="text", help="how to print diagnostics")
+    parser.add_argument("--output-format", choices=FORMATS,
+                        help="how to print diagnostics (default: full on a terminal, with source lines and colour; "
+                             "text, one line each, otherwise); colour follows NO_COLOR and FORCE_COLOR")
     parser.add_argument("--output-file", "-o", type=Path, help="write the report to this file instead of stdout")
     parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201)")
     parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
     parser.add_argument("--extend-ignore", type=_codes, default=(), help="codes to disable on top of the config's ignore")
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
+    parser.add_argument("--diff", action="store_true",
+                        help="with or without --fix: print the safe fixes as a unified diff instead of writing them "
+                             "(exit 1 if there is something to fix)")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
                         help="processes for large workspaces, this one included (default: one per CPU; 1 = this process only)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
+    parser.add_argument("--fail-level", choices=FAIL_LEVELS, default="warning",
+                        help="the lowest severity that makes the exit status 1 (default: warning; "
+                             "info findings are reported but never fail unless this is info)")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics")
     parser.add_argument("--quiet", "-q", action="store_true", help="text format: print diagnostics only, no summary")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -112,7 +129,39 @@ def _print_rules(output_format: str) -> int:
     return EXIT_CLEAN
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
+    """Run ``skill-eval-lint`` with ``argv`` (its help names it ``prog``);
+    the exit status. A reader of stdout that went away (``skill-eval-lint .
+    | head -1``) ends the run quietly (:func:`reader_went_away`)."""
+    try:
+        return _main(argv, prog)
+    except BrokenPipeError:
+        return reader_went_away()
+
+
+EXIT_BROKEN_PIPE = 141
+"""The exit status when stdout's reader went away: a shell's for a program
+ended by SIGPIPE (128 + 13), which ``set -o pipefail`` scripts expect."""
+
+
+def reader_went_away() -> int:
+    """What to do on a :class:`BrokenPipeError` writing stdout (the recipe of
+    Python's ``signal`` documentation): point stdout at ``/dev/null``, so
+    that no later flush (at exit) fails again and prints a traceback, and
+    return :data:`EXIT_BROKEN_PIPE`. Nothing is said: the reader chose to
+    stop reading."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass  # no stdout to redirect (closed, or replaced by an object without a descriptor)
+    return EXIT_BROKEN_PIPE
+
+
+def _main(argv: list[str] | None, prog: str) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "rule":
         if len(argv) != 2:
@@ -121,7 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         return _print_rule(argv[1])
     if argv and argv[0] == "rules":
         return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
+    if args.output_format is None:
+        from .output import default_format
+
+        args.output_format = default_format(sys.stdout, args.output_file is not None)
     if args.version:
         from skill_eval import __version__
 
@@ -133,10 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("skill-eval-lint: interrupted", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        raise  # not an internal error: stdout's reader went away (main)
     except Exception as error:  # noqa: BLE001 - a one-line message, never a traceback
         from .config import ConfigError
+        from .output import UsageError
 
-        if isinstance(error, (ConfigError, FileNotFoundError)):
+        if isinstance(error, (ConfigError, FileNotFoundError, UsageError)):
             print(f"skill-eval-lint: {error}", file=sys.stderr)
         else:
             print(
@@ -170,9 +226,23 @@ class _fewer_collections:
             gc.enable()
 
 
+def _check_code_flags(args: argparse.Namespace) -> None:
+    """Refuse an unknown code in ``--select``, ``--ignore``,
+    ``--extend-select`` or ``--extend-ignore`` (those this parser has; a
+    :class:`~skill_eval.linter.config.ConfigError`, exit 2), as an unknown
+    code in the config file is: a typo would otherwise select nothing and pass."""
+    from .config import check_rule_codes
+
+    for flag in ("select", "ignore", "extend_select", "extend_ignore"):
+        codes = getattr(args, flag, None)
+        if codes:
+            check_rule_codes(codes, "--" + flag.replace("_", "-"))
+
+
 def _lint(args: argparse.Namespace) -> int:
     from .engine import lint_paths
 
+    _check_code_flags(args)
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
     overrides = {}
@@ -187,6 +257,8 @@ def _lint(args: argparse.Namespace) -> int:
     diagnostics = result.diagnostics
     if args.extend_ignore:
         diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    if args.diff:
+        return _print_fix_diff(args, diagnostics)
     fixed = 0
     if args.fix:
         from .fixes import apply_safe_fixes
@@ -205,9 +277,66 @@ def _lint(args: argparse.Namespace) -> int:
         args.output_file.write_text(report + ("\n" if report else ""), encoding="utf-8")
     elif report:
         sys.stdout.write(report + "\n")
-    if args.exit_zero or not diagnostics:
+    return _exit_status(args, diagnostics)
+
+
+def _exit_status(args: argparse.Namespace, diagnostics) -> int:
+    """1 when a diagnostic at or above ``--fail-level`` remains (and not
+    ``--exit-zero``), else 0."""
+    failing = FAIL_LEVELS[: FAIL_LEVELS.index(args.fail_level) + 1]
+    if args.exit_zero or not any(d.severity.value in failing for d in diagnostics):
         return EXIT_CLEAN
     return EXIT_FINDINGS
+
+
+def _print_fix_diff(args: argparse.Namespace, diagnostics) -> int:
+    """``--diff``: the safe fixes as a unified patch on stdout (or
+    ``--output-file``), no file written; a count on stderr; ruff's exit
+    status: 1 when there is something to fix, else 0."""
+    from .output.diff import render
+
+    changes, fixable = _fixed_texts(diagnostics)
+    patch = render(changes)
+    if args.output_file:
+        args.output_file.write_text(patch, encoding="utf-8")
+    elif patch:
+        sys.stdout.write(patch)
+    files = sum(1 for _path, before, after in changes if before != after)
+    if not files:
+        print("skill-eval-lint: no safe fix to apply", file=sys.stderr)
+        return EXIT_CLEAN
+    print(f"skill-eval-lint: would fix {fixable} problem{'s' if fixable != 1 else ''} "
+          f"in {files} file{'s' if files != 1 else ''}", file=sys.stderr)
+    return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
+
+
+def _fixed_texts(diagnostics) -> tuple[list[tuple[Path, str, str]], int]:
+    """What ``--fix`` would make of each file it would touch: ``(path, text,
+    fixed text)``, in path order, and the number of diagnostics fixed. The
+    edits are the first safe fix of each diagnostic, made by the engine's one
+    fix applier (:func:`~skill_eval.linter.fixes.apply_edits`) on the text as
+    the engine decodes it; a file that cannot be read is left out."""
+    from .fixes import apply_edits
+    from .reader import read_regular_file
+    from .textfile import DEFAULT_MAX_FILE_SIZE, UnreadableFile, decode_text
+
+    by_path: dict[Path, list] = {}
+    fixable = 0
+    for diagnostic in diagnostics:
+        fix = next((fix for fix in diagnostic.fixes if fix.safe), None)
+        if fix is None or not fix.edits:
+            continue
+        fixable += 1
+        for edit in fix.edits:
+            by_path.setdefault(edit.span.path, []).append(edit)
+    changes = []
+    for path in sorted(by_path):
+        try:
+            before = decode_text(read_regular_file(path, DEFAULT_MAX_FILE_SIZE))  # as the engine read it
+        except (OSError, UnreadableFile):
+            continue
+        changes.append((path, before, apply_edits(before, by_path[path])))
+    return changes, fixable
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:
@@ -227,11 +356,16 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> 
         from .output.github import render
 
         return render(diagnostics)
-    from .output.text import render
+    if args.output_format == "full":
+        from .output.full import render
+    else:
+        from .output.text import render
+    from .output.style import Style, colour_wanted
 
+    style = Style(args.output_file is None and colour_wanted(sys.stdout))
     if args.quiet:
-        return "\n".join(render(diagnostics, checked, fixed).splitlines()[:-1]) if diagnostics else ""
-    return render(diagnostics, checked, fixed)
+        return "\n".join(render(diagnostics, checked, fixed, style).splitlines()[:-1]) if diagnostics else ""
+    return render(diagnostics, checked, fixed, style)
 
 
 def entry() -> None:

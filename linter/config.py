@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -190,7 +190,26 @@ def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _fail(source, key, f"`{key}` must be a list of rule codes such as [\"SE303\"]")
-    return tuple(v.strip().upper() for v in value)
+    codes = tuple(v.strip().upper() for v in value)
+    check_rule_codes(codes, f"{source}: `{key}`")
+    return codes
+
+
+def check_rule_codes(codes: Sequence[str], where: str) -> None:
+    """Raise :class:`ConfigError` for the first of ``codes`` that is neither a
+    rule's code nor the prefix of one (``SE2`` selects the SE2xx family), with
+    the closest code as a suggestion (``SE2O1``: did you mean ``SE201``?).
+    ``where`` names the flag or the file and key, and begins the message."""
+    from .rules import BY_CODE
+
+    for code in codes:
+        if not code or not any(known.startswith(code) for known in BY_CODE):
+            import difflib  # only when a code is unknown
+
+            close = difflib.get_close_matches(code, sorted(BY_CODE), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{where}: unknown rule code {code!r}{hint} (`skill-eval-lint rules` lists them; "
+                              f"a prefix such as 'SE2' selects a family)")
 
 
 def _strings(value: Any, source: str, key: str) -> tuple[str, ...]:

@@ -489,10 +489,15 @@ def schema_main(argv: list[str] | None = None) -> int:
         target.write_text(generate_fast_validator_code(), encoding="utf-8")
         print(f"wrote {target}")
         return 0
+    if argv in (["-h"], ["--help"]):
+        print("usage: skill-eval schema\n\nPrint the JSON Schema (draft 2020-12) of probe.json, as shipped: point an "
+              "editor's JSON support at it, e.g. skill-eval schema > probe.schema.json")
+        return 0
     if argv:
         import sys
 
-        print("skill-eval schema: takes no arguments (it prints the probe.json schema)", file=sys.stderr)
+        print(f"skill-eval schema: takes no arguments, got {' '.join(argv)!r} (it prints the probe.json schema; "
+              "see skill-eval schema --help)", file=sys.stderr)
         return 2
     import sys
 

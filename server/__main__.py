@@ -14,7 +14,7 @@ import sys
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2
-        self.exit(2, f"skill-eval-ls: {message} (see --help)\n")
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 LOOPBACK = "127.0.0.1"
@@ -33,8 +33,9 @@ def _host_port(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="skill-eval-ls", description="The skill-eval language server (LSP).")
+def build_parser(prog: str = "skill-eval-ls") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description="The skill-eval language server (LSP). "
+                                            "`skill-eval-ls` and `skill-eval serve` are the same command.")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
     mode.add_argument(
@@ -53,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+def main(argv: list[str] | None = None, prog: str = "skill-eval-ls") -> int:
+    """Run the server with ``argv``; its help names it ``prog`` (``skill-eval
+    serve`` when the umbrella command runs it)."""
+    args = build_parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
         from skill_eval import __version__
 

@@ -17,13 +17,30 @@ SUBCOMMANDS = {
     "freeze": ("skill_eval.evals.cli", "freeze_main", "record content hashes of chosen probes in evals/frozen.json"),
     "calibrate": ("skill_eval.evals.cli", "calibrate_main", "the seed's live calibration: control first, a predeclared stop"),
     "schema": ("skill_eval.linter.probejson", "schema_main", "print the JSON Schema of probe.json"),
+    "init": ("skill_eval.evals.cli", "init_main", "scaffold a skill, its output spec and one probe that lint clean"),
 }
+
+
+STANDALONE = {"lint": "skill-eval-lint", "serve": "skill-eval-ls"}
+"""Subcommands that are also installed as commands of their own: the same
+program, told its name (``prog``) so that its help and messages say
+``skill-eval lint`` when called so."""
 
 
 def usage() -> str:
     lines = ["usage: skill-eval COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name:<10} {help_}" for name, (_m, _f, help_) in SUBCOMMANDS.items()]
+    lines += [f"  {name:<10} {help_}" + (f" (also: {STANDALONE[name]})" if name in STANDALONE else "")
+              for name, (_m, _f, help_) in SUBCOMMANDS.items()]
+    lines += ["", "`skill-eval COMMAND --help` describes a command."]
     return "\n".join(lines)
+
+
+def _unknown_command(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(SUBCOMMANDS) + list(STANDALONE.values()), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"skill-eval: unknown command {name!r}{hint}\n{usage()}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,12 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command = SUBCOMMANDS.get(argv[0])
     if command is None:
-        print(f"skill-eval: unknown command {argv[0]!r}\n{usage()}", file=sys.stderr)
+        print(_unknown_command(argv[0]), file=sys.stderr)
         return 2
     import importlib
 
-    module = importlib.import_module(command[0])
-    return getattr(module, command[1])(argv[1:])
+    function = getattr(importlib.import_module(command[0]), command[1])
+    if argv[0] in STANDALONE:
+        return function(argv[1:], prog=f"skill-eval {argv[0]}")
+    return function(argv[1:])
 
 
 def entry() -> None:
@@ -56,5 +75,11 @@ def entry() -> None:
 
         collector_off_until_exit()
         hard_exit(main())
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()  # inside the try: a reader that went away fails here, not at exit
+    except BrokenPipeError:
+        from skill_eval.linter.cli import reader_went_away
+
+        code = reader_went_away()
     sys.exit(code)

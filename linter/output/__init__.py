@@ -6,7 +6,26 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "full", "json", "sarif", "github")
+"""``--output-format`` choices. Without the flag: ``full`` on a terminal,
+else ``text`` (:func:`default_format`)."""
+
+
+def default_format(stream, to_file: bool) -> str:
+    """``full`` (source lines and carets) when the report goes to a
+    terminal, else ``text`` (one line per finding, what pre-commit, CI and
+    scripts read)."""
+    if to_file:
+        return "text"
+    try:
+        return "full" if stream.isatty() else "text"
+    except (AttributeError, ValueError):
+        return "text"
+
+
+class UsageError(Exception):
+    """An output that cannot be made as asked; the CLI prints the message
+    (which names the fix) on one line and exits 2."""
 
 
 def encodable(text: str) -> str:

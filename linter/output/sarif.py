@@ -2,7 +2,9 @@
 
 Built with Microsoft's ``sarif-om`` object model and serialized with
 ``jschema-to-python`` (the pair cfn-lint uses), rather than hand-written
-dictionaries; both are imported only when this format is chosen.
+dictionaries; both are dependencies of the base install, imported only when
+this format is chosen. Where they are missing (an install without
+dependencies), :class:`SarifUnavailable` says what to install.
 """
 
 from __future__ import annotations
@@ -11,19 +13,28 @@ from pathlib import Path
 from typing import Sequence
 
 from ..diagnostics import Diagnostic, Severity
-from . import display_path, encodable_json
+from . import UsageError, display_path, encodable_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+INSTALL_LINE = "pip install 'sarif-om>=1.0.4' 'jschema-to-python>=1.2.3'"
+"""What to run when the SARIF libraries are missing (pyproject's dependencies)."""
+
+
+class SarifUnavailable(UsageError):
+    """The SARIF libraries cannot be imported; the message holds the install line."""
 
 
 def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
     try:
         import sarif_om as om
         from jschema_to_python.to_json import to_json
-    except ImportError:
-        raise SystemExit(
-            "skill-eval-lint: --output-format sarif needs the `sarif` extra: pip install 'skill-eval[sarif]'"
+    except ImportError as error:
+        raise SarifUnavailable(
+            f"--output-format sarif needs sarif-om and jschema-to-python ({error.name or error} cannot be "
+            f"imported): {INSTALL_LINE}"
         ) from None
     from skill_eval import __version__
 

@@ -7,16 +7,37 @@ from typing import Sequence
 
 from ..diagnostics import Diagnostic
 from . import display_path, encodable
+from .style import BOLD, PLAIN, SEVERITY_COLOURS, Style
 
 
-def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0) -> str:
+def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN) -> str:
+    """One line per diagnostic (and one per related location), then the
+    summary; in colour when ``style`` is enabled."""
     lines = []
     for d in diagnostics:
-        lines.append(f"{display_path(d.path)}:{d.start.line}:{d.start.column}: {d.code} [{d.severity.value}] {d.message}")
-        for related in d.related:
-            lines.append(
-                f"    {display_path(related.span.path)}:{related.span.start.line}:{related.span.start.column}: {related.message}"
-            )
+        lines.append(header(d, style))
+        lines.extend(related_lines(d))
+    lines.extend(summary(diagnostics, checked, fixed))
+    return encodable("\n".join(lines))
+
+
+def header(d: Diagnostic, style: Style = PLAIN) -> str:
+    """``path:line:col: CODE [severity] message``."""
+    colour = SEVERITY_COLOURS[d.severity.value]
+    return (f"{style(display_path(d.path), BOLD)}:{d.start.line}:{d.start.column}: {style(d.code, BOLD, colour)} "
+            f"{style(f'[{d.severity.value}]', colour)} {d.message}")
+
+
+def related_lines(d: Diagnostic) -> list[str]:
+    return [
+        f"    {display_path(related.span.path)}:{related.span.start.line}:{related.span.start.column}: {related.message}"
+        for related in d.related
+    ]
+
+
+def summary(diagnostics: Sequence[Diagnostic], checked: int, fixed: int) -> list[str]:
+    """The closing lines: how many problems of which severity, or all passed; how many were fixed."""
+    lines = []
     counts = Counter(d.severity.value for d in diagnostics)
     if diagnostics:
         parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in ("error", "warning", "info") if counts[s]]
@@ -25,7 +46,7 @@ def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0) -> s
         lines.append(f"All checks passed ({checked} file{'s' if checked != 1 else ''}).")
     if fixed:
         lines.append(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.")
-    return encodable("\n".join(lines))
+    return lines
 
 
 def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
