@@ -18,9 +18,12 @@ What an agent sees (one fresh scratch folder per start, ``ROOT``)::
                                 a probe.json, hidden folders or links      ({skill_file}: its SKILL.md)
     ROOT/tmp/                   $TMPDIR
 
-``ROOT`` is made under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when
-writable (memory-backed), else the system's temporary folder, and removed
-after the start.
+``ROOT`` is made in the executor's own scratch folder
+(``skill-eval-run-<random>``, one per :class:`ProcessRegistry`), which is made
+under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when writable
+(memory-backed), else the system's temporary folder. ``ROOT`` is removed
+after the start; the executor's folder when the executor shuts down, or, by
+the watchdog, when the process running the executor dies.
 
 A **preset** agent's job (``AgentJob.harness``, see docs/harnesses/) is laid
 out by :func:`skill_eval.evals.presets.prepare_project` instead::
@@ -55,8 +58,10 @@ agent exits, its process group is killed, so a lingering child holding stdout
 cannot turn a finished answer into a timeout. A **watchdog** process per
 executor (a second Python holding the read end of a pipe) kills every
 registered process group, and every process whose environment carries this
-executor's ``SKILL_EVAL_RUN`` token, as soon as the runner dies — ``kill -9``
-included — or the executor shuts down.
+executor's ``SKILL_EVAL_RUN`` token, then removes the executor's scratch
+folders, as soon as the runner dies — ``kill -9`` included — or the executor
+shuts down. Judges (``evals/judges.py``) run under a watchdog of their own
+the same way.
 """
 
 from __future__ import annotations
@@ -90,6 +95,8 @@ _WORDLIKE = re.compile(r"\{([a-z][a-z0-9_]{0,40})\}")
 REAP_TIMEOUT = 2.0
 """Seconds to wait, after the agent's process group was killed, for its pipes to close."""
 STDERR_TAIL = 2000
+CLOSE_TIMEOUT = 10.0
+"""Seconds a closing watchdog may take to end what is left and remove its folders."""
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
 """Bytes kept per stream (stdout, stderr) of one start."""
 _CHUNK = 1 << 16
@@ -203,8 +210,13 @@ _WATCHDOG = r"""
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
+# no child of the runner: a runtime that kills its workers' children when they exit (Ray does) must
+# not end the watchdog before it has done its work; its stdout stays open until it has
+if os.fork():
+    os._exit(0)
+os.write(1, b"%d\n" % os.getpid())
 marker = b"SKILL_EVAL_RUN=" + sys.argv[1].encode()
-groups, pending = set(), b""
+groups, folders, pending = set(), set(), b""
 while True:
     try:
         chunk = os.read(0, 4096)
@@ -221,6 +233,10 @@ while True:
             groups.add(int(line[1:]))
         elif line[:1] == b"-":
             groups.discard(int(line[1:]))
+        elif line[:1] == b">":
+            folders.add(bytes.fromhex(line[1:].decode()))
+        elif line[:1] == b"<":
+            folders.discard(bytes.fromhex(line[1:].decode()))
 for group in groups:
     try:
         os.killpg(group, signal.SIGKILL)
@@ -246,6 +262,16 @@ for attempt in range(2):
             except OSError:
                 pass
     time.sleep(0.1)
+if folders:
+    import shutil
+    for attempt in range(50):
+        for folder in list(folders):
+            shutil.rmtree(folder, ignore_errors=True)
+            if not os.path.lexists(folder):
+                folders.discard(folder)
+        if not folders:
+            break
+        time.sleep(0.1)
 """
 
 
@@ -256,7 +282,14 @@ class Watchdog:
     agent's process group as it starts, and also finds agents by the
     ``SKILL_EVAL_RUN`` token in their environment (``/proc``), which covers a
     runner killed between spawning an agent and registering it, and children
-    that left the agent's process group."""
+    that left the agent's process group. Then it removes the folders it was
+    given (:meth:`remove_on_exit`): the executor's scratch folders, which a
+    killed runner cannot remove itself.
+
+    Its protocol is one line per message on its standard input: ``+PID`` /
+    ``-PID`` (a process group to kill, or no longer), ``>HEX`` / ``<HEX`` (a
+    folder, as the hexadecimal of its path's bytes, to remove at the end, or
+    no longer)."""
 
     def __init__(self) -> None:
         self.token = uuid.uuid4().hex
@@ -267,7 +300,7 @@ class Watchdog:
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _WATCHDOG, self.token], stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         except OSError:
             self._process = None
 
@@ -287,8 +320,25 @@ class Watchdog:
     def unwatch(self, group: int) -> None:
         self._send(b"-%d\n" % group)
 
-    def close(self) -> None:
-        """Let the watchdog sweep (every agent of this executor has ended) and exit."""
+    def remove_on_exit(self, folder: str) -> None:
+        """Have the watchdog remove ``folder`` (links in it are not followed)
+        once the agents are ended, when this process dies or :meth:`close` is
+        called. Sent before the folder is made, so that no moment leaves a
+        folder the watchdog does not know."""
+        self._send(b">" + os.fsencode(folder).hex().encode() + b"\n")
+
+    def keep(self, folder: str) -> None:
+        """Undo :meth:`remove_on_exit` (the folder outlives this watchdog)."""
+        self._send(b"<" + os.fsencode(folder).hex().encode() + b"\n")
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Let the watchdog sweep (every agent of this executor has ended,
+        its folders are removed) and exit; returns when it has (its stdout
+        closes), or kills it after ``timeout`` seconds."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -297,21 +347,45 @@ class Watchdog:
                 process.stdin.close()
             except OSError:
                 pass
+        said = b""
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while (left := deadline - time.monotonic()) > 0:
+                if selector.select(left):
+                    chunk = os.read(process.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    said += chunk
+            else:
+                pid = said.split(b"\n", 1)[0]
+                if pid.isdigit():
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except OSError:
+                        pass
+        process.stdout.close()
         try:
-            process.wait(timeout=5)
+            process.wait(timeout=timeout)  # the watchdog's first process, which forked it and exited
         except subprocess.TimeoutExpired:
             process.kill()
 
 
+SCRATCH_PREFIX = "skill-eval-run-"
+"""The name of an executor's scratch folder, under which its starts' folders are made."""
+
+
 class ProcessRegistry:
-    """The live agents of an executor, so that a cancel can kill them all, and
-    its :class:`Watchdog` (started with the first agent)."""
+    """The live agents of an executor, so that a cancel can kill them all, its
+    :class:`Watchdog` (started with the first agent) and its scratch folder
+    (:meth:`scratch_root`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen] = set()
         self.cancelled = threading.Event()
         self._watchdog: Watchdog | None = None
+        self._roots: dict[str, str] = {}
         self.base_env: dict[bytes, bytes] = dict(os.environb) if hasattr(os, "environb") else None
         """The environment agents start from (taken once)."""
 
@@ -326,6 +400,39 @@ class ProcessRegistry:
             if self._watchdog is None:
                 self._watchdog = Watchdog()
             return self._watchdog
+
+    def scratch_root(self, base: str | os.PathLike | None = None) -> str:
+        """This registry's scratch folder under ``base`` (default:
+        :func:`default_scratch`, else the system's temporary folder):
+        ``skill-eval-run-<random>``, made on first use, the folder every start
+        of this registry makes its own folder in. The watchdog learns it before
+        it is made and removes it when this process dies (``kill -9``
+        included) or the registry closes, so that a killed runner leaves no
+        scratch behind."""
+        key = os.fspath(base) if base is not None else (default_scratch() or tempfile.gettempdir())
+        root = self._roots.get(key)
+        if root is not None:
+            return root
+        watchdog = self.watchdog
+        with self._lock:
+            root = self._roots.get(key)
+            if root is None:
+                root = os.path.join(os.path.abspath(key), SCRATCH_PREFIX + uuid.uuid4().hex[:16])
+                watchdog.remove_on_exit(root)
+                os.mkdir(root, 0o700)
+                self._roots[key] = root
+        return root
+
+    def remove_on_exit(self, folder: str) -> None:
+        """Have the watchdog remove ``folder`` too when this process dies or the registry closes."""
+        self.watchdog.remove_on_exit(folder)
+
+    def keep(self, folder: str) -> None:
+        """Undo :meth:`remove_on_exit`."""
+        with self._lock:
+            watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.keep(folder)
 
     def add(self, process: subprocess.Popen) -> bool:
         """Track ``process``; ``False`` (and the process killed) if cancelled already."""
@@ -353,10 +460,16 @@ class ProcessRegistry:
                 _kill_group(process.pid)
 
     def close(self) -> None:
+        """End the watchdog, which ends what is left of this registry's
+        processes and removes its scratch folders."""
         with self._lock:
             watchdog, self._watchdog = self._watchdog, None
+            roots, self._roots = list(self._roots.values()), {}
         if watchdog is not None:
             watchdog.close()
+        for root in roots:  # the watchdog removed it, unless it could not run
+            if os.path.lexists(root):
+                remove_tree(root)
 
 
 def _kill_group(group: int) -> None:
@@ -594,9 +707,10 @@ def execute_job(
     """Run ``job``'s command once and report what happened. Never raises.
 
     ``on_start`` is called first (see :class:`Executor`); if it raises, the job
-    is ``skipped``. ``scratch`` is the folder under which the job's own
-    scratch folder is made (default: :func:`default_scratch`); the job's
-    folder is removed afterwards.
+    is ``skipped``. ``scratch`` is the folder under which the registry's
+    scratch folder (:meth:`ProcessRegistry.scratch_root`), and in it the job's
+    own, is made (default: :func:`default_scratch`); the job's folder is
+    removed afterwards.
     """
     own_registry = registry is None
     registry = registry or ProcessRegistry()
@@ -617,7 +731,7 @@ def execute_job(
         started, clock = now_iso(), time.monotonic()
     root = None
     try:
-        root = Path(tempfile.mkdtemp(prefix="skill-eval-", dir=scratch or default_scratch()))
+        root = Path(tempfile.mkdtemp(prefix="start-", dir=registry.scratch_root(scratch)))
         prepared = prepare_job(job, root, registry.token, registry.base_env)
         try:
             process = subprocess.Popen(
