@@ -271,9 +271,10 @@ class _Disk:
         self._loaded: dict[Path, Probe | None] = {}
 
     def state(self, probe_id: str, version: int, probe_hash: Any, artifact_hash: Any,
-              skill_hash: Any = None) -> tuple[str, Path | None]:
+              skill_hash: Any = None, skill_tree_hash: Any = None) -> tuple[str, Path | None]:
         """``on_disk`` of a group, and its probe.json when probe.json and the
-        artifact are on disk as they ran (``current`` or ``skill-edited``)."""
+        artifact are on disk as they ran (``current``, or ``skill-edited``
+        when SKILL.md or another file of the skill folder changed since)."""
         found = self.by_id.get(probe_id)
         if not found:
             return "missing", None
@@ -281,6 +282,8 @@ class _Disk:
             if disk_version == version and (disk_probe, disk_artifact) == (probe_hash, artifact_hash):
                 probe = self.probe(path) if skill_hash is not None else None
                 if probe is not None and probe.skill_sha256 is not None and probe.skill_sha256 != skill_hash:
+                    return "skill-edited", path
+                if probe is not None and probe.skill_tree_sha256 is not None and probe.skill_tree_sha256 != skill_tree_hash:
                     return "skill-edited", path
                 return "current", path
         highest = max(v for v, *_ in found)
@@ -422,7 +425,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         by_group.setdefault(identity, []).append((suite, record))
         contents.setdefault(identity[:3], set()).add(identity[3:5])
     disk = _Disk(workspace)
-    states = {identity: disk.state(*identity[1:6]) for identity in by_group}
+    states = {identity: disk.state(*identity[1:6], skill_tree_hash=identity[8]) for identity in by_group}
     report_lint: dict[Path, list[Finding]] = {}
     if lint:
         unlinted = {path for identity, (state, path) in states.items()
@@ -432,7 +435,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
     frozen_cases = {suite: read_frozen(frozen_path(Path(suite))) for suite in {identity[0] for identity in by_group}}
     groups: list[Group] = []
     for identity in sorted(by_group, key=lambda i: tuple("" if v is None else str(v) for v in i)):
-        suite_text, probe_id, version, probe_hash, artifact_hash, skill_hash, agent_name, model_name = identity
+        suite_text, probe_id, version, probe_hash, artifact_hash, skill_hash, agent_name, model_name, tree_hash = identity
         suite = Path(suite_text)
         on_disk, probe_path = states[identity]
         probe = disk.probe(probe_path) if probe_path is not None and answers else None
@@ -454,7 +457,8 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
             band={k: v for k, v in last["band"].items() if isinstance(v, int) and not isinstance(v, bool)}
             if isinstance(last.get("band"), dict) else None,
             defects=[str(d) for d in last.get("defects") or []],
-            hashes={"probe_sha256": probe_hash, "artifact_sha256": artifact_hash, "skill_sha256": skill_hash},
+            hashes={"probe_sha256": probe_hash, "artifact_sha256": artifact_hash, "skill_sha256": skill_hash,
+                    "skill_tree_sha256": tree_hash},
             agent=str(agent_name or "?"), model=str(model_name or DEFAULT_MODEL), zone=sample.zone, arms=arms,
             evidence=evidence_of_sample(sample),
             edited_without_bump=len(contents[identity[:3]]) > 1, on_disk=on_disk,
@@ -476,9 +480,9 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
 
 
 def _as_record(identity: tuple) -> dict[str, Any]:
-    _suite, probe_id, version, probe_hash, artifact_hash, skill_hash, _agent, _model = identity
+    _suite, probe_id, version, probe_hash, artifact_hash, skill_hash, _agent, _model, tree_hash = identity
     return {"probe": probe_id, "version": version, "probe_sha256": probe_hash, "artifact_sha256": artifact_hash,
-            "skill_sha256": skill_hash}
+            "skill_sha256": skill_hash, "skill_tree_sha256": tree_hash}
 
 
 def _group_lint(at_run: list[Finding] | None, at_report: list[Finding] | None) -> Lint | None:
