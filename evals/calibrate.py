@@ -228,13 +228,13 @@ def discriminator_hint(probe: Probe, root: Path) -> dict[str, Any]:
     """For a floor: the known transcripts that cover each defect (label it
     ``caught``), as paths relative to ``root``. The transcripts were checked
     before any start (they grade as labelled)."""
-    from .transcripts import TranscriptError, parse_transcript, transcript_paths
+    from .transcripts import TranscriptError, read_transcript, transcript_paths
 
     covering: dict[str, list[str]] = {defect: [] for defect in probe.defect_ids}
     for path in transcript_paths(probe):
         try:
-            transcript = parse_transcript(path, path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError, TranscriptError):
+            transcript = read_transcript(probe, path)
+        except TranscriptError:
             continue
         for defect, label in transcript.expect.items():
             if label == "caught" and defect in covering:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -143,6 +143,17 @@ class Probe:
     skill_tree: SkillTree | None = None
     """The skill folder's files (:func:`read_skill_tree`); ``None`` without a
     skill, or when it could not be read and the caller did not need it."""
+    session: LintSession | None = field(default=None, compare=False, repr=False)
+    """The lint session the probe was read with: :meth:`read_file` reads the
+    probe's other files (transcripts) through it."""
+
+    def read_file(self, path: Path, what: str, limit: int | None = None) -> bytes:
+        """``path``'s bytes through the engine's one safe read
+        (:func:`read_in_workspace`), bounded by ``limit`` (default: the
+        config's ``max-file-size``)."""
+        if self.session is None:
+            raise ProbeError(f"{path}: cannot read {what}: the probe was not read from a workspace")
+        return read_in_workspace(self.session, path, what, limit)
 
     @property
     def folder(self) -> Path:
@@ -266,9 +277,25 @@ class Workspace:
         return probes, errors
 
 
+def read_in_workspace(session: LintSession, path: Path, what: str, limit: int | None = None,
+                      resolved: bool = False) -> bytes:
+    """``path``'s bytes through :meth:`LintSession.read_safely`: its real path
+    inside the workspace root (a symbolic link out of it is never opened), a
+    regular file (a FIFO or a device is never waited on) of at most ``limit``
+    bytes (default: the config's ``max-file-size``; no more is ever read).
+    Otherwise :class:`ProbeError`, one line naming the file, what it is and
+    the fix. ``resolved``: the session already resolved ``path`` inside the
+    workspace (its probe.json, artifact or skill)."""
+    raw = session.read_safely(path, session.config.max_file_size if limit is None else limit, resolved)
+    if isinstance(raw, FileProblem):
+        raise ProbeError(f"{path}: cannot read {what}: {raw.message}; {raw.fix}")
+    return raw
+
+
 def _problem(path: Path, problem: FileProblem | None, what: str, fix: str) -> ProbeError:
     if isinstance(problem, FileProblem):
-        return ProbeError(f"{path}: {what}: {problem.message}; {problem.fix}")
+        where = f" ({problem.path})" if problem.path != path else ""
+        return ProbeError(f"{path}: {what}{where}: {problem.message}; {problem.fix}")
     return ProbeError(f"{path}: {what}; {fix}")
 
 
@@ -305,7 +332,7 @@ def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: boo
     if skill_path is not None:
         skill_document = context.skill_document
         if isinstance(skill_document, TextDocument):
-            skill_bytes = context.session.reader.read_bytes(skill_path)
+            skill_bytes = read_in_workspace(context.session, skill_path, "the skill", resolved=True)
             try:
                 tree = skill_tree(skill_path.parent)
             except ProbeError:
@@ -329,16 +356,17 @@ def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: boo
         kind=context.get("kind", str),
         band=dict(band) if band else None,
         defects=defects,
-        probe_bytes=context.session.reader.read_bytes(path),
+        probe_bytes=read_in_workspace(context.session, path, "probe.json"),
         artifact_path=artifact.path,
-        artifact_bytes=context.session.reader.read_bytes(artifact.path),
+        artifact_bytes=read_in_workspace(context.session, artifact.path, "the artifact", resolved=True),
         skill_path=skill_path,
         skill_bytes=skill_bytes,
         output_spec_path=spec_ref if isinstance(spec_ref, Path) else None,
         output_spec=spec,
         suite=suite_folder(skill_path, path.parent),
         skill_tree=tree,
+        session=context.session,
     )
 
 
-__all__ = ["Probe", "ProbeError", "SkillTree", "Workspace", "load_probe", "read_skill_tree", "tree_sha256", "PROBE_FILE"]
+__all__ = ["Probe", "ProbeError", "SkillTree", "Workspace", "load_probe", "read_in_workspace", "read_skill_tree", "tree_sha256", "PROBE_FILE"]
