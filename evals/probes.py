@@ -21,7 +21,7 @@ from skill_eval.linter.outputspec import OutputSpec
 from skill_eval.linter.reader import FileSystemReader, FileTooLarge, read_regular_file
 from skill_eval.linter.runs import runs_folder, sha256_bytes, suite_folder, suite_runs_files
 from skill_eval.linter.textfile import TextDocument
-from skill_eval.linter.workspace import PROBE_FILE, absolute, discover, find_workspace_root
+from skill_eval.linter.workspace import PROBE_FILE, Exclusion, absolute, discover, find_workspace_root
 
 
 class ProbeError(Exception):
@@ -247,7 +247,7 @@ class Workspace:
         found: set[Path] = set()
         reader = self.session.reader
         for raw in paths:
-            found |= discover(absolute(raw), reader).probes
+            found |= discover(absolute(raw), reader, exclude=Exclusion.of(self.config, self.root)).probes
         if ids:
             by_id: dict[str, list[Path]] = {}
             for path in self.session.all_probe_paths:

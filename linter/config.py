@@ -121,6 +121,13 @@ class Config(NamedTuple):
     """Codes or code prefixes to disable; wins over ``select``."""
     per_file_ignores: Mapping[str, tuple[str, ...]] = _NOTHING
     """Glob (relative to the workspace root) -> codes ignored in matching files."""
+    exclude: tuple[str, ...] = ()
+    """Globs of folders and fixture files that folder walks leave out
+    (:class:`~skill_eval.linter.workspace.Exclusion`), besides the VCS and tool
+    folders, which are always left out. A later layer's ``exclude`` replaces
+    an earlier one's."""
+    extend_exclude: tuple[str, ...] = ()
+    """More globs, added to ``exclude`` (a later layer's add to an earlier one's)."""
     signposting: PhraseConfig = PhraseConfig()
     quiz_framing: PhraseConfig = PhraseConfig()
     max_artifact_lines: int = 40
@@ -154,13 +161,17 @@ class Config(NamedTuple):
         return True
 
     def with_overrides(self, **overrides: Any) -> "Config":
-        """A copy with caller overrides applied (step 3 of the order)."""
-        return self._replace(**{k: v for k, v in overrides.items() if v is not None})
+        """A copy with caller overrides applied (step 3 of the order); an
+        ``extend_exclude`` override adds to the file's, as its name says."""
+        values = {k: v for k, v in overrides.items() if v is not None}
+        if "extend_exclude" in values:
+            values["extend_exclude"] = (*self.extend_exclude, *values["extend_exclude"])
+        return self._replace(**values)
 
 
 _KNOWN_KEYS = {
     "select", "ignore", "per-file-ignores", "signposting", "quiz-framing", "max-artifact-lines",
-    "max-file-size", "near-duplicate-threshold", "frontmatter", "calibration", "agents",
+    "max-file-size", "near-duplicate-threshold", "frontmatter", "calibration", "agents", "exclude", "extend-exclude",
 }
 
 
@@ -311,6 +322,9 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         if not isinstance(table, dict):
             raise _fail(source, "per-file-ignores", "`[per-file-ignores]` maps globs to lists of codes")
         values["per_file_ignores"] = {glob: _codes(codes, source, f"per-file-ignores.{glob}") for glob, codes in table.items()}
+    for key in ("exclude", "extend-exclude"):
+        if key in data:
+            values[key.replace("-", "_")] = _strings(data[key], source, key)
     if "signposting" in data:
         values["signposting"] = _phrases(data["signposting"], source, "signposting")
     if "quiz-framing" in data:

@@ -21,7 +21,7 @@ from .probejson import ProbeJson, pointer
 from .quotes import QuoteMatch, find_quote
 from .reader import FileTooLarge, NotRegularFile, Reader
 from .textfile import Span, TextDocument, UnreadableFile
-from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE
+from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Exclusion
 
 
 RECORDS_MAX_SIZE = 64 * 1024 * 1024
@@ -338,15 +338,20 @@ class LintSession:
         return context
 
     @cached_property
+    def exclusion(self) -> Exclusion:
+        """What the config's ``exclude``/``extend-exclude`` leave out of walks."""
+        return Exclusion.of(self.config, self.root)
+
+    @cached_property
     def all_probe_paths(self) -> list[Path]:
         """Every probe.json of the workspace (for workspace-wide checks)."""
-        return list(self.reader.walk_files(self.root, frozenset({PROBE_FILE})))
+        return list(self.reader.walk_files(self.root, frozenset({PROBE_FILE}), exclude=self.exclusion or None))
 
     def probe_paths_below(self, folder: Path) -> list[Path]:
         """Every probe.json under ``folder``: filtered from :attr:`all_probe_paths`
         when the workspace was already walked, else walked from ``folder``."""
         if "all_probe_paths" not in self.__dict__:
-            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE})))
+            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE}), exclude=self.exclusion or None))
         prefix = str(folder).rstrip(os.sep) + os.sep
         return [path for path in self.all_probe_paths if str(path).startswith(prefix)]
 

@@ -21,7 +21,7 @@ from .rules import REGISTRY, Rule
 from .rules.base import Scope
 from .rules.files.se000_internal_error import InternalError
 from .textfile import Span, TextDocument
-from .workspace import Targets, absolute, discover, find_workspace_root, sorted_paths
+from .workspace import Exclusion, Targets, absolute, discover, find_workspace_root, sorted_paths
 
 if TYPE_CHECKING:
     from .task_sharing import Helpers
@@ -86,20 +86,23 @@ def _lint_paths(
     shared takes them; any other forks helpers of its own."""
     by_root: dict[Path, Targets] = {}
     whole: dict[Path, Targets] = {}
+    configs: dict[Path, Config] = {}
     for raw in paths:
         path = absolute(raw)
         if not reader.is_file(path) and not reader.is_dir(path):
             raise FileNotFoundError(f"{raw}: no such file or folder")
         root = find_workspace_root(path)
-        discovered = discover(path, reader, early.on_found)
+        if root not in configs:
+            configs[root] = config or load_config(root, config_path)
+            if overrides:
+                configs[root] = configs[root].with_overrides(**overrides)
+        discovered = discover(path, reader, early.on_found, Exclusion.of(configs[root], root))
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
             whole[root] = discovered
     result = LintResult()
     for root, targets in sorted(by_root.items()):
-        root_config = config or load_config(root, config_path)
-        if overrides:
-            root_config = root_config.with_overrides(**overrides)
+        root_config = configs[root]
         if root in whole:
             walked = whole[root]
             only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)

@@ -11,7 +11,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Iterator, Mapping, Protocol
+from typing import Callable, Iterator, Mapping, Protocol
 
 
 class Reader(Protocol):
@@ -31,21 +31,34 @@ class Reader(Protocol):
         """Whether ``path`` is a directory."""
 
     def walk_files(
-        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
+        exclude: Callable[[str], bool] | None = None,
     ) -> Iterator[Path]:
         """Every file below ``root`` whose name is in ``names``, in sorted order.
 
-        Hidden folders, ``node_modules``, virtual environments and the runner's
-        ``evals/runs`` folders are skipped; symbolic links to folders are not
-        followed (a link loop cannot hang the walk). ``pruned``, when given,
+        VCS and tool folders (:data:`SKIPPED_FOLDERS`), virtual environments
+        and the runner's ``evals/runs`` folders are skipped, and so are the
+        folders ``exclude`` matches (``exclude(path)``, a folder's path, true
+        to leave it out); symbolic links to folders are not followed (a link
+        loop cannot hang the walk). ``pruned``, when given,
         receives the paths of the folders skipped by name
         (:data:`SKIPPED_FOLDERS`), e.g. the ``runs`` folders; ``links`` the
         path of every symbolic link the walk listed.
         """
 
 
-SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "runs"})
-"""Folder names never descended into while discovering fixtures."""
+TOOL_FOLDERS = frozenset({
+    ".git", ".hg", ".svn", ".jj", ".bzr",  # version control
+    ".venv", ".tox", ".nox", "node_modules", "__pycache__", "site-packages",  # environments and packages
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".skill-eval-cache",  # tools' caches
+})
+"""VCS and tool folders: never descended into. Other hidden folders are
+walked: skills live in ``.claude/skills/``, ``.github/skills/``, and the
+openai/skills layout's ``.curated/``, ``.experimental/`` and ``.system/``."""
+
+SKIPPED_FOLDERS = TOOL_FOLDERS | {"runs"}
+"""Folder names never descended into while discovering fixtures (``runs``:
+the runner's records, found by :func:`~skill_eval.linter.runs.runs_files_in`)."""
 
 
 def list_folder(folder: str, links: list[str] | None = None) -> tuple[list[str], list[str]] | None:
@@ -78,12 +91,14 @@ def list_folder(folder: str, links: list[str] | None = None) -> tuple[list[str],
 
 
 def walk_folders(
-    root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+    root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
+    exclude: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
-    below it, depth first and sorted, like a top-down ``os.walk``: hidden
-    folders, those named in ``skipped`` and virtual environments (a folder
-    holding ``pyvenv.cfg``) are left out, links to folders are not followed,
+    below it, depth first and sorted, like a top-down ``os.walk``: folders
+    named in ``skipped``, those ``exclude`` is true for (given the folder's
+    path) and virtual environments (a folder holding ``pyvenv.cfg``) are left
+    out, links to folders are not followed,
     and a caller that empties the sub-folder list in place prunes the walk
     there. Listing with :func:`list_folder` spares the ``lstat`` per folder
     that ``os.walk`` spends (~40% of a walk of 10,000 probe folders).
@@ -100,8 +115,10 @@ def walk_folders(
         if "pyvenv.cfg" in files:
             continue  # a virtual environment: nothing of ours below it
         if pruned is not None:
-            pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped and not name.startswith("."))
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith(".") and name not in skipped)
+            pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+        subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+        if exclude is not None:
+            subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
         yield folder, files, subfolders
         pending.extend(os.path.join(folder, name) for name in reversed(subfolders))
 
@@ -189,13 +206,15 @@ class FileSystemReader:
         return os.path.isdir(path)
 
     def walk_files(
-        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
+        exclude: Callable[[str], bool] | None = None,
     ) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
         (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links):
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude):
             for name in sorted(names.intersection(files)):
-                yield Path(folder, name)
+                if exclude is None or not exclude(os.path.join(folder, name)):
+                    yield Path(folder, name)
 
 
 class OverlayReader(FileSystemReader):
@@ -221,13 +240,15 @@ class OverlayReader(FileSystemReader):
         return (path if isinstance(path, Path) else Path(path)) in self.buffers or super().is_file(path)
 
     def walk_files(
-        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None
+        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
+        exclude: Callable[[str], bool] | None = None,
     ) -> Iterator[Path]:
         seen = set()
-        for path in super().walk_files(root, names, pruned, links):
+        for path in super().walk_files(root, names, pruned, links, exclude):
             seen.add(path)
             yield path
         root = Path(root)
         for path in sorted(self.buffers):
-            if path.name in names and path not in seen and root in path.parents:
+            if path.name in names and path not in seen and root in path.parents and (
+                    exclude is None or not any(exclude(os.fspath(p)) for p in (path, *path.parents) if root in p.parents)):
                 yield path

@@ -63,6 +63,8 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .reader import TOOL_FOLDERS
+
 RUNS_FOLDER = ("evals", "runs")
 FROZEN_FILE = ("evals", "frozen.json")
 RECORD_SCHEMA = 2
@@ -71,7 +73,8 @@ ARMS = ("control", "treatment")
 PROBE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 """probe.json's ``id`` pattern (fixture-format.md); only such ids name folders."""
 
-_SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
+_SKIPPED = TOOL_FOLDERS
+"""The folders the runs walk never enters: the fixture walk's, so the two agree."""
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
 """How a torn outcome, plan or decision line begins (:func:`encode_record` keeps these keys first)."""
 _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
@@ -161,7 +164,7 @@ def suite_runs_files(suite: Path) -> list[Path]:
 def find_runs_files(root: Path, links: list[str] | None = None) -> list[Path]:
     """Every ``evals/runs/*.jsonl`` below the workspace ``root``, sorted.
 
-    Hidden folders, ``node_modules``, ``__pycache__``, ``site-packages`` and
+    VCS and tool folders (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`) and
     virtual environments (a folder holding ``pyvenv.cfg``) are not entered; nor
     are symbolic links to folders (:func:`~skill_eval.linter.reader.walk_folders`;
     ``os.walk`` plus a ``pyvenv.cfg`` test per folder cost ~2x as much over

@@ -2,11 +2,15 @@
 
 fixture-format.md, "Layout": the workspace root is the folder holding
 ``skill-eval.toml``, a ``pyproject.toml`` with ``[tool.skill-eval]``, or
-``.git``, nearest above the linted path; else the linted path itself.
+``.git``, nearest above the linted path; else (an extension, docs/format.md)
+the folder of the nearest ``SKILL.md`` at or above it, so that a probe linted
+alone finds its skill as a lint of the whole skill does; else the linted path
+itself.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import operator
 import os
 from collections.abc import Callable, Iterable
@@ -38,6 +42,9 @@ def find_workspace_root(path: Path) -> Path:
         if pyproject.is_file() and has_pyproject_section(pyproject):
             return folder
         if (folder / ".git").exists():
+            return folder
+    for folder in (start, *start.parents):
+        if (folder / SKILL_FILE).is_file():
             return folder
     return start
 
@@ -94,7 +101,44 @@ def sorted_paths(paths: Iterable[Path]) -> list[Path]:
 _parts = operator.attrgetter("parts")
 
 
-def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | None = None) -> Targets:
+class Exclusion:
+    """The config's ``exclude`` and ``extend-exclude`` patterns, as a test of
+    one path a folder walk meets (a folder or a fixture file): true to leave
+    it out. The globs of ``per-file-ignores`` (:mod:`fnmatch`): a pattern
+    without ``/`` matches a file or folder name anywhere below the root
+    (``drafts``, ``*.wip``); one with ``/`` matches the path relative to the
+    workspace root (``skills/legacy``, ``skills/*/evals/probes/old-*``; a
+    leading or trailing ``/`` is ignored). VCS and tool folders
+    (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`) are left out always."""
+
+    __slots__ = ("root", "names", "paths")
+
+    def __init__(self, root: Path, patterns: Iterable[str]) -> None:
+        self.root = os.fspath(root)
+        cleaned = [pattern.strip().strip("/") for pattern in patterns if pattern.strip().strip("/")]
+        self.names = tuple(p for p in cleaned if "/" not in p)
+        self.paths = tuple(p for p in cleaned if "/" in p)
+
+    @classmethod
+    def of(cls, config, root: Path) -> "Exclusion":
+        """The exclusion ``config`` (a :class:`~skill_eval.linter.config.Config`) asks for below ``root``."""
+        return cls(root, (*config.exclude, *config.extend_exclude))
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.paths)
+
+    def __call__(self, path: str) -> bool:
+        name = os.path.basename(path)
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names):
+            return True
+        if self.paths:
+            relative = os.path.relpath(path, self.root).replace(os.sep, "/")
+            return any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.paths)
+        return False
+
+
+def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | None = None,
+             exclude: Exclusion | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
     A folder: every probe.json, SKILL.md and output-spec.md below it. A
@@ -106,25 +150,28 @@ def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | N
 
     ``on_found``, when given, is called with the targets found so far after
     each fixture a folder walk finds (the parallel CLI forks its helpers as
-    soon as they show the work will be shared).
+    soon as they show the work will be shared). ``exclude`` (the config's
+    ``exclude``/``extend-exclude``) leaves out what a folder walk meets; a
+    file named explicitly is linted all the same, as ruff does.
     """
+    walk_exclude = exclude if exclude else None
     path = absolute(path)
     targets = Targets()
     if reader.is_dir(path):
         targets.pruned, targets.links = [], []
-        for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links):
+        for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude):
             _add(targets, found)
             if on_found is not None:
                 on_found(targets)
         return targets
     name = path.name
     if name in CONFIG_FILES:
-        return discover(path.parent, reader)
+        return discover(path.parent, reader, exclude=exclude)
     if name == PROBE_FILE:
         targets.probes.add(path)
     elif name in (SKILL_FILE, OUTPUT_SPEC_FILE):
         _add(targets, path)
-        targets.probes.update(reader.walk_files(path.parent, frozenset({PROBE_FILE})))
+        targets.probes.update(reader.walk_files(path.parent, frozenset({PROBE_FILE}), exclude=walk_exclude))
     else:
         sibling = path.parent / PROBE_FILE
         if reader.is_file(sibling):

@@ -46,6 +46,7 @@ from ..linter.workspace import (
     OUTPUT_SPEC_FILE,
     PROBE_FILE,
     SKILL_FILE,
+    Exclusion,
     Targets,
     absolute,
     discover,
@@ -138,7 +139,7 @@ class WorkspaceState:
         targets = Targets()
         for folder in sorted(self.scope or {self.root}):
             if self.reader.is_dir(folder):
-                targets.update(discover(folder, self.reader))
+                targets.update(discover(folder, self.reader, exclude=Exclusion.of(self.config, self.root)))
         return targets
 
     def add_unit(self, path: Path) -> bool:

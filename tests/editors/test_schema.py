@@ -109,3 +109,16 @@ def test_example_probe_against_schema(probe: Path) -> None:
     if isinstance(reference, str) and not reference.startswith(("http://", "https://")):
         target = (probe.parent / reference).resolve()
         assert target == SCHEMA_PATH.resolve(), f"{probe}: $schema {reference!r} points at {target}, not the shipped schema"
+
+
+PUBLISHED_URL = "https://raw.githubusercontent.com/skill-eval/skill-eval/main/linter/data/probe.schema.json"
+
+
+@pytest.mark.parametrize("probe", EXAMPLE_PROBES, ids=lambda p: p.parent.name)
+def test_examples_reference_the_published_schema_not_the_source_tree(probe: Path) -> None:
+    """A user who copies an example has no source tree: its ``$schema`` is the
+    published URL docs/editors.md gives, which names the file this repo ships."""
+    declared = json.loads(probe.read_text(encoding="utf-8")).get("$schema")
+    assert declared == PUBLISHED_URL
+    assert PUBLISHED_URL in (REPO / "docs" / "editors.md").read_text(encoding="utf-8")
+    assert (REPO / PUBLISHED_URL.split("/main/", 1)[1]) == SCHEMA_PATH

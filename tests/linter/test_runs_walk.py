@@ -33,7 +33,9 @@ def test_runs_files_from_the_pruned_folders_equal_a_second_walk(tmp_path: Path) 
         "runs/top-level-not-a-suite.jsonl",
         "other/runs/evals/runs/nested.jsonl",
         "node_modules/pkg/evals/runs/skipped.jsonl",
-        ".hidden/evals/runs/skipped.jsonl",
+        ".claude/skills/c/evals/runs/hidden-suite.jsonl",
+        ".git/evals/runs/skipped.jsonl",
+        ".skill-eval-cache/evals/runs/skipped.jsonl",
         "venv/pyvenv.cfg",
         "venv/evals/runs/skipped.jsonl",
         "evals/runs/root-suite.jsonl",
@@ -45,5 +47,5 @@ def test_runs_files_from_the_pruned_folders_equal_a_second_walk(tmp_path: Path) 
     expected = find_runs_files(tmp_path)
     assert {p.name for p in expected} == {
         "2026-01-01-x.jsonl", "b.jsonl", "deep.jsonl", "under-a-plain-runs-folder.jsonl", "nested.jsonl",
-        "root-suite.jsonl",
+        "root-suite.jsonl", "hidden-suite.jsonl",
     }
