@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 from skill_eval.linter.config import Config, ConfigError, load_config
 from skill_eval.linter.context import FileProblem, LintSession, ProbeContext
 from skill_eval.linter.outputspec import OutputSpec
-from skill_eval.linter.reader import FileSystemReader, FileTooLarge, read_regular_file
+from skill_eval.linter.reader import TOOL_FOLDERS, FileSystemReader, FileTooLarge, read_regular_file
 from skill_eval.linter.runs import runs_folder, sha256_bytes, suite_folder, suite_runs_files
 from skill_eval.linter.textfile import TextDocument
 from skill_eval.linter.workspace import PROBE_FILE, Exclusion, absolute, discover, find_workspace_root
@@ -32,9 +32,10 @@ MAX_SKILL_TREE = 64 * 1024 * 1024
 """Bytes a skill folder may hold besides what :func:`read_skill_tree` leaves
 out: all of it is hashed for the rep identity and copied for the treatment."""
 
-SKILL_TREE_SKIPPED = frozenset({"evals", "node_modules", "__pycache__", "site-packages"})
-"""Folder names :func:`read_skill_tree` never descends into (besides hidden
-folders, virtual environments and folders holding a probe.json)."""
+SKILL_TREE_SKIPPED = TOOL_FOLDERS | {"evals"}
+"""Folder names :func:`read_skill_tree` never descends into: the suite's
+``evals/`` and the engine's VCS and tool folders (besides virtual
+environments and folders holding a probe.json)."""
 
 
 def tree_sha256(files: Iterable[tuple[str, bytes]]) -> str:
@@ -69,9 +70,10 @@ class SkillTree:
 
 def read_skill_tree(folder: Path, limit: int = MAX_SKILL_TREE) -> SkillTree:
     """Every file of the skill ``folder`` but ``evals/`` folders, folders
-    holding a probe.json (probes, their transcripts), hidden folders (``.git``
-    and tool folders), ``node_modules``, ``__pycache__``, virtual environments
-    and anything that is not a regular file: symbolic links are never
+    holding a probe.json (probes, their transcripts), VCS and tool folders
+    (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`: ``.git``,
+    ``node_modules``, caches), virtual environments and anything that is not
+    a regular file: symbolic links are never
     followed (a link cannot bring a file from outside the workspace into the
     hash or the copy), FIFOs and devices are never opened. Each file is read
     through the engine's :func:`read_regular_file`, bounded by what remains of
@@ -101,7 +103,7 @@ def read_skill_tree(folder: Path, limit: int = MAX_SKILL_TREE) -> SkillTree:
                 if entry.is_symlink():
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKILL_TREE_SKIPPED and not entry.name.startswith("."):
+                    if entry.name not in SKILL_TREE_SKIPPED:
                         pending.append((entry.path, f"{prefix}{entry.name}/"))
                     continue
                 if not entry.is_file(follow_symlinks=False):

@@ -585,8 +585,8 @@ def skill_bundle(probe: Probe) -> SkillBundle:
     ``probe``'s :class:`~skill_eval.evals.probes.SkillTree` (read once when
     the probe was loaded, so the copy holds exactly the bytes its
     ``skill_tree_sha256`` was taken of): everything but ``evals/`` folders,
-    folders holding a probe.json (probes, their transcripts), hidden folders,
-    virtual environments and symbolic links."""
+    folders holding a probe.json (probes, their transcripts), VCS and tool
+    folders, virtual environments and symbolic links."""
     skill_path = probe.skill_path
     folder = skill_path.parent
     tree = probe.skill_tree

@@ -72,10 +72,15 @@ def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProc
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
+TOOL_FOLDER_NAMES = {".git", ".hg", ".svn", ".jj", ".bzr", ".venv", ".tox", ".nox", "node_modules", "__pycache__",
+                     "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".skill-eval-cache"}
+"""The VCS and tool folders docs/format.md lists as left out of a skill's tree."""
+
+
 def skill_tree_sha256(folder: Path) -> str:
     """The ``skill_tree_sha256`` a runner records for the skill ``folder``,
     written here again independently of the runner: sha256 over every regular
-    file of the folder outside ``evals/``, hidden and tool folders (no links),
+    file of the folder outside ``evals/``, VCS and tool folders (no links),
     each relative path and its bytes length-prefixed, sorted by path."""
     import hashlib
 
@@ -84,7 +89,7 @@ def skill_tree_sha256(folder: Path) -> str:
         relative = path.relative_to(folder)
         folders = relative.parts[:-1]
         if path.is_symlink() or not path.is_file() or relative.parts[0] == "evals" \
-                or any(part.startswith(".") or part in ("node_modules", "__pycache__") for part in folders):
+                or any(part in TOOL_FOLDER_NAMES for part in folders):
             continue
         entries.append((relative.as_posix().encode(), path.read_bytes()))
     digest = hashlib.sha256()

@@ -55,8 +55,8 @@ def test_editing_a_reference_makes_earlier_reps_another_identity(suite, capsys):
     # what the treatment never gets does not change the identity: the suite's
     # evals/ (runs, frozen.json, other probes), hidden and tool folders
     (suite.skill / "evals" / "notes.md").write_text("evals are not the skill\n")
-    (suite.skill / ".vscode").mkdir()
-    (suite.skill / ".vscode" / "settings.json").write_text("{}\n")
+    (suite.skill / ".ruff_cache").mkdir()
+    (suite.skill / ".ruff_cache" / "CACHEDIR.TAG").write_text("Signature\n")
     (suite.skill / "node_modules").mkdir()
     (suite.skill / "node_modules" / "x.js").write_text("1")
     assert run(suite) == 0
@@ -84,10 +84,15 @@ def test_editing_a_reference_makes_earlier_reps_another_identity(suite, capsys):
     assert all(sum(a["starts"] for a in g["arms"].values()) == 2 for g in groups)
     assert probe_status(suite.probe(PROBE) / "probe.json").starts == 2
 
-    # a new file (not only an edit) is another identity too
+    # a new file (not only an edit) is another identity too, in a hidden folder as well
     (references / "extra.md").write_text("more\n")
     assert run(suite) == 0
     assert len(ok_starts(suite)) == 6
+    (suite.skill / ".claude").mkdir()
+    (suite.skill / ".claude" / "notes.md").write_text("hidden, but no tool folder: part of the skill\n")
+    assert run(suite) == 0
+    assert len(ok_starts(suite)) == 8
+    assert {r["skill_tree_sha256"] for r in ok_starts(suite)[-2:]} == {skill_tree_sha256(suite.skill)}
 
 
 def test_records_without_a_tree_hash_are_another_identity(suite):
