@@ -46,3 +46,29 @@ def test_the_start_folder_is_removed_and_links_are_not_followed(tmp_path, name, 
     assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
     assert (outside / "keep.txt").read_text() == "keep me\n"
     assert os.path.isdir(outside) and not Path(outside).is_symlink()
+
+
+def test_the_watchdog_sweeps_though_its_runner_died_before_reading_its_pid(tmp_path):
+    """A runner killed while its watchdog starts: the watchdog's first write
+    (its pid, to the runner) meets a broken pipe; it must still remove the
+    folders it was told of. The runner's death is played by closing both ends
+    it holds right after the watchdog was spawned (Python's start-up takes far
+    longer than that)."""
+    import time
+
+    from skill_eval.evals.executor import Watchdog
+
+    watchdog = Watchdog()
+    process = watchdog._process
+    assert process is not None
+    folder = tmp_path / "skill-eval-run-dead"
+    process.stdout.close()  # the runner's end of the watchdog's stdout: gone, as in kill -9
+    watchdog.remove_on_exit(str(folder))
+    folder.mkdir()
+    (folder / "left.txt").write_text("x")
+    process.stdin.close()  # end of file: the runner is dead
+    process.wait(timeout=30)  # the first process, which forks the watchdog and exits
+    deadline = time.monotonic() + 30
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not folder.exists(), "the watchdog died on the broken pipe and left the folder"
