@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from skill_eval import __version__
+from skill_eval.linter.context import RECORDS_MAX_SIZE
+from skill_eval.linter.reader import read_regular_file
 from skill_eval.linter.runs import (ARMS, VersionSample, fisher_greater, frozen_path, is_interrupted,
                                     read_frozen, read_runs_file, record_passed, row_key, runs_folder, sample_rows,
                                     sha256_bytes, writer_alive)
@@ -204,8 +206,8 @@ def read_answer_file(suite: Path, name: Any) -> tuple[str | None, str | None]:
     if folder not in path.parents:
         return None, f"answer file {name!r} is outside {folder}: not read"
     try:
-        return path.read_bytes().decode("utf-8", errors="replace"), None
-    except OSError as error:
+        return read_regular_file(path, RECORDS_MAX_SIZE).decode("utf-8", errors="replace"), None
+    except OSError as error:  # a FIFO or a device (never waited on), a huge file, a missing one
         return None, f"answer file {name!r} cannot be read ({error.strerror or error})"
 
 
@@ -254,19 +256,20 @@ class _Disk:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.by_id: dict[str, list[tuple[int, str | None, str | None, Path]]] = {}
-        reader = workspace.session.reader
-        for path in workspace.session.all_probe_paths:
-            context = workspace.session.probe(path)
+        session = workspace.session
+        limit = workspace.config.max_file_size
+        for path in session.all_probe_paths:
+            context = session.probe(path)
             if context.probe_id is None:
                 continue
             probe_hash = artifact_hash = None
-            try:
-                probe_hash = sha256_bytes(reader.read_bytes(path))
+            raw = session.read_safely(path, limit)  # the engine's safe read: inside the workspace, bounded
+            if isinstance(raw, bytes):
+                probe_hash = sha256_bytes(raw)
                 artifact = context.artifact_document
                 if isinstance(artifact, TextDocument):
-                    artifact_hash = sha256_bytes(reader.read_bytes(artifact.path))
-            except OSError:
-                pass
+                    raw = session.read_safely(artifact.path, limit, resolved=True)
+                    artifact_hash = sha256_bytes(raw) if isinstance(raw, bytes) else None
             self.by_id.setdefault(context.probe_id, []).append((context.version, probe_hash, artifact_hash, path))
         self._loaded: dict[Path, Probe | None] = {}
 

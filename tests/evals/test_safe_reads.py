@@ -163,3 +163,19 @@ def test_a_dangling_frozen_json_link_out_of_the_workspace_is_refused(suite, tmp_
     result = cli("freeze", str(suite.probe(PROBE)), cwd=suite.root, timeout=HANG)
     assert result.returncode != 0 and "outside the workspace" in result.stderr
     assert not target.exists()
+
+
+def test_the_report_never_waits_on_an_answer_file_that_is_a_fifo(suite, tmp_path):
+    """An answer file replaced by a FIFO (or a huge file): the report is built,
+    that start says why its answer is not shown, nothing hangs."""
+    suite.configure({"rule": RULE})
+    assert run(suite).returncode == 0
+    answers = sorted(suite.runs.glob("answers/**/*.txt"))
+    assert len(answers) == 1
+    fifo(answers[0])
+    report = tmp_path / "report.html"
+    result = cli("report", "--html", str(report), cwd=suite.root, timeout=HANG)
+    assert result.returncode in (0, 1), result.stderr
+    assert report.is_file()
+    result = cli("report", "--format", "json", cwd=suite.root, timeout=HANG)
+    assert "FIFO" in result.stdout or "cannot be read" in result.stdout
