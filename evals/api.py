@@ -125,7 +125,8 @@ def _status(workspace: Workspace, probe, with_budget: bool = True, agent: str | 
     agents or models are never pooled in."""
     current = (probe.probe_id, probe.version, probe.probe_sha256, probe.artifact_sha256, probe.skill_sha256)
     records = [r for r in probe.records() if r.get("version") == probe.version]
-    rows = [row for key, row in sample_rows(records, agent).items() if key[:5] == current]
+    rows = [row for key, row in sample_rows(records, agent).items()
+            if key[:5] == current and key[7] == probe.skill_tree_sha256]
     sample = max(rows, key=lambda row: row.last_ended or "", default=None)
     arms: dict[str, ArmStatus] = {}
     for arm in ("control", "treatment"):

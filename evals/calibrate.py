@@ -228,13 +228,13 @@ def discriminator_hint(probe: Probe, root: Path) -> dict[str, Any]:
     """For a floor: the known transcripts that cover each defect (label it
     ``caught``), as paths relative to ``root``. The transcripts were checked
     before any start (they grade as labelled)."""
-    from .transcripts import TranscriptError, parse_transcript, transcript_paths
+    from .transcripts import TranscriptError, read_transcript, transcript_paths
 
     covering: dict[str, list[str]] = {defect: [] for defect in probe.defect_ids}
     for path in transcript_paths(probe):
         try:
-            transcript = parse_transcript(path, path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError, TranscriptError):
+            transcript = read_transcript(probe, path)
+        except TranscriptError:
             continue
         for defect, label in transcript.expect.items():
             if label == "caught" and defect in covering:
@@ -338,7 +338,8 @@ class Calibration:
                     continue
                 key = (record["probe"], record["version"])
                 spent[key] = spent.get(key, 0) + 1
-                content = (*key, record.get("probe_sha256"), record.get("artifact_sha256"), record.get("skill_sha256"))
+                content = (*key, record.get("probe_sha256"), record.get("artifact_sha256"), record.get("skill_sha256"),
+                           record.get("skill_tree_sha256"))
                 row_starts[content] = row_starts.get(content, 0) + 1
                 if isinstance(record.get("calibration_rule_sha256"), str):
                     rules.setdefault(key, set()).add(record["calibration_rule_sha256"])
@@ -350,13 +351,14 @@ class Calibration:
                     continue
                 if isinstance(record.get("calibration_rule_sha256"), str):
                     rules.setdefault(key, set()).add(record["calibration_rule_sha256"])
-                content = (*key, record.get("probe_sha256"), record.get("artifact_sha256"), record.get("skill_sha256"))
+                content = (*key, record.get("probe_sha256"), record.get("artifact_sha256"), record.get("skill_sha256"),
+                           record.get("skill_tree_sha256"))
                 if record.get("calibration_rule_sha256") == self.rule_sha256:
                     decisions[content] = record
         found: dict[Path, Observation] = {}
         for probe in probes:
             key = (probe.probe_id, probe.version)
-            content = (*key, probe.probe_sha256, probe.artifact_sha256, probe.skill_sha256)
+            content = (*key, probe.probe_sha256, probe.artifact_sha256, probe.skill_sha256, probe.skill_tree_sha256)
             control, treatment = (self._arm(probe, arm, state) for arm in ARMS)
             observation = Observation(probe, control, treatment, spent=spent.get(key, 0),
                                       row_starts=row_starts.get(content, 0), decision=decisions.get(content))
@@ -531,6 +533,7 @@ class Calibration:
             "probe_sha256": probe.probe_sha256,
             "artifact_sha256": probe.artifact_sha256,
             "skill_sha256": probe.skill_sha256,
+            "skill_tree_sha256": probe.skill_tree_sha256,
             "probe_path": _relative(probe.json_path, self.workspace.root),
             "kind": probe.kind,
             "agent": self.agent,
@@ -559,7 +562,8 @@ def latest_decisions(files: Sequence[Path],
                      key: Callable[[Path, dict[str, Any]], tuple] | None = None) -> dict[tuple, dict[str, Any]]:
     """The latest decision record (by ``decided``) per ``key(runs file,
     record)`` in ``files``; by default per report row (``probe, version,
-    probe_sha256, artifact_sha256, skill_sha256, agent, model``, as
+    probe_sha256, artifact_sha256, skill_sha256, agent, model,
+    skill_tree_sha256``, as
     :func:`~skill_eval.linter.runs.row_key`). The report model keys them like
     its groups, with the suite in front."""
     from skill_eval.linter.runs import row_key

@@ -18,9 +18,12 @@ What an agent sees (one fresh scratch folder per start, ``ROOT``)::
                                 a probe.json, hidden folders or links      ({skill_file}: its SKILL.md)
     ROOT/tmp/                   $TMPDIR
 
-``ROOT`` is made under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when
-writable (memory-backed), else the system's temporary folder, and removed
-after the start.
+``ROOT`` is made in the executor's own scratch folder
+(``skill-eval-run-<random>``, one per :class:`ProcessRegistry`), which is made
+under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when writable
+(memory-backed), else the system's temporary folder. ``ROOT`` is removed
+after the start; the executor's folder when the executor shuts down, or, by
+the watchdog, when the process running the executor dies.
 
 A **preset** agent's job (``AgentJob.harness``, see docs/harnesses/) is laid
 out by :func:`skill_eval.evals.presets.prepare_project` instead::
@@ -55,8 +58,10 @@ agent exits, its process group is killed, so a lingering child holding stdout
 cannot turn a finished answer into a timeout. A **watchdog** process per
 executor (a second Python holding the read end of a pipe) kills every
 registered process group, and every process whose environment carries this
-executor's ``SKILL_EVAL_RUN`` token, as soon as the runner dies — ``kill -9``
-included — or the executor shuts down.
+executor's ``SKILL_EVAL_RUN`` token, then removes the executor's scratch
+folders, as soon as the runner dies — ``kill -9`` included — or the executor
+shuts down. Judges (``evals/judges.py``) run under a watchdog of their own
+the same way.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     from .presets import HarnessOutput
@@ -90,6 +95,8 @@ _WORDLIKE = re.compile(r"\{([a-z][a-z0-9_]{0,40})\}")
 REAP_TIMEOUT = 2.0
 """Seconds to wait, after the agent's process group was killed, for its pipes to close."""
 STDERR_TAIL = 2000
+CLOSE_TIMEOUT = 10.0
+"""Seconds a closing watchdog may take to end what is left and remove its folders."""
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
 """Bytes kept per stream (stdout, stderr) of one start."""
 _CHUNK = 1 << 16
@@ -203,8 +210,16 @@ _WATCHDOG = r"""
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
+# no child of the runner: a runtime that kills its workers' children when they exit (Ray does) must
+# not end the watchdog before it has done its work; its stdout stays open until it has
+if os.fork():
+    os._exit(0)
+try:
+    os.write(1, b"%d\n" % os.getpid())
+except OSError:
+    pass  # the runner died before reading it (a broken pipe): still sweep
 marker = b"SKILL_EVAL_RUN=" + sys.argv[1].encode()
-groups, pending = set(), b""
+groups, folders, pending = set(), set(), b""
 while True:
     try:
         chunk = os.read(0, 4096)
@@ -221,6 +236,10 @@ while True:
             groups.add(int(line[1:]))
         elif line[:1] == b"-":
             groups.discard(int(line[1:]))
+        elif line[:1] == b">":
+            folders.add(bytes.fromhex(line[1:].decode()))
+        elif line[:1] == b"<":
+            folders.discard(bytes.fromhex(line[1:].decode()))
 for group in groups:
     try:
         os.killpg(group, signal.SIGKILL)
@@ -228,6 +247,8 @@ for group in groups:
         pass
 me = os.getpid()
 for attempt in range(2):
+    if attempt:
+        time.sleep(0.02)  # then once more: what a process forked before its kill landed (a killed one forks no more)
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
@@ -245,7 +266,16 @@ for attempt in range(2):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    time.sleep(0.1)
+if folders:
+    import shutil
+    for attempt in range(50):
+        for folder in list(folders):
+            shutil.rmtree(folder, ignore_errors=True)
+            if not os.path.lexists(folder):
+                folders.discard(folder)
+        if not folders:
+            break
+        time.sleep(0.1)
 """
 
 
@@ -256,7 +286,14 @@ class Watchdog:
     agent's process group as it starts, and also finds agents by the
     ``SKILL_EVAL_RUN`` token in their environment (``/proc``), which covers a
     runner killed between spawning an agent and registering it, and children
-    that left the agent's process group."""
+    that left the agent's process group. Then it removes the folders it was
+    given (:meth:`remove_on_exit`): the executor's scratch folders, which a
+    killed runner cannot remove itself.
+
+    Its protocol is one line per message on its standard input: ``+PID`` /
+    ``-PID`` (a process group to kill, or no longer), ``>HEX`` / ``<HEX`` (a
+    folder, as the hexadecimal of its path's bytes, to remove at the end, or
+    no longer)."""
 
     def __init__(self) -> None:
         self.token = uuid.uuid4().hex
@@ -267,7 +304,7 @@ class Watchdog:
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _WATCHDOG, self.token], stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         except OSError:
             self._process = None
 
@@ -287,8 +324,25 @@ class Watchdog:
     def unwatch(self, group: int) -> None:
         self._send(b"-%d\n" % group)
 
-    def close(self) -> None:
-        """Let the watchdog sweep (every agent of this executor has ended) and exit."""
+    def remove_on_exit(self, folder: str) -> None:
+        """Have the watchdog remove ``folder`` (links in it are not followed)
+        once the agents are ended, when this process dies or :meth:`close` is
+        called. Sent before the folder is made, so that no moment leaves a
+        folder the watchdog does not know."""
+        self._send(b">" + os.fsencode(folder).hex().encode() + b"\n")
+
+    def keep(self, folder: str) -> None:
+        """Undo :meth:`remove_on_exit` (the folder outlives this watchdog)."""
+        self._send(b"<" + os.fsencode(folder).hex().encode() + b"\n")
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Let the watchdog sweep (every agent of this executor has ended,
+        its folders are removed) and exit; returns when it has (its stdout
+        closes), or kills it after ``timeout`` seconds."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -297,21 +351,46 @@ class Watchdog:
                 process.stdin.close()
             except OSError:
                 pass
+        said = b""
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while (left := deadline - time.monotonic()) > 0:
+                if selector.select(left):
+                    chunk = os.read(process.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    said += chunk
+            else:
+                pid = said.split(b"\n", 1)[0]
+                if pid.isdigit():
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except OSError:
+                        pass
+        process.stdout.close()
         try:
-            process.wait(timeout=5)
+            process.wait(timeout=timeout)  # the watchdog's first process, which forked it and exited
         except subprocess.TimeoutExpired:
             process.kill()
 
 
+SCRATCH_PREFIX = "skill-eval-run-"
+"""The name of an executor's scratch folder, under which its starts' folders are made."""
+
+
 class ProcessRegistry:
-    """The live agents of an executor, so that a cancel can kill them all, and
-    its :class:`Watchdog` (started with the first agent)."""
+    """The live agents of an executor, so that a cancel can kill them all, its
+    :class:`Watchdog` (started with the first agent) and its scratch folder
+    (:meth:`scratch_root`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen] = set()
         self.cancelled = threading.Event()
         self._watchdog: Watchdog | None = None
+        self._roots: dict[str, str] = {}
+        self._default_root: str | None = None
         self.base_env: dict[bytes, bytes] = dict(os.environb) if hasattr(os, "environb") else None
         """The environment agents start from (taken once)."""
 
@@ -326,6 +405,47 @@ class ProcessRegistry:
             if self._watchdog is None:
                 self._watchdog = Watchdog()
             return self._watchdog
+
+    def scratch_root(self, base: str | os.PathLike | None = None) -> str:
+        """This registry's scratch folder under ``base`` (default:
+        :func:`default_scratch`, else the system's temporary folder):
+        ``skill-eval-run-<random>``, made on first use, the folder every start
+        of this registry makes its own folder in. The watchdog learns it before
+        it is made and removes it when this process dies (``kill -9``
+        included) or the registry closes, so that a killed runner leaves no
+        scratch behind."""
+        if base is None:
+            root = self._default_root
+            if root is not None:
+                return root  # one look at the environment and /dev/shm per registry, not per start
+            key = default_scratch() or tempfile.gettempdir()
+        else:
+            key = os.fspath(base)
+        root = self._roots.get(key)
+        if root is not None:
+            return root
+        watchdog = self.watchdog
+        with self._lock:
+            root = self._roots.get(key)
+            if root is None:
+                root = os.path.join(os.path.abspath(key), SCRATCH_PREFIX + uuid.uuid4().hex[:16])
+                watchdog.remove_on_exit(root)
+                os.mkdir(root, 0o700)
+                self._roots[key] = root
+            if base is None:
+                self._default_root = root
+        return root
+
+    def remove_on_exit(self, folder: str) -> None:
+        """Have the watchdog remove ``folder`` too when this process dies or the registry closes."""
+        self.watchdog.remove_on_exit(folder)
+
+    def keep(self, folder: str) -> None:
+        """Undo :meth:`remove_on_exit`."""
+        with self._lock:
+            watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.keep(folder)
 
     def add(self, process: subprocess.Popen) -> bool:
         """Track ``process``; ``False`` (and the process killed) if cancelled already."""
@@ -353,10 +473,17 @@ class ProcessRegistry:
                 _kill_group(process.pid)
 
     def close(self) -> None:
+        """End the watchdog, which ends what is left of this registry's
+        processes and removes its scratch folders."""
         with self._lock:
             watchdog, self._watchdog = self._watchdog, None
+            roots, self._roots = list(self._roots.values()), {}
+            self._default_root = None
         if watchdog is not None:
             watchdog.close()
+        for root in roots:  # the watchdog removed it, unless it could not run
+            if os.path.lexists(root):
+                remove_tree(root)
 
 
 def _kill_group(group: int) -> None:
@@ -383,6 +510,10 @@ class PreparedJob:
     stdin: bytes | None
     preset: str | None = None
     """The harness preset whose output this job prints (parsed after it ran)."""
+    made: tuple[str, ...] | None = None
+    """What :func:`prepare_job` made in ``root``, files before the folders
+    holding them: removed one by one after the agent ended
+    (:func:`remove_scratch`) when the agent left nothing else."""
 
 
 def _safe_name(name: str) -> str:
@@ -416,9 +547,11 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
         return _prepare_harness(job, root, token, base_env)
     base = os.fspath(root)
     work, tmp = base + "/work", base + "/tmp"
+    artifact = work + "/" + _safe_name(job.artifact_name)
     os.mkdir(work)
     os.mkdir(tmp)
-    _write_new(work + "/" + _safe_name(job.artifact_name), job.artifact)
+    _write_new(artifact, job.artifact)
+    made = [artifact, work, tmp]
     values = dict(job.values)
     values["probe_dir"] = work
     uses = {match.group(1) for arg in job.argv for match in _PLACEHOLDER.finditer(arg)}
@@ -427,7 +560,9 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
         prompt_file = base + "/prompt/prompt.txt"
         _write_new(prompt_file, job.prompt)
         values["prompt_file"] = prompt_file
+        made += [prompt_file, base + "/prompt"]
     if job.skill is not None and uses & set(SKILL_PLACEHOLDERS):
+        made = None  # a copy of many files: removed by the walk
         skill_dir = write_skill_copy(job.skill, root / "skill")
         values["skill_dir"] = str(skill_dir)
         values["skill_file"] = str(skill_dir.joinpath(*[p for p in job.skill.skill_file.split("/") if p not in ("", ".", "..")]))
@@ -442,7 +577,8 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:
         env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
-    return PreparedJob(root, argv, env, Path(work), job.prompt if job.prompt_on_stdin else None)
+    return PreparedJob(root, argv, env, Path(work), job.prompt if job.prompt_on_stdin else None,
+                       made=tuple(made) if made is not None else None)
 
 
 def _prepare_harness(job: AgentJob, root: Path, token: str, base_env: Mapping[bytes, bytes] | None) -> PreparedJob:
@@ -594,9 +730,10 @@ def execute_job(
     """Run ``job``'s command once and report what happened. Never raises.
 
     ``on_start`` is called first (see :class:`Executor`); if it raises, the job
-    is ``skipped``. ``scratch`` is the folder under which the job's own
-    scratch folder is made (default: :func:`default_scratch`); the job's
-    folder is removed afterwards.
+    is ``skipped``. ``scratch`` is the folder under which the registry's
+    scratch folder (:meth:`ProcessRegistry.scratch_root`), and in it the job's
+    own, is made (default: :func:`default_scratch`); the job's folder is
+    removed afterwards.
     """
     own_registry = registry is None
     registry = registry or ProcessRegistry()
@@ -615,9 +752,9 @@ def execute_job(
         except Exception as error:  # noqa: BLE001 - not recorded, so not started
             return outcome("skipped", error=f"not started: the start could not be recorded ({error})")
         started, clock = now_iso(), time.monotonic()
-    root = None
+    root = prepared = None
     try:
-        root = Path(tempfile.mkdtemp(prefix="skill-eval-", dir=scratch or default_scratch()))
+        root = Path(_start_folder(registry.scratch_root(scratch), job.job_id))
         prepared = prepare_job(job, root, registry.token, registry.base_env)
         try:
             process = subprocess.Popen(
@@ -664,9 +801,42 @@ def execute_job(
         return outcome("error", error=f"runner error: {type(error).__name__}: {error}")
     finally:
         if root is not None:
-            remove_tree(str(root))
+            remove_scratch(str(root), prepared.made if prepared is not None else None)
         if own_registry:
             registry.close()
+
+
+def _start_folder(scratch_root: str, job_id: str) -> str:
+    """A new folder for one start in ``scratch_root``: ``start-<job id>`` (one
+    ``mkdir``; the id is a fresh random hex), else a ``mkdtemp`` name."""
+    name = _safe_name(job_id)
+    if len(name) <= 64 and name.isalnum():
+        try:
+            path = f"{scratch_root}/start-{name}"
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            pass
+    return tempfile.mkdtemp(prefix="start-", dir=scratch_root)
+
+
+def remove_scratch(root: str, made: Sequence[str] | None) -> None:
+    """Remove a start's folder: when ``made`` lists what was put in it, those
+    entries one by one, then the folder (5 system calls, against ~15 for the
+    walk); if the agent left anything else (a folder is not empty), or
+    ``made`` is ``None``, :func:`remove_tree` walks it."""
+    if made is not None:
+        try:
+            for path in made:
+                if path.endswith(("/work", "/tmp", "/prompt")):
+                    os.rmdir(path)
+                else:
+                    os.unlink(path)
+            os.rmdir(root)
+            return
+        except OSError:
+            pass
+    remove_tree(root)
 
 
 def default_scratch() -> str | None:

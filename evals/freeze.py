@@ -29,6 +29,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from skill_eval.linter.context import RECORDS_MAX_SIZE, FileProblem
 from skill_eval.linter.runs import frozen_path, read_frozen, write_json_atomic
 
 from .executor import now_iso
@@ -44,6 +45,32 @@ class FreezeResult:
     unchanged: list[str]
 
 
+def _read_frozen_file(path: Path, probe: Probe) -> dict:
+    """The suite's frozen.json as data (a new one when there is none), read
+    through the engine's safe read: a frozen.json (or an ``evals/``) that
+    leads out of the workspace, a FIFO or a file over the records' size limit
+    is a :class:`ProbeError` naming it; nothing outside the workspace is read
+    or, later, written."""
+    session = probe.session
+    if session is None:
+        raise ProbeError(f"{path}: cannot read frozen.json: the probe was not read from a workspace")
+    where = session.resolve(path.parent, path.name, remember=False)
+    if isinstance(where, FileProblem):
+        raise ProbeError(f"{path}: cannot use frozen.json: {where.message}; {where.fix}")
+    raw = session.read_safely(path, max(session.config.max_file_size, RECORDS_MAX_SIZE), resolved=True)
+    if isinstance(raw, FileProblem):
+        if raw.kind == "missing":
+            return {"schema": SCHEMA, "cases": []}
+        raise ProbeError(f"{path}: cannot read frozen.json: {raw.message}; {raw.fix}")
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ProbeError(f"{path}: cannot read frozen.json ({error}); restore it from version control") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise ProbeError(f"{path}: frozen.json has no `cases` list; restore it from version control")
+    return data
+
+
 def freeze(probes: list[Probe]) -> list[FreezeResult]:
     """Add ``probes`` to their suites' frozen.json files; refuse conflicting entries."""
     by_file: dict[Path, list[Probe]] = {}
@@ -52,15 +79,7 @@ def freeze(probes: list[Probe]) -> list[FreezeResult]:
     conflicts = []
     plans = []
     for path, group in sorted(by_file.items()):
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8-sig"))
-            except (OSError, UnicodeDecodeError, ValueError) as error:
-                raise ProbeError(f"{path}: cannot read frozen.json ({error}); restore it from version control") from None
-            if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-                raise ProbeError(f"{path}: frozen.json has no `cases` list; restore it from version control")
-        else:
-            data = {"schema": SCHEMA, "cases": []}
+        data = _read_frozen_file(path, group[0])
         existing = read_frozen(path, json.dumps(data).encode())
         added, unchanged = [], []
         for probe in group:

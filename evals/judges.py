@@ -28,7 +28,11 @@ With ``caught_when`` fields too, the defect is caught when the fields hold and
 the judge says caught; the judge is not asked when a field already fails.
 
 The judge runs in its own process group (killed whole at the timeout), with
-its output capped at :data:`MAX_JUDGE_OUTPUT` bytes per stream. ``skill-eval
+its output capped at :data:`MAX_JUDGE_OUTPUT` bytes per stream. Like an
+agent, it is watched (:func:`judge_registry`): when the process running it
+dies (a runner killed with ``kill -9`` while grading), a watchdog kills the
+judge's process group and every process carrying its ``SKILL_EVAL_RUN``
+token at once, instead of leaving it to its own timeout. ``skill-eval
 check`` runs judges on the known transcripts exactly as live answers are
 graded, so a judge that disagrees with a transcript blocks the run.
 """
@@ -39,10 +43,14 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from .executor import ProcessRegistry
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a judge may take, unless its ``timeout`` says otherwise."""
@@ -124,21 +132,46 @@ def judge_input(probe: Any, defect: Mapping[str, Any], text: str, fields: Mappin
     }
 
 
+_registry: "ProcessRegistry | None" = None
+_registry_lock = threading.Lock()
+
+
+def judge_registry() -> "ProcessRegistry":
+    """The :class:`~skill_eval.evals.executor.ProcessRegistry` judges run
+    under in this process, made on first use and kept for the process's life:
+    its watchdog ends every judge still running when this process dies (its
+    pipe's end of file), as an executor's watchdog ends agents. Never
+    cancelled: a run's Ctrl-C lets a judge grading a finished answer finish."""
+    global _registry
+    with _registry_lock:
+        if _registry is None:
+            from .executor import ProcessRegistry
+
+            _registry = ProcessRegistry()
+        return _registry
+
+
 def run_judge(argv: list[str], payload: Mapping[str, Any], *, cwd: Path, timeout: float,
-              env: Mapping[str, str] | None = None, name: str | None = None) -> tuple[bool, str]:
+              env: Mapping[str, str] | None = None, name: str | None = None,
+              registry: "ProcessRegistry | None" = None) -> tuple[bool, str]:
     """Run one judge on ``payload``: ``(caught, reason)``, or :class:`JudgeError`
-    (whose message names the judge by ``name``, default its argv)."""
+    (whose message names the judge by ``name``, default its argv). The judge
+    runs in its own process group, watched by ``registry`` (default:
+    :func:`judge_registry`), with ``SKILL_EVAL_RUN`` set to its token."""
     from .executor import _communicate, _kill_group, _tail
 
     name = name or " ".join(argv)
     name = name if len(name) <= 120 else name[:117] + "..."
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    registry = registry or judge_registry()
+    environment = dict(os.environ if env is None else env)
+    environment["SKILL_EVAL_RUN"] = registry.token
     try:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   cwd=os.fspath(cwd), env=dict(os.environ if env is None else env),
-                                   start_new_session=True)
+                                   cwd=os.fspath(cwd), env=environment, start_new_session=True)
     except OSError as error:
         raise JudgeError(f"the judge `{name}` cannot start: {error.strerror or error}") from None
+    registry.add(process)
     try:
         stdout, stderr, truncated, timed_out = _communicate(process, data, time.monotonic() + timeout, MAX_JUDGE_OUTPUT)
     finally:
@@ -147,6 +180,7 @@ def run_judge(argv: list[str], payload: Mapping[str, Any], *, cwd: Path, timeout
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        registry.discard(process)
     said = _tail(stderr).strip()
     said = f" (stderr: {said[-300:]})" if said else ""
     if timed_out:

@@ -37,7 +37,6 @@ variable. See docs/harnesses/ for each harness.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -470,10 +469,9 @@ def files_hash(files: Iterable[tuple[str, bytes]]) -> str:
     """:func:`skill_tree_hash` of the folder that would hold ``files``
     (``(relative path, bytes)`` pairs, in any order): what the runner records
     for a skill before installing it."""
-    digest = hashlib.sha256()
-    for name, data in sorted((name.encode("utf-8"), data) for name, data in files):
-        digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    from .probes import tree_sha256
+
+    return tree_sha256(files)  # one definition: the records' skill_tree_sha256 too
 
 
 def skill_name(skill: Path) -> str:

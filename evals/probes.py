@@ -8,15 +8,17 @@ runner resolves artifacts, skills and output specs exactly as the linter does
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import os
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from skill_eval.linter.config import Config, ConfigError, load_config
 from skill_eval.linter.context import FileProblem, LintSession, ProbeContext
 from skill_eval.linter.outputspec import OutputSpec
-from skill_eval.linter.reader import FileSystemReader
+from skill_eval.linter.reader import TOOL_FOLDERS, FileSystemReader, FileTooLarge, read_regular_file
 from skill_eval.linter.runs import runs_folder, sha256_bytes, suite_folder, suite_runs_files
 from skill_eval.linter.textfile import TextDocument
 from skill_eval.linter.workspace import PROBE_FILE, Exclusion, absolute, discover, find_workspace_root
@@ -24,6 +26,102 @@ from skill_eval.linter.workspace import PROBE_FILE, Exclusion, absolute, discove
 
 class ProbeError(Exception):
     """A probe or workspace that cannot be used; the message names the file and the fix."""
+
+
+MAX_SKILL_TREE = 64 * 1024 * 1024
+"""Bytes a skill folder may hold besides what :func:`read_skill_tree` leaves
+out: all of it is hashed for the rep identity and copied for the treatment."""
+
+SKILL_TREE_SKIPPED = TOOL_FOLDERS | {"evals"}
+"""Folder names :func:`read_skill_tree` never descends into: the suite's
+``evals/`` and the engine's VCS and tool folders (besides virtual
+environments and folders holding a probe.json)."""
+
+
+def tree_sha256(files: Iterable[tuple[str, bytes]]) -> str:
+    """sha256 over ``(relative path, bytes)`` pairs, in any order: each path
+    (UTF-8, ``/``-separated) and its bytes, length-prefixed, sorted by path.
+    Two folders hash alike exactly when they hold the same files with the same
+    bytes (a rename, a new file or a removed one changes it too)."""
+    digest = hashlib.sha256()
+    for name, data in sorted((name.encode("utf-8", "surrogateescape"), data) for name, data in files):
+        digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class SkillTree:
+    """The files of a skill folder as the treatment's copy holds them (read
+    once per run: the copy is made from these bytes, so what was hashed is
+    what the agent gets)."""
+
+    folder: Path
+    files: tuple[tuple[str, bytes, int], ...]
+    """``(relative path, bytes, mode)`` of every file, sorted by path."""
+    holds_probe: bool = False
+    """The skill folder itself holds a probe.json (no copy can be made that
+    leaves the answer key out)."""
+
+    @cached_property
+    def sha256(self) -> str:
+        """:func:`tree_sha256` of :attr:`files`: the record's ``skill_tree_sha256``."""
+        return tree_sha256((name, data) for name, data, _mode in self.files)
+
+
+def read_skill_tree(folder: Path, limit: int = MAX_SKILL_TREE) -> SkillTree:
+    """Every file of the skill ``folder`` but ``evals/`` folders, folders
+    holding a probe.json (probes, their transcripts), VCS and tool folders
+    (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`: ``.git``,
+    ``node_modules``, caches), virtual environments and anything that is not
+    a regular file: symbolic links are never
+    followed (a link cannot bring a file from outside the workspace into the
+    hash or the copy), FIFOs and devices are never opened. Each file is read
+    through the engine's :func:`read_regular_file`, bounded by what remains of
+    ``limit`` (the folder's total). :class:`ProbeError` names the file when
+    one cannot be read or the folder is over ``limit``."""
+    files: list[tuple[str, bytes, int]] = []
+    total = 0
+    holds_probe = False
+    pending = [(str(folder), "")]
+    while pending:
+        current, prefix = pending.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            raise ProbeError(f"{current}: cannot list the skill folder ({error.strerror or error}); "
+                             "check its permissions") from None
+        names = {entry.name for entry in entries}
+        if "pyvenv.cfg" in names:
+            continue  # a virtual environment
+        if PROBE_FILE in names:
+            if prefix:
+                continue  # a probe (or its transcripts): the answer key
+            holds_probe = True
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKILL_TREE_SKIPPED:
+                        pending.append((entry.path, f"{prefix}{entry.name}/"))
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue  # a FIFO, a socket, a device: nothing an agent could be given
+                data = read_regular_file(entry.path, limit - total)
+                mode = entry.stat(follow_symlinks=False).st_mode & 0o777
+            except FileTooLarge:
+                raise ProbeError(f"{folder}: the skill folder holds over {limit:,} bytes besides evals/ "
+                                 f"(at {entry.path}); move large files out of it (the treatment gets a copy "
+                                 "per start)") from None
+            except OSError as error:
+                raise ProbeError(f"{entry.path}: cannot read this file of the skill folder "
+                                 f"({error.strerror or error}); fix its permissions or move it out of "
+                                 f"{folder}") from None
+            total += len(data)
+            files.append((prefix + entry.name, data, mode))
+    files.sort(key=lambda item: item[0].encode("utf-8", "surrogateescape"))
+    return SkillTree(folder, tuple(files), holds_probe)
 
 
 @dataclass(frozen=True)
@@ -44,6 +142,20 @@ class Probe:
     output_spec_path: Path | None
     output_spec: OutputSpec | None
     suite: Path
+    skill_tree: SkillTree | None = None
+    """The skill folder's files (:func:`read_skill_tree`); ``None`` without a
+    skill, or when it could not be read and the caller did not need it."""
+    session: LintSession | None = field(default=None, compare=False, repr=False)
+    """The lint session the probe was read with: :meth:`read_file` reads the
+    probe's other files (transcripts) through it."""
+
+    def read_file(self, path: Path, what: str, limit: int | None = None) -> bytes:
+        """``path``'s bytes through the engine's one safe read
+        (:func:`read_in_workspace`), bounded by ``limit`` (default: the
+        config's ``max-file-size``)."""
+        if self.session is None:
+            raise ProbeError(f"{path}: cannot read {what}: the probe was not read from a workspace")
+        return read_in_workspace(self.session, path, what, limit)
 
     @property
     def folder(self) -> Path:
@@ -60,6 +172,14 @@ class Probe:
     @cached_property
     def skill_sha256(self) -> str | None:
         return sha256_bytes(self.skill_bytes) if self.skill_bytes is not None else None
+
+    @property
+    def skill_tree_sha256(self) -> str | None:
+        """sha256 over every file of the skill folder the treatment's copy
+        holds (:func:`read_skill_tree`, :func:`tree_sha256`): part of a rep's
+        identity, so an edit of any file of the skill (a reference, a script,
+        not only SKILL.md) makes earlier reps another identity."""
+        return self.skill_tree.sha256 if self.skill_tree is not None else None
 
     def records(self) -> list[dict[str, Any]]:
         """Every record of this probe id in its suite (all versions, agents)."""
@@ -88,6 +208,21 @@ class Workspace:
         self.root = root
         self.config = config
         self.session = LintSession(root, config, FileSystemReader())
+        self._skill_trees: dict[Path, SkillTree | ProbeError] = {}
+
+    def skill_tree(self, folder: Path) -> SkillTree:
+        """:func:`read_skill_tree` of ``folder``, once per workspace (the probes
+        of a suite share their skill); :class:`ProbeError` when it cannot be read."""
+        found = self._skill_trees.get(folder)
+        if found is None:
+            try:
+                found = read_skill_tree(folder)
+            except ProbeError as error:
+                found = error
+            self._skill_trees[folder] = found
+        if isinstance(found, ProbeError):
+            raise found
+        return found
 
     @classmethod
     def open(cls, paths: Sequence[Path | str], config_path: Path | None = None) -> "Workspace":
@@ -130,7 +265,8 @@ class Workspace:
         return sorted(found)
 
     def load(self, json_path: Path, *, need_skill: bool = True, need_spec: bool = True) -> Probe:
-        return load_probe(self.session.probe(json_path), need_skill=need_skill, need_spec=need_spec)
+        return load_probe(self.session.probe(json_path), need_skill=need_skill, need_spec=need_spec,
+                          skill_tree=self.skill_tree)
 
     def load_all(self, json_paths: Iterable[Path], **needs: bool) -> tuple[list[Probe], list[str]]:
         """Probes that can be used, and one error line per probe that cannot."""
@@ -143,14 +279,33 @@ class Workspace:
         return probes, errors
 
 
+def read_in_workspace(session: LintSession, path: Path, what: str, limit: int | None = None,
+                      resolved: bool = False) -> bytes:
+    """``path``'s bytes through :meth:`LintSession.read_safely`: its real path
+    inside the workspace root (a symbolic link out of it is never opened), a
+    regular file (a FIFO or a device is never waited on) of at most ``limit``
+    bytes (default: the config's ``max-file-size``; no more is ever read).
+    Otherwise :class:`ProbeError`, one line naming the file, what it is and
+    the fix. ``resolved``: the session already resolved ``path`` inside the
+    workspace (its probe.json, artifact or skill)."""
+    raw = session.read_safely(path, session.config.max_file_size if limit is None else limit, resolved)
+    if isinstance(raw, FileProblem):
+        raise ProbeError(f"{path}: cannot read {what}: {raw.message}; {raw.fix}")
+    return raw
+
+
 def _problem(path: Path, problem: FileProblem | None, what: str, fix: str) -> ProbeError:
     if isinstance(problem, FileProblem):
-        return ProbeError(f"{path}: {what}: {problem.message}; {problem.fix}")
+        where = f" ({problem.path})" if problem.path != path else ""
+        return ProbeError(f"{path}: {what}{where}: {problem.message}; {problem.fix}")
     return ProbeError(f"{path}: {what}; {fix}")
 
 
-def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: bool = True) -> Probe:
-    """A :class:`Probe` from a lint context, or :class:`ProbeError`."""
+def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: bool = True,
+               skill_tree: Callable[[Path], SkillTree] = read_skill_tree) -> Probe:
+    """A :class:`Probe` from a lint context, or :class:`ProbeError`.
+    ``skill_tree(folder)`` reads the skill folder (:meth:`Workspace.skill_tree`
+    shares one read among the probes of a workspace)."""
     path = context.json_path
     document = context.document
     if not isinstance(document, TextDocument):
@@ -174,11 +329,17 @@ def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: boo
                          "add the discriminator")
     skill_ref = context.skill_ref
     skill_bytes = None
+    tree = None
     skill_path = skill_ref if isinstance(skill_ref, Path) else None
     if skill_path is not None:
         skill_document = context.skill_document
         if isinstance(skill_document, TextDocument):
-            skill_bytes = context.session.reader.read_bytes(skill_path)
+            skill_bytes = read_in_workspace(context.session, skill_path, "the skill", resolved=True)
+            try:
+                tree = skill_tree(skill_path.parent)
+            except ProbeError:
+                if need_skill:
+                    raise
         elif need_skill:
             raise _problem(path, skill_document, "cannot read the skill", "fix `skill` in probe.json")
     elif need_skill:
@@ -197,15 +358,17 @@ def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: boo
         kind=context.get("kind", str),
         band=dict(band) if band else None,
         defects=defects,
-        probe_bytes=context.session.reader.read_bytes(path),
+        probe_bytes=read_in_workspace(context.session, path, "probe.json"),
         artifact_path=artifact.path,
-        artifact_bytes=context.session.reader.read_bytes(artifact.path),
+        artifact_bytes=read_in_workspace(context.session, artifact.path, "the artifact", resolved=True),
         skill_path=skill_path,
         skill_bytes=skill_bytes,
         output_spec_path=spec_ref if isinstance(spec_ref, Path) else None,
         output_spec=spec,
         suite=suite_folder(skill_path, path.parent),
+        skill_tree=tree,
+        session=context.session,
     )
 
 
-__all__ = ["Probe", "ProbeError", "Workspace", "load_probe", "PROBE_FILE"]
+__all__ = ["Probe", "ProbeError", "SkillTree", "Workspace", "load_probe", "read_in_workspace", "read_skill_tree", "tree_sha256", "PROBE_FILE"]

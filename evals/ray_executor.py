@@ -147,21 +147,25 @@ _worker_scratch: tuple[str, int] | None = None
 SCRATCH_PREFIX = "skill-eval-ray-"
 
 
-def worker_scratch() -> str:
+def worker_scratch(registry: ProcessRegistry | None = None) -> str:
     """This worker's folder for scratch folders, locked (``flock``) for the
     worker's life; folders of workers that are gone are removed first.
 
     A worker killed mid-start (``ray.cancel(force=True)``, the driver's
-    Ctrl-C, a lost node) cannot remove its start's scratch folder; the next
-    worker on the machine does, once its lock shows the owner is dead (a lock,
-    not a pid, so workers in other pid namespaces sharing the folder are safe)."""
+    Ctrl-C, a lost node) cannot remove its start's scratch folder. Its
+    watchdog (``registry``'s, told of the folder before it is made) removes
+    the worker's folder once it has ended the agent; should the watchdog be
+    gone too, the next worker on the machine does, once the folder's lock
+    shows its owner is dead (a lock, not a pid, so workers in other pid
+    namespaces sharing the folder are safe)."""
     import fcntl
     import tempfile
+    import uuid
 
     global _worker_scratch
     if _worker_scratch is not None:
         return _worker_scratch[0]
-    base = default_scratch() or tempfile.gettempdir()
+    base = os.path.abspath(default_scratch() or tempfile.gettempdir())
     try:
         entries = list(os.scandir(base))
     except OSError:
@@ -180,11 +184,16 @@ def worker_scratch() -> str:
             continue
         remove_tree(entry.path)
         os.close(fd)
-    # made under another name and locked before it gets the name sweepers look for
-    fresh = tempfile.mkdtemp(prefix="." + SCRATCH_PREFIX, dir=base)
+    # made under another name and locked before it gets the name sweepers look for; the
+    # watchdog knows both names before either exists
+    name = SCRATCH_PREFIX + uuid.uuid4().hex[:16]
+    fresh, folder = os.path.join(base, "." + name), os.path.join(base, name)
+    if registry is not None:
+        registry.remove_on_exit(fresh)
+        registry.remove_on_exit(folder)
+    os.mkdir(fresh, 0o700)
     fd = os.open(fresh, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     fcntl.flock(fd, fcntl.LOCK_EX)
-    folder = os.path.join(base, os.path.basename(fresh)[1:])
     os.rename(fresh, folder)
     _worker_scratch = (folder, fd)
     return folder
@@ -199,15 +208,20 @@ def run_on_worker(job: AgentJob) -> AgentOutcome:
     (``ray.cancel`` without force raises ``KeyboardInterrupt`` in it), that
     registry is cancelled and closed, which kills the agent's process group
     and every process carrying its token, before the interruption goes on to
-    Ray; the next task gets a new registry."""
+    Ray; the next task gets a new registry. The registry's watchdog removes
+    the worker's scratch folder when the worker dies (:func:`worker_scratch`)."""
     global _worker_registry
     registry = _worker_registry
     if registry is None or registry.cancelled.is_set():
         registry = _worker_registry = ProcessRegistry()
+        if _worker_scratch is not None:
+            registry.remove_on_exit(_worker_scratch[0])
+    folder = worker_scratch(registry)
     try:
-        return execute_job(job, registry, Path(worker_scratch()))
+        return execute_job(job, registry, Path(folder))
     except BaseException:
         _worker_registry = None
+        registry.keep(folder)  # the worker lives on, and keeps its folder for the next registry
         registry.cancel()
         registry.close()
         raise

@@ -48,7 +48,7 @@ from .calibrate import decision_note
 from .viewer_model import ARM_NAMES, ZONES, Group, ReportModel
 
 ON_DISK_NOTES = {
-    "skill-edited": "SKILL.md changed since",
+    "skill-edited": "the skill (SKILL.md or another file of its folder) changed since",
     "edited": "files changed since (same version)",
     "superseded": "superseded by a newer version",
     "older": "disk holds an older version",

@@ -77,8 +77,6 @@ KNOWN_AGENT_CLIS = ("claude", "codex", "gemini", "opencode", "aider", "goose", "
 """Names a missing executable is compared with, for a "did you mean"."""
 LOCK_TIMEOUT = 120.0
 """Seconds to wait for another runner's planning before giving up."""
-MAX_SKILL_COPY = 64 * 1024 * 1024
-"""Bytes of a skill folder the treatment's copy may hold."""
 
 
 class RunError(ProbeError):
@@ -100,7 +98,7 @@ class Start:
     def identity(self, agent: str, model: str) -> tuple:
         probe = self.probe
         return (probe.probe_id, probe.version, probe.probe_sha256, probe.artifact_sha256, probe.skill_sha256,
-                self.arm, self.rep, agent, model)
+                self.arm, self.rep, agent, model, probe.skill_tree_sha256)
 
 
 @dataclass(frozen=True)
@@ -582,43 +580,23 @@ def write_under(folder: Path, parts: Sequence[str], data: bytes) -> None:
 
 # -- the skill's copy ------------------------------------------------------------------
 
-_NOT_COPIED = frozenset({"evals", "node_modules", "__pycache__", "site-packages"})
-
-
-def skill_bundle(skill_path: Path) -> SkillBundle:
-    """The files of the skill folder the treatment gets a copy of: everything
-    but ``evals/`` folders, folders holding a probe.json (probes, their
-    transcripts), hidden folders, virtual environments and symbolic links."""
+def skill_bundle(probe: Probe) -> SkillBundle:
+    """The files of the skill folder the treatment gets a copy of: those of
+    ``probe``'s :class:`~skill_eval.evals.probes.SkillTree` (read once when
+    the probe was loaded, so the copy holds exactly the bytes its
+    ``skill_tree_sha256`` was taken of): everything but ``evals/`` folders,
+    folders holding a probe.json (probes, their transcripts), VCS and tool
+    folders, virtual environments and symbolic links."""
+    skill_path = probe.skill_path
     folder = skill_path.parent
-    files: list[tuple[str, bytes, int]] = []
-    total = 0
-    pending = [(folder, "")]
-    while pending:
-        current, prefix = pending.pop()
-        try:
-            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
-        except OSError:
-            continue
-        names = {entry.name for entry in entries}
-        if "probe.json" in names or "pyvenv.cfg" in names:
-            if current == folder:
-                raise RunError(f"{folder}: the skill folder itself holds a probe.json; keep probes under "
-                               "evals/probes/ so the treatment's copy of the skill holds no answer key")
-            continue
-        for entry in entries:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _NOT_COPIED and not entry.name.startswith("."):
-                    pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
-            elif entry.is_file(follow_symlinks=False):
-                data = Path(entry.path).read_bytes()
-                total += len(data)
-                if total > MAX_SKILL_COPY:
-                    raise RunError(f"{folder}: the skill folder holds over {MAX_SKILL_COPY >> 20} MiB besides evals/; "
-                                   "move large files out of it (the treatment gets a copy per start)")
-                files.append((prefix + entry.name, data, entry.stat(follow_symlinks=False).st_mode & 0o777))
-    return SkillBundle(folder.name, skill_path.name, tuple(files))
+    tree = probe.skill_tree
+    if tree is None:
+        raise RunError(f"{skill_path}: the treatment arm needs the skill folder, and it could not be read; "
+                       "run `skill-eval check` to see why")
+    if tree.holds_probe:
+        raise RunError(f"{folder}: the skill folder itself holds a probe.json; keep probes under "
+                       "evals/probes/ so the treatment's copy of the skill holds no answer key")
+    return SkillBundle(folder.name, skill_path.name, tree.files)
 
 
 class Runner:
@@ -779,7 +757,7 @@ class Runner:
                         "schema": RECORD_SCHEMA, "type": "plan", "plan_id": plan.plan_id, "created": now_iso(),
                         "agent": self.agent.name, "model": self.model, "runner": self._runner,
                         "starts": [[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
-                                    s.probe.skill_sha256, s.arm, s.rep] for s in starts],
+                                    s.probe.skill_sha256, s.arm, s.rep, s.probe.skill_tree_sha256] for s in starts],
                         **plan.record_fields,
                         **self._plan_lint(starts),
                     }])
@@ -799,7 +777,7 @@ class Runner:
             seen.add(probe.json_path)
             entries.append({"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
                             "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
-                            "findings": self.lint_at_run[probe.json_path]})
+                            "skill_tree_sha256": probe.skill_tree_sha256, "findings": self.lint_at_run[probe.json_path]})
         return {"lint": entries} if entries else {}
 
     @staticmethod
@@ -813,7 +791,7 @@ class Runner:
         folder = probe.skill_path.parent
         bundle = self._bundles.get(folder)
         if bundle is None:
-            bundle = self._bundles[folder] = skill_bundle(probe.skill_path)
+            bundle = self._bundles[folder] = skill_bundle(probe)
         return bundle
 
     def _install_bundle(self, probe: Probe) -> SkillBundle:
@@ -895,6 +873,7 @@ class Runner:
             "probe_sha256": probe.probe_sha256,
             "artifact_sha256": probe.artifact_sha256,
             "skill_sha256": probe.skill_sha256,
+            "skill_tree_sha256": probe.skill_tree_sha256,
             "probe_path": _relative(probe.json_path, self.workspace.root),
             "kind": probe.kind,
             "band": probe.band,
@@ -1103,7 +1082,8 @@ class Runner:
         """The start and its outcome as one record (as readers see them)."""
         probe = start.probe
         merged = {"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
-                  "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256, "kind": probe.kind,
+                  "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
+                  "skill_tree_sha256": probe.skill_tree_sha256, "kind": probe.kind,
                   "band": probe.band, "defects": probe.defect_ids, "arm": start.arm, "rep": start.rep,
                   "agent": self.agent.name, "model": self.model}
         merged.update({k: v for k, v in outcome.items() if k not in ("schema", "type")})

@@ -31,12 +31,13 @@ does not read them (they are not fixtures), so they may quote the defect freely.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grading import BadExpectation, grade_answer
 from .judges import ProbeJudge
-from .probes import Probe
+from .probes import Probe, ProbeError
 
 LABELS = ("caught", "missed")
 
@@ -90,19 +91,41 @@ def parse_transcript(path: Path, text: str) -> Transcript:
 
 
 def transcript_paths(probe: Probe) -> list[Path]:
+    """The ``*.md`` entries of the probe's ``transcripts/`` folder, sorted,
+    listed with one ``os.scandir`` (entries that are folders left out; links
+    and FIFOs are listed, so that reading them, :func:`read_transcript`,
+    says why they cannot be used)."""
     folder = probe.transcripts_folder
-    return sorted(folder.glob("*.md")) if folder.is_dir() else []
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries
+                     if entry.name.endswith(".md") and not entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    return [folder / name for name in sorted(names)]
+
+
+def read_transcript(probe: Probe, path: Path) -> Transcript:
+    """The transcript at ``path``, read through the engine's safe read (inside
+    the workspace, a regular file, at most ``max-file-size`` bytes: a link out
+    of the workspace, a FIFO or a huge file is a :class:`TranscriptError`
+    naming the file, never a read outside nor a hang) and parsed."""
+    try:
+        raw = probe.read_file(path, "the transcript")
+    except ProbeError as error:
+        raise TranscriptError(str(error)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TranscriptError(f"{path}: not UTF-8 text; re-save it as UTF-8") from None
+    return parse_transcript(path, text)
 
 
 def check_transcript(probe: Probe, path: Path, workspace: Path | None = None) -> TranscriptResult:
     """Grade one transcript as a live answer is graded (judges included; their
     ``{workspace}`` is ``workspace``) and compare with its labels."""
     try:
-        transcript = parse_transcript(path, path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        return TranscriptResult(path, False, error=f"{path}: not UTF-8 text; re-save it as UTF-8")
-    except OSError as error:
-        return TranscriptResult(path, False, error=f"{path}: cannot read it ({error.strerror or error})")
+        transcript = read_transcript(probe, path)
     except TranscriptError as error:
         return TranscriptResult(path, False, error=str(error))
     ids = probe.defect_ids

@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from skill_eval import __version__
+from skill_eval.linter.context import RECORDS_MAX_SIZE
+from skill_eval.linter.reader import read_regular_file
 from skill_eval.linter.runs import (ARMS, VersionSample, fisher_greater, frozen_path, is_interrupted,
                                     read_frozen, read_runs_file, record_passed, row_key, runs_folder, sample_rows,
                                     sha256_bytes, writer_alive)
@@ -204,8 +206,8 @@ def read_answer_file(suite: Path, name: Any) -> tuple[str | None, str | None]:
     if folder not in path.parents:
         return None, f"answer file {name!r} is outside {folder}: not read"
     try:
-        return path.read_bytes().decode("utf-8", errors="replace"), None
-    except OSError as error:
+        return read_regular_file(path, RECORDS_MAX_SIZE).decode("utf-8", errors="replace"), None
+    except OSError as error:  # a FIFO or a device (never waited on), a huge file, a missing one
         return None, f"answer file {name!r} cannot be read ({error.strerror or error})"
 
 
@@ -254,26 +256,28 @@ class _Disk:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.by_id: dict[str, list[tuple[int, str | None, str | None, Path]]] = {}
-        reader = workspace.session.reader
-        for path in workspace.session.all_probe_paths:
-            context = workspace.session.probe(path)
+        session = workspace.session
+        limit = workspace.config.max_file_size
+        for path in session.all_probe_paths:
+            context = session.probe(path)
             if context.probe_id is None:
                 continue
             probe_hash = artifact_hash = None
-            try:
-                probe_hash = sha256_bytes(reader.read_bytes(path))
+            raw = session.read_safely(path, limit)  # the engine's safe read: inside the workspace, bounded
+            if isinstance(raw, bytes):
+                probe_hash = sha256_bytes(raw)
                 artifact = context.artifact_document
                 if isinstance(artifact, TextDocument):
-                    artifact_hash = sha256_bytes(reader.read_bytes(artifact.path))
-            except OSError:
-                pass
+                    raw = session.read_safely(artifact.path, limit, resolved=True)
+                    artifact_hash = sha256_bytes(raw) if isinstance(raw, bytes) else None
             self.by_id.setdefault(context.probe_id, []).append((context.version, probe_hash, artifact_hash, path))
         self._loaded: dict[Path, Probe | None] = {}
 
     def state(self, probe_id: str, version: int, probe_hash: Any, artifact_hash: Any,
-              skill_hash: Any = None) -> tuple[str, Path | None]:
+              skill_hash: Any = None, skill_tree_hash: Any = None) -> tuple[str, Path | None]:
         """``on_disk`` of a group, and its probe.json when probe.json and the
-        artifact are on disk as they ran (``current`` or ``skill-edited``)."""
+        artifact are on disk as they ran (``current``, or ``skill-edited``
+        when SKILL.md or another file of the skill folder changed since)."""
         found = self.by_id.get(probe_id)
         if not found:
             return "missing", None
@@ -281,6 +285,8 @@ class _Disk:
             if disk_version == version and (disk_probe, disk_artifact) == (probe_hash, artifact_hash):
                 probe = self.probe(path) if skill_hash is not None else None
                 if probe is not None and probe.skill_sha256 is not None and probe.skill_sha256 != skill_hash:
+                    return "skill-edited", path
+                if probe is not None and probe.skill_tree_sha256 is not None and probe.skill_tree_sha256 != skill_tree_hash:
                     return "skill-edited", path
                 return "current", path
         highest = max(v for v, *_ in found)
@@ -422,7 +428,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         by_group.setdefault(identity, []).append((suite, record))
         contents.setdefault(identity[:3], set()).add(identity[3:5])
     disk = _Disk(workspace)
-    states = {identity: disk.state(*identity[1:6]) for identity in by_group}
+    states = {identity: disk.state(*identity[1:6], skill_tree_hash=identity[8]) for identity in by_group}
     report_lint: dict[Path, list[Finding]] = {}
     if lint:
         unlinted = {path for identity, (state, path) in states.items()
@@ -432,7 +438,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
     frozen_cases = {suite: read_frozen(frozen_path(Path(suite))) for suite in {identity[0] for identity in by_group}}
     groups: list[Group] = []
     for identity in sorted(by_group, key=lambda i: tuple("" if v is None else str(v) for v in i)):
-        suite_text, probe_id, version, probe_hash, artifact_hash, skill_hash, agent_name, model_name = identity
+        suite_text, probe_id, version, probe_hash, artifact_hash, skill_hash, agent_name, model_name, tree_hash = identity
         suite = Path(suite_text)
         on_disk, probe_path = states[identity]
         probe = disk.probe(probe_path) if probe_path is not None and answers else None
@@ -454,7 +460,8 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
             band={k: v for k, v in last["band"].items() if isinstance(v, int) and not isinstance(v, bool)}
             if isinstance(last.get("band"), dict) else None,
             defects=[str(d) for d in last.get("defects") or []],
-            hashes={"probe_sha256": probe_hash, "artifact_sha256": artifact_hash, "skill_sha256": skill_hash},
+            hashes={"probe_sha256": probe_hash, "artifact_sha256": artifact_hash, "skill_sha256": skill_hash,
+                    "skill_tree_sha256": tree_hash},
             agent=str(agent_name or "?"), model=str(model_name or DEFAULT_MODEL), zone=sample.zone, arms=arms,
             evidence=evidence_of_sample(sample),
             edited_without_bump=len(contents[identity[:3]]) > 1, on_disk=on_disk,
@@ -476,9 +483,9 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
 
 
 def _as_record(identity: tuple) -> dict[str, Any]:
-    _suite, probe_id, version, probe_hash, artifact_hash, skill_hash, _agent, _model = identity
+    _suite, probe_id, version, probe_hash, artifact_hash, skill_hash, _agent, _model, tree_hash = identity
     return {"probe": probe_id, "version": version, "probe_sha256": probe_hash, "artifact_sha256": artifact_hash,
-            "skill_sha256": skill_hash}
+            "skill_sha256": skill_hash, "skill_tree_sha256": tree_hash}
 
 
 def _group_lint(at_run: list[Finding] | None, at_report: list[Finding] | None) -> Lint | None:

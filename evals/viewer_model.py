@@ -76,6 +76,7 @@ class Hashes(TypedDict):
     probe_sha256: Optional[str]
     artifact_sha256: Optional[str]
     skill_sha256: Optional[str]
+    skill_tree_sha256: Optional[str]
 
 
 class ArmSample(TypedDict):

@@ -14,7 +14,7 @@ held under an exclusive ``flock`` for the runner's whole life. Its lines:
 
 * ``{"schema":2,"type":"plan",...}`` — the starts this runner reserved under
   the workspace's run lock (``starts``: ``[probe, version, probe_sha256,
-  artifact_sha256, arm, rep]`` each). A reservation holds only while the
+  artifact_sha256, skill_sha256, arm, rep, skill_tree_sha256]`` each). A reservation holds only while the
   file's lock is held (its runner is alive); it is never a start.
 * ``{"schema":2,"type":"start","start_id":...}`` — written whole and
   fsync'd before the agent's process is spawned.
@@ -447,8 +447,9 @@ class RunsFile:
         for _line, plan in self.plans:
             agent, model = plan.get("agent"), plan.get("model")
             for entry in plan.get("starts") or ():
-                if isinstance(entry, list) and len(entry) == 7:
-                    identity = (*entry, agent, model)
+                if isinstance(entry, list) and len(entry) in (7, 8):
+                    tree = entry[7] if len(entry) == 8 else None
+                    identity = (*entry[:7], agent, model, tree)
                     if identity not in started:
                         found.append(identity)
         return found
@@ -730,18 +731,23 @@ class VersionSample:
 
 
 def rep_identity(record: dict[str, Any]) -> tuple:
-    """What makes two records the same rep: probe, version, the three content
-    hashes, arm, rep number, agent and model. The resume key of the runner."""
+    """What makes two records the same rep: probe, version, the content
+    hashes (probe.json, artifact, SKILL.md), arm, rep number, agent, model and
+    ``skill_tree_sha256`` (every file of the skill folder; last, so the
+    earlier positions keep their meaning). The resume key of the runner. A
+    record written before the tree was hashed has none: its rep is another
+    identity than any rep of a known tree."""
     return (record.get("probe"), record.get("version"), record.get("probe_sha256"), record.get("artifact_sha256"),
-            record.get("skill_sha256"), record.get("arm"), record.get("rep"), record.get("agent"), record.get("model"))
+            record.get("skill_sha256"), record.get("arm"), record.get("rep"), record.get("agent"), record.get("model"),
+            record.get("skill_tree_sha256"))
 
 
 def row_key(record: dict[str, Any]) -> tuple:
     """A report row: ``(probe, version, probe_sha256, artifact_sha256,
-    skill_sha256, agent, model)``. Records of different agents, models or
-    contents are never pooled."""
+    skill_sha256, agent, model, skill_tree_sha256)``. Records of different
+    agents, models or contents (of the skill folder too) are never pooled."""
     return (record.get("probe"), record.get("version"), record.get("probe_sha256"), record.get("artifact_sha256"),
-            record.get("skill_sha256"), record.get("agent"), record.get("model"))
+            record.get("skill_sha256"), record.get("agent"), record.get("model"), record.get("skill_tree_sha256"))
 
 
 def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict[tuple, VersionSample]:

@@ -415,7 +415,7 @@
       ["zone", regressionControl(group) ? el("span", null, zoneBadge(group.zone), " — keep as a regression/cost control") : zoneBadge(group.zone)],
       ["control", armFacts(group.arms.control)], ["treatment", armFacts(group.arms.treatment)],
       ["evidence", group.evidence.text], ["flags", flags(group).length ? flags(group) : "none"],
-      ["hashes", "probe.json " + (h.probe_sha256 || "-").slice(0, 12) + " · artifact " + (h.artifact_sha256 || "-").slice(0, 12) + " · skill " + (h.skill_sha256 || "-").slice(0, 12)],
+      ["hashes", "probe.json " + (h.probe_sha256 || "-").slice(0, 12) + " · artifact " + (h.artifact_sha256 || "-").slice(0, 12) + " · skill " + (h.skill_sha256 || "-").slice(0, 12) + " · skill folder " + (h.skill_tree_sha256 || "-").slice(0, 12)],
       ["last run", group.last_run || "-"],
     ]));
     if (group.calibration) body.appendChild(renderCalibration(group));

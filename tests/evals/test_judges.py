@@ -112,6 +112,53 @@ def test_a_hanging_judge_is_killed_at_its_timeout_with_what_it_started(suite, tm
     assert sleepers == []
 
 
+def test_a_judge_dies_with_a_killed_runner_not_at_its_own_timeout(suite, tmp_path):
+    """A runner killed with ``kill -9`` while a judge grades an answer: the
+    judge (and its child) end within seconds, though the judge's timeout is
+    minutes. Ground truth: the pids the judge logged itself."""
+    import signal
+    import subprocess
+
+    judge_probe(suite, "sleep", timeout=600)
+    for path in (suite.probe("euphemized-coverage") / "transcripts").glob("*.md"):
+        path.unlink()  # no transcript check: the judge runs on the live answer
+    suite.configure({"rule": RULE})
+    runner = subprocess.Popen([PYTHON, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())", "run",
+                               str(suite.probe("euphemized-coverage")), "--reps", "1", "--arms", "treatment",
+                               "--no-progress"], cwd=suite.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait(lambda: len(judge_calls(tmp_path)) == 1, 60), "the judge never ran"
+    finally:
+        os.kill(runner.pid, signal.SIGKILL)
+        runner.wait(timeout=30)
+    [call] = judge_calls(tmp_path)
+    pids = [call["pid"], call["child"]]
+    assert all(isinstance(pid, int) for pid in pids)
+    assert _wait(lambda: not any(_running(pid) for pid in pids), 10), \
+        [(pid, _cmdline(str(pid))) for pid in pids if _running(pid)]
+    # the start is on record, unfinished: an interrupted start the plain command resumes
+    [record] = suite.all_records()
+    assert record["status"] == "interrupted"
+
+
+def _wait(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie is not running)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 def _cmdline(pid: str) -> list[str]:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]

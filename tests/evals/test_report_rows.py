@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import fisher_exact
 
 from skill_eval.evals.cli import report_main
+from evals_helpers import skill_tree_sha256
 from skill_eval.linter.runs import append_record, fisher_greater, sha256_file
 
 PROBE = "euphemized-coverage"
@@ -29,7 +30,8 @@ def _record(suite, arm, rep, caught, *, agent="a", model="m", artifact_sha=None,
     return {"schema": 2, "type": "start", "start_id": f"{agent}-{model}-{arm}-{rep}-{artifact_sha}", "probe": PROBE,
             "version": 1, "probe_sha256": sha256_file(folder / "probe.json"),
             "artifact_sha256": artifact_sha or sha256_file(folder / "question.md"),
-            "skill_sha256": sha256_file(suite.skill / "SKILL.md"), "kind": "floor", "defects": ["D1"], "arm": arm,
+            "skill_sha256": sha256_file(suite.skill / "SKILL.md"), "skill_tree_sha256": skill_tree_sha256(suite.skill),
+            "kind": "floor", "defects": ["D1"], "arm": arm,
             "rep": rep, "agent": agent, "model": model, "started": f"2025-01-0{rep}T00:00:00Z"}
 
 

@@ -140,6 +140,38 @@ def test_agent_and_its_child_die_with_a_killed_runner(suite, tmp_path):
     assert count_starts(suite.files()) == 4
 
 
+def test_a_runner_killed_9_leaves_no_scratch_folder(suite, tmp_path, monkeypatch):
+    """The starts' scratch folders of a runner killed with ``kill -9`` are
+    removed by its watchdog, with the agents: the scratch location (this
+    test's own) holds as many folders after the kill as before."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "someone-elses").mkdir()  # never touched
+    monkeypatch.setenv("SKILL_EVAL_SCRATCH", str(scratch))
+    log = tmp_path / "agent.log"
+    suite.configure({"a": {"command": agent_command("probe_agent.py", "--log", str(log), "--sleep", "30")}})
+    before = sorted(path.name for path in scratch.iterdir())
+    process = subprocess.Popen([*CLI, "run", str(suite.root), "--reps", "1", "-j", "3", "--no-progress"],
+                               cwd=suite.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: len(logged(log)) == 3)
+        # the agents' folders are there while they run: one folder of the runner's, a folder per start in it
+        [runner_folder] = [path for path in scratch.iterdir() if path.name.startswith("skill-eval-")]
+        assert len(list(runner_folder.iterdir())) == 3
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    pids = [pid for pid, _id in logged(log)]
+    assert wait_for(lambda: not any(alive(pid) for pid in pids), timeout=10)
+    assert wait_for(lambda: sorted(path.name for path in scratch.iterdir()) == before, timeout=10), \
+        sorted(path.name for path in scratch.iterdir())
+    # a run to the end leaves nothing either
+    suite.configure({"a": {"command": agent_command("probe_agent.py", "--log", str(log))}})
+    result = cli("run", str(suite.root), "--reps", "1", "-j", "3", "--no-progress", cwd=suite.root)
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in scratch.iterdir()) == before
+
+
 # -- 2. one suite, one budget, across processes -----------------------------------------
 
 

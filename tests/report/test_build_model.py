@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from report_helpers import SUITE, Suite, agent
+from report_helpers import SUITE, Suite, agent, skill_tree_sha256
 from skill_eval.evals.cli import freeze_main, run_main
 from skill_eval.evals.grading import grade_answer
 from skill_eval.evals.probes import Workspace
@@ -129,7 +129,7 @@ def test_lint_at_report_time_only_for_unchanged_files(suite):
     folder = suite.probe("euphemized-coverage")
     record = {"probe": "euphemized-coverage", "version": 1, "probe_sha256": sha256_file(folder / "probe.json"),
               "artifact_sha256": sha256_file(folder / "question.md"), "skill_sha256": sha256_file(suite.skill / "SKILL.md"),
-              "agent": "hand", "model": "m", "kind": "floor", "defects": ["D1"], "arm": "control", "rep": 1,
+              "skill_tree_sha256": skill_tree_sha256(suite.skill), "agent": "hand", "model": "m", "kind": "floor", "defects": ["D1"], "arm": "control", "rep": 1,
               "status": "ok", "caught": [], "start_id": "s1"}
     append_record(suite.runs / "old.jsonl", record, fsync=False)
     (group,) = model_of(suite)["groups"]
@@ -177,8 +177,8 @@ def test_hostile_and_partial_records(suite):
     (record,) = suite.records()
     secret = suite.root.parent / "secret.txt"
     secret.write_text("do not show")
-    base = {k: record[k] for k in ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha256", "agent",
-                                   "model", "kind", "defects", "arm")}
+    base = {k: record[k] for k in ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha256",
+                                   "skill_tree_sha256", "agent", "model", "kind", "defects", "arm")}
 
     def start(rep, start_id, **extra):
         return {"schema": 2, "type": "start", "start_id": start_id, **base, "rep": rep,

@@ -7,7 +7,8 @@ MODE ``rule`` (default): caught when the fields read from the answer say
 ``verdict`` NOT_PROVEN and ``criteria`` holds "3"; ``always``: caught;
 ``never``: missed; ``sleep``: sleeps 60 s (and leaves a child holding stdout);
 ``garbage``: prints prose; ``nobool``: ``{"caught": "yes"}``; ``exit``: exits 3
-after writing to stderr.
+after writing to stderr. The log line carries the judge's ``pid`` (and, in
+``sleep`` mode, its child's, ``child``): ground truth for whether they still run.
 """
 
 import json
@@ -18,11 +19,12 @@ import time
 
 mode = sys.argv[sys.argv.index("--mode") + 1] if "--mode" in sys.argv else "rule"
 payload = json.loads(sys.stdin.read())
+child = subprocess.Popen(["sleep", "60"]) if mode == "sleep" else None
 if os.environ.get("JUDGE_LOG"):
     with open(os.environ["JUDGE_LOG"], "a", encoding="utf-8") as log:
-        log.write(json.dumps({"mode": mode, "cwd": os.getcwd(), "argv": sys.argv, **payload}) + "\n")
+        log.write(json.dumps({"mode": mode, "cwd": os.getcwd(), "argv": sys.argv, "pid": os.getpid(),
+                              "child": child.pid if child else None, **payload}) + "\n")
 if mode == "sleep":
-    subprocess.Popen(["sleep", "60"])
     time.sleep(60)
 if mode == "garbage":
     print("The answer looks right to me.")
