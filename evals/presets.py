@@ -478,10 +478,12 @@ def skill_name(skill: Path) -> str:
     """The skill's ``name`` from its SKILL.md front matter, else its folder's name.
     Harnesses key a skill by the folder it sits in (OpenCode requires the two
     to match), so the installed folder takes this name."""
+    from skill_eval.linter.reader import read_regular_file
     from skill_eval.linter.rules.frontmatter._parse import parse_front_matter
+    from skill_eval.linter.textfile import DEFAULT_MAX_FILE_SIZE
 
-    try:
-        text = (skill / "SKILL.md").read_text("utf-8")
+    try:  # as the engine reads: a FIFO or a huge file is refused, never waited on or held
+        text = read_regular_file(skill / "SKILL.md", DEFAULT_MAX_FILE_SIZE).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise PresetError(f"{skill / 'SKILL.md'}: cannot read the skill to install ({error})") from None
     for entry in parse_front_matter(text.replace("\r\n", "\n")).entries:

@@ -179,3 +179,19 @@ def test_the_report_never_waits_on_an_answer_file_that_is_a_fifo(suite, tmp_path
     assert report.is_file()
     result = cli("report", "--format", "json", cwd=suite.root, timeout=HANG)
     assert "FIFO" in result.stdout or "cannot be read" in result.stdout
+
+
+def test_a_preset_reads_the_skill_name_from_a_fifo_skill_md_without_waiting(tmp_path: Path) -> None:
+    """``presets.skill_name`` (the folder a harness installs the skill as) reads
+    SKILL.md as the engine does: a FIFO there is refused at once, never waited on."""
+    import subprocess
+    import sys
+
+    skill = tmp_path / "fifo-skill"
+    skill.mkdir()
+    os.mkfifo(skill / "SKILL.md")
+    script = ("import sys\nfrom pathlib import Path\nfrom skill_eval.evals.presets import PresetError, skill_name\n"
+              "try:\n    skill_name(Path(sys.argv[1]))\nexcept PresetError as error:\n    print(error)\n")
+    completed = subprocess.run([sys.executable, "-c", script, str(skill)], capture_output=True, text=True, timeout=HANG)
+    assert completed.returncode == 0, completed.stderr
+    assert "SKILL.md" in completed.stdout and "cannot read" in completed.stdout
