@@ -97,7 +97,7 @@ def probe_runs(context) -> list[tuple[Path, Any]]:
     session's walk of the workspace found no runs files)."""
     if context.probe_id is None or _walked_without_runs_files(context.session):
         return []
-    return [(path, read_runs_file(path)) for path in _for_suite(_SUITE_FILES, context, _suite_files)]
+    return [(path, read_runs(context.session, path)) for path in _for_suite(_SUITE_FILES, context, _suite_files)]
 
 
 def _walked_without_runs_files(session) -> bool:
