@@ -21,7 +21,7 @@ from typing import Any
 from ...context import RECORDS_MAX_SIZE, FileProblem
 from ...runs import RunsFile, find_runs_files, frozen_path, parse_runs, read_frozen, runs_files_in, suite_folder
 from ...runs import suite_runs_files as _suite_files
-from ...textfile import Span
+from ...textfile import Span, normalize_newlines
 
 _RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
 _SUITE_FILES: "weakref.WeakKeyDictionary[Any, dict[Path, list[Path]]]" = weakref.WeakKeyDictionary()
@@ -139,9 +139,13 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
 
 
 def line_span_of(path: Path, raw: bytes, needle: str) -> Span:
-    """The span of the first line of ``raw`` holding ``needle`` (else the file start)."""
-    text = raw.decode("utf-8", errors="replace")
-    for number, line in enumerate(text.splitlines(), 1):
+    """The span of the first line of ``raw`` holding ``needle`` (else the file
+    start), its lines counted as the engine counts them: a byte-order mark
+    dropped, CRLF and CR as one break, and only those (``str.splitlines``
+    also breaks at U+2028, U+2029, U+0085 and form feeds, which a JSON
+    string may hold: the line would be off by one for each)."""
+    text = normalize_newlines(raw.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    for number, line in enumerate(text.split("\n"), 1):
         if needle in line:
             stripped = len(line) - len(line.lstrip())
             return Span.at(path, number, stripped + 1, number, len(line) + 1)
