@@ -18,6 +18,10 @@ from .output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
+FIX_PASSES = 10
+"""``--fix`` applies the safe fixes and lints again, until none applies or
+this many passes are done (fixes that conflict go in turn)."""
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse's default is also 2)
@@ -189,10 +193,13 @@ def _lint(args: argparse.Namespace) -> int:
         diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
     fixed = 0
     if args.fix:
-        from .fixes import apply_safe_fixes
+        from .fixes import apply_fixes
 
-        fixed, _remaining = apply_safe_fixes(diagnostics)
-        if fixed:
+        for _ in range(FIX_PASSES):  # a fix left out for a conflict is taken in a later pass
+            applied = apply_fixes(diagnostics, result.sessions).fixed
+            if not applied:
+                break
+            fixed += applied
             result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
             diagnostics = result.diagnostics
             if args.extend_ignore:
