@@ -74,9 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to lint (default: .)")
     parser.add_argument("--output-format", choices=FORMATS, default="text", help="how to print diagnostics")
     parser.add_argument("--output-file", "-o", type=Path, help="write the report to this file instead of stdout")
-    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201)")
-    parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--extend-ignore", type=_codes, default=(), help="codes to disable on top of the config's ignore")
+    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201), "
+                                                      "instead of the config's `select`")
+    parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable, instead of the config's `ignore`")
+    parser.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable on top of the config's `select`")
+    parser.add_argument("--extend-ignore", type=_codes, help="codes or prefixes to disable on top of the config's `ignore`")
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
@@ -175,37 +177,26 @@ class _fewer_collections:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    from .engine import lint_paths
+    from .engine import default_jobs, lint_paths
 
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
-    overrides = {}
-    if args.select is not None:
-        overrides["select"] = args.select
-    if args.ignore is not None:
-        overrides["ignore"] = args.ignore
-    from .engine import default_jobs
-
-    jobs = args.jobs or default_jobs()
-    result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
-    diagnostics = result.diagnostics
-    if args.extend_ignore:
-        diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    paths = args.paths or [Path(".")]
+    options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs()}
+    result = lint_paths(paths, **options)
     fixed = 0
     if args.fix:
         from .fixes import apply_fixes
 
         for _ in range(FIX_PASSES):  # a fix left out for a conflict is taken in a later pass
-            applied = apply_fixes(diagnostics, result.sessions).fixed
+            applied = apply_fixes(result.diagnostics, result.sessions).fixed
             if not applied:
                 break
             fixed += applied
-            result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
-            diagnostics = result.diagnostics
-            if args.extend_ignore:
-                diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+            result = lint_paths(paths, **options)
+    diagnostics = result.diagnostics
     if not result.checked:
-        names = ", ".join(str(p) for p in (args.paths or [Path(".")]))
+        names = ", ".join(str(p) for p in paths)
         print(f"skill-eval-lint: warning: no probe.json, SKILL.md or output-spec.md found in {names}", file=sys.stderr)
     report = _render(args, diagnostics, len(result.checked), fixed)
     if args.output_file:
@@ -215,6 +206,17 @@ def _lint(args: argparse.Namespace) -> int:
     if args.exit_zero or not diagnostics:
         return EXIT_CLEAN
     return EXIT_FINDINGS
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    """The command line's layer of the config (config-file keys, applied over
+    the config file: :func:`~skill_eval.linter.config.resolve_config`)."""
+    layer = {}
+    for key in ("select", "ignore", "extend_select", "extend_ignore"):
+        value = getattr(args, key)
+        if value is not None:
+            layer[key.replace("_", "-")] = list(value)
+    return layer
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:

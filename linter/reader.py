@@ -27,6 +27,14 @@ class Reader(Protocol):
     def is_file(self, path: Path) -> bool:
         """Whether ``path`` is a regular file (or an unsaved buffer)."""
 
+    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
+        ``path`` from its ``lstat`` (a link is not followed), or ``None``: no
+        such file, not a regular file, or not read from disk (a buffer). Two
+        equal signatures taken some time apart mean the file was not written
+        in between, unless it was written within one tick of the file
+        system's clock (the cache's "racy" case)."""
+
     def is_dir(self, path: Path) -> bool:
         """Whether ``path`` is a directory."""
 
@@ -185,6 +193,15 @@ class FileSystemReader:
     def is_file(self, path: Path) -> bool:
         return os.path.isfile(path)
 
+    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        try:
+            status = os.lstat(path)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
     def is_dir(self, path: Path) -> bool:
         return os.path.isdir(path)
 
@@ -219,6 +236,11 @@ class OverlayReader(FileSystemReader):
 
     def is_file(self, path: Path) -> bool:
         return (path if isinstance(path, Path) else Path(path)) in self.buffers or super().is_file(path)
+
+    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        if (path if isinstance(path, Path) else Path(path)) in self.buffers:
+            return None
+        return super().signature(path)
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None

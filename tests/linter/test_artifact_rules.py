@@ -201,7 +201,7 @@ def test_direct_and_indexed_candidates_find_the_same_near_duplicates(
     from pathlib import Path
 
     from skill_eval.linter.rules.calibration.se501_reused_scenario import (
-        ArtifactFacts, ReusedScenario, _direct_candidates)
+        ArtifactFacts, ReusedScenario, _direct_candidates, _indexed_candidates)
 
     entries = []
     for number, (dropped, added, drop_first) in enumerate(variants):
@@ -213,5 +213,5 @@ def test_direct_and_indexed_candidates_find_the_same_near_duplicates(
     def matches(candidates_of: dict) -> list:
         return [(d.span.path, d.message) for d in ReusedScenario()._near_duplicates(entries, candidates_of, 0.8, Path("/w"))]
 
-    indexed = ReusedScenario()._indexed_candidates(entries, linted, 0.8)
+    indexed = _indexed_candidates(entries, linted, 0.8)
     assert matches(_direct_candidates(entries, linted, 0.8)) == matches(indexed)

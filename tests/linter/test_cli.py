@@ -198,14 +198,15 @@ def test_schema_command_prints_the_file_verbatim() -> None:
 
 def test_worker_processes_give_the_same_diagnostics(tmp_path: Path) -> None:
     """A workspace large enough for workers lints the same with -j 1 and -j 2."""
-    from skill_eval.linter.engine import PARALLEL_MIN_PROBES, lint_paths
+    from skill_eval.linter.engine import lint_paths
+    from skill_eval.linter.execution import PARALLEL_MIN_WORK
 
     from _large_workspace import copy_examples_with_probes
 
-    target = copy_examples_with_probes(tmp_path / "big", PARALLEL_MIN_PROBES)
+    target = copy_examples_with_probes(tmp_path / "big", PARALLEL_MIN_WORK)
     serial = lint_paths([target], jobs=1).diagnostics
     parallel = lint_paths([target], jobs=2).diagnostics
-    assert len(serial) > PARALLEL_MIN_PROBES
+    assert len(serial) > PARALLEL_MIN_WORK
     assert [(d.code, d.path, d.start, d.message) for d in parallel] == [(d.code, d.path, d.start, d.message) for d in serial]
 
 

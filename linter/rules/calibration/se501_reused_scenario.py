@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from zlib import crc32
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
@@ -48,13 +49,23 @@ def shingles(text: str) -> array:
     punctuation ignored), as 32-bit hashes (in no particular order: nothing
     needs them sorted, and sorting was ~15% of the work). Cached by content.
 
+    The hashes are stable: the same in every process and every run, however
+    the process started (they travel between processes and are kept in the
+    on-disk cache). A word is its CRC-32 (:func:`zlib.crc32` of its UTF-8,
+    in C); a 5-gram the hash of the tuple of its five words' CRCs: Python
+    salts the hash of a string (``PYTHONHASHSEED``), never that of an int or
+    of a tuple of ints (CPython's tuple hash of ints is fixed for a given
+    build, which the cache's key holds). Hashing each 5-gram's text with
+    ``blake2b`` instead cost ~4x the whole computation.
+
     32 bits halve what a language server holds for 10,000 artifacts (~9 MB);
     two artifacts of ~250 5-grams share a false one with a chance of ~1 in
     70,000, which moves their similarity by 0.4%."""
     words = _words(text)
     if len(words) < SHINGLE:
         return array("I")
-    grams = zip(*(words[i:] for i in range(SHINGLE)))
+    ids = list(map(crc32, map(str.encode, words)))
+    grams = zip(*(ids[i:] for i in range(SHINGLE)))
     return array("I", {hash(gram) & 0xFFFFFFFF for gram in grams})
 
 
@@ -119,19 +130,16 @@ def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
 class SharedGrams:
     """Every 5-gram found in two of the added arrays or more, plus (for a large
     workspace) some that are not, in :attr:`shared`: those are harmless, only
-    indexed needlessly, since pairs are verified exactly. Arrays may be added
-    as they come (the parallel CLI adds each worker's as it arrives, while the
-    others still lint).
+    indexed needlessly, since pairs are verified exactly.
 
     "Seen before" is a set of the 5-grams for up to ``exact_limit`` expected
     5-grams: two C-level set operations per array, about half the time of a
-    Python loop over its 5-grams (~50 ms where the loop took ~90 ms at 1,000
-    probes, spent in the parallel CLI's main process while its workers need
-    the CPU). Beyond that it is a bitmap of ~16 bits per 5-gram: a set of 2
-    million Python ints (10,000 artifacts) peaked at ~130 MB and left the
-    language server's memory fragmented. A bitmap has false positives (a
-    5-gram of one artifact taken as shared, ~6%) but no false negatives, which
-    is what prefix filtering needs: no shared 5-gram is ever left out.
+    Python loop over its 5-grams. Beyond that it is a bitmap of ~16 bits per
+    5-gram: a set of 2 million Python ints (10,000 artifacts) peaked at
+    ~130 MB and left the language server's memory fragmented. A bitmap has
+    false positives (a 5-gram of one artifact taken as shared, ~6%) but no
+    false negatives, which is what prefix filtering needs: no shared 5-gram
+    is ever left out.
     """
 
     def __init__(self, expected: int, exact_limit: int = 600_000) -> None:
@@ -159,18 +167,6 @@ class SharedGrams:
             else:
                 seen[bit >> 3] |= flag
 
-
-_SPENT: list[tuple[SharedGrams, set[Path]]] = []
-"""The absorbed state (:meth:`ReusedScenario.absorb_facts`) of the last
-near-duplicate pass, kept until the next one consumes its own instead of
-being freed when its pass ends. Only the parallel CLI absorbs, at the very
-end of a run whose process then exits without freeing anything: freeing the
-~220,000 ints of its seen set one by one there took ~6 ms at 1,000 probes,
-all of it in the run's serial tail. (Beyond ~2,500 artifacts the seen set is
-a bitmap, and frees at once.)"""
-
-GRAMS_PER_ARTIFACT = 256
-"""What :meth:`ReusedScenario.absorb_facts` sizes its bitmap for, per probe."""
 
 FEW_LINTED = 4
 """At most this many linted artifacts, and at most an eighth of the
@@ -233,7 +229,6 @@ class ReusedScenario(Rule):
     severity = Severity.WARNING
     scope = (Scope.PROBE, Scope.WORKSPACE)
     tags = ("calibration", "reuse")
-    uses_probe_facts = True
 
     def probe_facts(self, probe):
         """The artifact's word 5-grams, with what a finding about it needs."""
@@ -248,47 +243,15 @@ class ReusedScenario(Rule):
     def check(self, context):
         if isinstance(context, WorkspaceContext):
             threshold = context.config.near_duplicate_threshold
-            linted = {probe.json_path for probe in context.probes}
+            linted = context.linted
             entries = list(context.probe_facts(self))
             if _compares_directly(len(linted), len(context.session.all_probe_paths)):
-                self._absorbed = None
                 candidates_of = _direct_candidates(entries, linted, threshold)
             else:
-                candidates_of = self._indexed_candidates(entries, linted, threshold)
+                candidates_of = _indexed_candidates(entries, linted, threshold)
             yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root)
         else:
             yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
-
-    def absorb_facts(self, pairs, expected: int, linted: int) -> None:
-        """Fold 5-grams into the shared-gram bitmap as the workers deliver
-        them; nothing when the check will compare the few linted artifacts
-        directly."""
-        if _compares_directly(linted, expected):
-            return
-        if self._absorbed is None:
-            self._absorbed = (SharedGrams(expected * GRAMS_PER_ARTIFACT), set())
-        shared, paths = self._absorbed
-        for path, facts in pairs:
-            if facts is not None:
-                shared.add(facts.grams)
-                paths.add(path)
-
-    _absorbed: tuple[SharedGrams, set[Path]] | None = None
-
-    def _shared_grams(self, entries: list[tuple[Path, ArtifactFacts]]) -> set[int]:
-        """The shared 5-grams of ``entries``: those absorbed already, plus the
-        rest (all of them when nothing was absorbed). The absorbed state is
-        consumed: a rule instance may be asked again (the language server)."""
-        absorbed, self._absorbed = self._absorbed, None
-        if absorbed is None:
-            absorbed = (SharedGrams(sum(len(facts.grams) for _path, facts in entries)), set())
-        else:
-            _SPENT[:] = [absorbed]
-        shared, paths = absorbed
-        for path, facts in entries:
-            if path not in paths:
-                shared.add(facts.grams)
-        return shared.shared
 
     def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root):
         """A finding for each linted artifact (by number in ``entries``) whose
@@ -328,51 +291,6 @@ class ReusedScenario(Rule):
                 probe=path.parent,
             )
 
-    def _indexed_candidates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
-        """The artifacts each linted artifact may be a near-duplicate of (by
-        its number in ``entries``, linted ones with any only, in order), from
-        an index of every artifact's prefix."""
-        if len(entries) < 2:
-            return {}
-        shared_anywhere = self._shared_grams(entries)
-        # Prefix filtering: order every set by one global order (5-grams of a
-        # single artifact first, then by hash); two sets of Jaccard >= t share
-        # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
-        # that are shared at all are indexed and looked up. An artifact with
-        # that many 5-grams of its own has an empty prefix: most artifacts of a
-        # workspace, told by one C-level test of that many of its 5-grams
-        # (~4x cheaper than counting its shared ones), or else by counting
-        # the shared ones among twice that many.
-        has_none_shared = shared_anywhere.isdisjoint
-        index: dict[int, list[int]] = {}
-        prefixes: dict[int, list[int]] = {}
-        for number, (_path, facts) in enumerate(entries):
-            grams = facts.grams
-            size = len(grams)
-            keep = size - math.ceil(threshold * size - 1e-9) + 1
-            if has_none_shared(grams[:keep]):
-                continue
-            head = grams[: 2 * keep]
-            common = shared_anywhere.intersection(head)
-            if len(head) - len(common) >= keep:
-                continue  # `keep` of its first 2 * keep 5-grams are its own already
-            if len(head) < size:
-                common = shared_anywhere.intersection(grams)
-            unique = size - len(common)
-            if unique >= keep:
-                continue
-            prefix = prefixes[number] = sorted(common)[: keep - unique]
-            for gram in prefix:
-                index.setdefault(gram, []).append(number)
-        candidates_of: dict[int, set[int]] = {}
-        for number, prefix in prefixes.items():
-            if entries[number][0] not in linted:
-                continue
-            candidates = {other for gram in prefix for other in index[gram] if other != number}
-            if candidates:
-                candidates_of[number] = candidates
-        return candidates_of
-
     def _reused_examples(self, probe, threshold, root):
         artifact, skill_document = probe.artifact, probe.skill_document
         if artifact is None or not isinstance(skill_document, TextDocument):
@@ -398,6 +316,61 @@ class ReusedScenario(Rule):
                 related=[Related(span, f"worked example ({kind}) the artifact reuses")],
                 probe=probe.folder,
             )
+
+
+def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
+    """The artifacts each linted artifact may be a near-duplicate of (by
+    its number in ``entries``, linted ones with any only, in order), from
+    an index of every artifact's prefix."""
+    if len(entries) < 2:
+        return {}
+    shared_anywhere = _shared_grams(entries)
+    # Prefix filtering: order every set by one global order (5-grams of a
+    # single artifact first, then by hash); two sets of Jaccard >= t share
+    # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
+    # that are shared at all are indexed and looked up. An artifact with
+    # that many 5-grams of its own has an empty prefix: most artifacts of a
+    # workspace, told by one C-level test of that many of its 5-grams
+    # (~4x cheaper than counting its shared ones), or else by counting
+    # the shared ones among twice that many.
+    has_none_shared = shared_anywhere.isdisjoint
+    index: dict[int, list[int]] = {}
+    prefixes: dict[int, list[int]] = {}
+    for number, (_path, facts) in enumerate(entries):
+        grams = facts.grams
+        size = len(grams)
+        keep = size - math.ceil(threshold * size - 1e-9) + 1
+        if has_none_shared(grams[:keep]):
+            continue
+        head = grams[: 2 * keep]
+        common = shared_anywhere.intersection(head)
+        if len(head) - len(common) >= keep:
+            continue  # `keep` of its first 2 * keep 5-grams are its own already
+        if len(head) < size:
+            common = shared_anywhere.intersection(grams)
+        unique = size - len(common)
+        if unique >= keep:
+            continue
+        prefix = prefixes[number] = sorted(common)[: keep - unique]
+        for gram in prefix:
+            index.setdefault(gram, []).append(number)
+    candidates_of: dict[int, set[int]] = {}
+    for number, prefix in prefixes.items():
+        if entries[number][0] not in linted:
+            continue
+        candidates = {other for gram in prefix for other in index[gram] if other != number}
+        if candidates:
+            candidates_of[number] = candidates
+    return candidates_of
+
+
+def _shared_grams(entries: list[tuple[Path, ArtifactFacts]]) -> set[int]:
+    """The 5-grams found in two artifacts of ``entries`` or more (and, in a
+    large workspace, some that are not: :class:`SharedGrams`)."""
+    shared = SharedGrams(sum(len(facts.grams) for _path, facts in entries))
+    for _path, facts in entries:
+        shared.add(facts.grams)
+    return shared.shared
 
 
 def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
