@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable on top of the config's `select`")
     parser.add_argument("--extend-ignore", type=_codes, help="codes or prefixes to disable on top of the config's `ignore`")
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the cache (.skill-eval-cache/ at the workspace root)")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
                         help="processes for large workspaces, this one included (default: one per CPU; 1 = this process only)")
@@ -182,7 +184,8 @@ def _lint(args: argparse.Namespace) -> int:
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
     paths = args.paths or [Path(".")]
-    options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs()}
+    options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs(),
+               "cache": not args.no_cache}
     result = lint_paths(paths, **options)
     fixed = 0
     if args.fix:

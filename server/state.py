@@ -99,7 +99,7 @@ class WorkspaceState:
 
     def __init__(
         self, root: Path, config: Config, buffers: Mapping[Path, str], scope: Iterable[Path] = (), jobs: int | None = None,
-        cache: bool = False,
+        cache: bool = True,
     ) -> None:
         """``jobs``: worker processes for the start-up scan's probe checks
         (default: the CPUs this process may use; 1 lints in this process);

@@ -10,11 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _workspaces import ARTIFACT, QUOTE, SKILL, defect, floor_probe, make_workspace, probe_folder
+from _workspaces import SKILL, floor_probe, make_workspace, probe_folder
 
 from skill_eval.linter.diagnostics import Diagnostic, Fix, Severity, TextEdit
 from skill_eval.linter.engine import lint_paths
@@ -193,7 +192,7 @@ def test_fix_on_the_command_line_takes_conflicting_fixes_in_turn(tmp_path: Path)
     """``--fix`` lints again after applying and applies what was left out,
     and counts each finding fixed once."""
     root = make_workspace(tmp_path / "ws", {"a": _drifted("a", 3), "b": _drifted("b", 2)})
-    done = subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--fix", str(root)],
+    done = subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--fix", "--no-cache", str(root)],
                           capture_output=True, text=True, timeout=120)
     assert "SE201" not in done.stdout, done.stdout
     for name in ("a", "b"):
