@@ -171,7 +171,7 @@ class Cache:
         session's answer (the file read and hashed again)."""
         if query[0] != "content":
             return self.session.answer(query)
-        path = Path(query[1])
+        path = query[1]
         recorded = self._signatures.get(query)
         if recorded is not None and self.session.unchanged_since(path, recorded[1]):
             return recorded[0]

@@ -262,10 +262,12 @@ class OutputSpecContext(_FileContext):
         nearest = session.nearest(self.path.parent, SKILL_FILE)
         if nearest is not None:
             paths.append(nearest)
+        named = {str(path) for path in paths}
         this = str(self.path)
         for probe_path in session.probe_paths_below(self.path.parent):
             _artifact, skill, spec = session.probe_refs(probe_path)
-            if spec == this and isinstance(skill, str) and Path(skill) not in paths:
+            if spec == this and isinstance(skill, str) and skill not in named:
+                named.add(skill)
                 paths.append(Path(skill))
         documents = []
         for path in paths:
@@ -291,6 +293,10 @@ class ProbeFacts(NamedTuple):
     """The codes probe.json's ``x-skill-eval-disable`` turns off."""
     errors: dict[str, Diagnostic]
     """Rule code -> SE000 for probe.json when the rule's ``probe_facts`` crashed."""
+    digest: bytes = b""
+    """A digest of all the above: two equal digests, equal facts (the cache
+    keeps the workspace-wide rules' findings while the digests of every
+    probe's facts stay the same)."""
 
 
 def compute_probe_facts(probe: ProbeContext, rules: Iterable) -> ProbeFacts:
@@ -309,7 +315,17 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable) -> ProbeFacts:
 
             errors[rule.code] = InternalError.from_exception(rule, error, probe.json_path, traceback.format_exc())
     refs = (_answer_of(probe.artifact_ref), _answer_of(probe.skill_ref), _answer_of(probe.output_spec_ref))
-    return ProbeFacts(values, refs, probe.disabled_codes, errors)
+    disabled = probe.disabled_codes
+    return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors))
+
+
+def _digest(values: dict, refs: tuple, disabled: frozenset, errors: dict) -> bytes:
+    import pickle
+    from hashlib import blake2b
+
+    data = pickle.dumps((values, refs, sorted(disabled), [(code, error.message) for code, error in errors.items()]),
+                        protocol=5)
+    return blake2b(data, digest_size=16).digest()
 
 
 class WorkspaceContext:

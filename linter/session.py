@@ -181,6 +181,11 @@ class LintSession:
         finally:
             self._recording = None
 
+    def record_into(self, queries: set[tuple] | None) -> None:
+        """Note the queries asked from now on into ``queries`` (``None``: stop
+        noting): :meth:`recording` for a caller that switches between units."""
+        self._recording = queries
+
     def note(self, query: tuple) -> None:
         """Note ``query`` for the unit being recorded (a helper that memoizes
         what it made of a query's answer calls this on each use)."""
@@ -203,23 +208,39 @@ class LintSession:
         return answer
 
     def answer(self, query: tuple) -> Hashable:
-        """What ``query`` (as noted while recording) answers now, in this session."""
+        """What ``query`` (as noted while recording) answers now, in this
+        session (paths are their text: a walked workspace's answers need no
+        ``Path``)."""
         kind = query[0]
         if kind == "content":
-            return self.content_answer(Path(query[1]), query[2])[0]
+            return self.content_answer(query[1], query[2])[0]
         if kind == "resolve":
-            return _answer_of(self.resolve(Path(query[1]), query[2]))
+            joined = self._walked_join(query[1], query[2])
+            return joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
         if kind == "found":
-            return _answer_of(self.resolve_found(Path(query[1])))
+            found = self._walked_join(*os.path.split(query[1]))
+            return found if found is not None else _answer_of(self.resolve_found(Path(query[1])))
         if kind == "nearest":
-            return _answer_of(self.nearest(Path(query[1]), query[2]))
+            return _answer_of(self._nearest_below(query[1], query[2], True))
         if kind == "below":
             return tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
         if kind == "refs":
             return self.probe_refs(Path(query[1]))
         return self.query(*query)
 
-    def content_answer(self, path: Path, limit: int) -> tuple[Hashable, tuple | None]:
+    def _walked_join(self, base: str, relative: str) -> str | None:
+        """``base/relative`` when :meth:`resolve` would give it from the walk
+        alone (a plain name, in a walked folder, no link): else ``None``."""
+        if self._walked_links is None or os.sep in relative or relative in (".", "..", "") or "\x00" in relative:
+            return None
+        if os.altsep and os.altsep in relative:
+            return None
+        joined = os.path.join(base, relative)
+        if joined not in self._walked_links and base in self._walked_folders and relative.isascii():
+            return joined
+        return None
+
+    def content_answer(self, path: Path | str, limit: int) -> tuple[Hashable, tuple | None]:
         """``(answer, stat signature)`` of reading ``path`` with ``limit``: the
         answer is ``("bytes", digest)`` or the problem (:meth:`FileProblem.answer`);
         the signature is ``None`` when the file changed too recently to be
@@ -230,7 +251,7 @@ class LintSession:
         if found is None:
             observe, self.observe = self.observe, True
             try:
-                self.read_safely(path, limit)
+                self.read_safely(Path(path), limit)
             finally:
                 self.observe = observe
             found = self._observed[key]
@@ -331,14 +352,18 @@ class LintSession:
         except ValueError:  # a NUL in the path, or a name the file system cannot encode: no such file
             return FileProblem(path, "missing", f"{path.name!r} cannot name a file", "fix the path")
 
-    def unchanged_since(self, path: Path, signature: tuple) -> bool:
+    def unchanged_since(self, path: str, signature: tuple) -> bool:
         """Whether ``path`` is, by its ``stat``, the file that had ``signature``
         (a settled one, :meth:`content_answer`) and inside the workspace as
         when it was read: what reading it again would answer is then what it
         answered then."""
         if self.reader.signature(path) != signature:
             return False
-        return self._walked_inside(path) or not isinstance(self._resolve(path.parent, path.name, remember=False), FileProblem)
+        if self._walked_links is not None and path not in self._walked_links \
+                and os.path.dirname(path) in self._walked_folders:
+            return True
+        text_path = Path(path)
+        return not isinstance(self._resolve(text_path.parent, text_path.name, remember=False), FileProblem)
 
     def _walked_inside(self, path: Path) -> bool:
         """Whether the CLI's walk listed ``path`` as no link in a folder it
@@ -429,7 +454,7 @@ class LintSession:
         candidate = os.path.join(real_parent, name)
         return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
-    def takes_directives(self, path: Path, fixture_paths: set[Path] | None = None) -> bool:
+    def takes_directives(self, path: Path, fixture_paths: set[str] | None = None) -> bool:
         """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: SKILL.md
         and output-spec files do; an artifact never does (it travels to the agent
         byte for byte, so a directive there would leak the defect).
@@ -439,19 +464,19 @@ class LintSession:
             return True
         if path.suffix.lower() != ".md":
             return False
-        return path in (self.markdown_fixture_paths if fixture_paths is None else fixture_paths)
+        return str(path) in (self.markdown_fixture_paths if fixture_paths is None else fixture_paths)
 
     @property
-    def markdown_fixture_paths(self) -> set[Path]:
-        """Skill and output-spec paths that probes of this session reference."""
+    def markdown_fixture_paths(self) -> set[str]:
+        """Skill and output-spec paths (their text) that probes of this session reference."""
         paths = set()
         for probe in self._probes.values():
             for key in ("skill_ref", "output_spec_ref"):
                 ref = probe.__dict__.get(key)
                 if isinstance(ref, Path):
-                    paths.add(ref)
+                    paths.add(str(ref))
         for facts in self.probe_facts.values():
-            paths.update(Path(ref) for ref in facts.refs[1:] if isinstance(ref, str))
+            paths.update(ref for ref in facts.refs[1:] if isinstance(ref, str))
         return paths
 
     def nearest(self, start: Path, name: str, remember: bool = True) -> Path | None:
@@ -506,6 +531,15 @@ class LintSession:
 
     # -- contexts ------------------------------------------------------------------------
 
+    def fresh_probe(self, json_path: Path) -> ProbeContext:
+        """A new context of the probe, replacing any this session kept: what
+        a recorded unit reads through it is then asked while recording, never
+        served from a memo filled before."""
+        from .context import ProbeContext
+
+        context = self._probes[json_path] = ProbeContext(self, json_path)
+        return context
+
     def probe(self, json_path: Path) -> ProbeContext:
         context = self._probes.get(json_path)
         if context is None:
@@ -538,7 +572,11 @@ class LintSession:
         facts = self.probe_facts.get(json_path)
         if facts is not None:
             return facts.refs
-        context = self.probe(json_path)
+        from .context import ProbeContext
+
+        # A context of its own, not kept: the probe's unit, recorded, must find
+        # its references itself (a kept context would serve them from its memo).
+        context = ProbeContext(self, json_path)
         recording, self._recording = self._recording, None  # the answer is noted, not how it was found
         try:
             return (_answer_of(context.artifact_ref), _answer_of(context.skill_ref), _answer_of(context.output_spec_ref))

@@ -32,15 +32,18 @@ def full(diagnostics) -> list[tuple]:
 
 
 class Lookups:
-    """Counts the cache's hits and misses."""
+    """Counts the cache's hits and misses of units (probes, skills, specs),
+    and of the workspace-wide pass apart."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.hits = self.misses = 0
+        self.reset()
         original = Cache.lookup
 
         def lookup(cache, unit):
             found = original(cache, unit)
-            if found is None:
+            if unit[0] == "workspace":
+                self.workspace.append(found is not None)
+            elif found is None:
                 self.misses += 1
             else:
                 self.hits += 1
@@ -50,6 +53,7 @@ class Lookups:
 
     def reset(self) -> None:
         self.hits = self.misses = 0
+        self.workspace: list[bool] = []
 
 
 @pytest.fixture
@@ -75,6 +79,7 @@ def test_cache_on_is_cache_off_on_every_fixture(case: Path, tmp_path: Path, look
     warm = full(lint_paths([root], cache=True).diagnostics)
     assert cold == without and warm == without
     assert lookups.misses == 0 and lookups.hits > 0, "every unit came from the cache"
+    assert lookups.workspace in ([], [True]), "and the workspace-wide findings"
     for jobs in (1, 2):
         assert full(lint_paths([root], cache=True, jobs=jobs).diagnostics) == without
 
@@ -321,7 +326,7 @@ NAMES = ["band-quota-rollout", "drifted-count", "graded-confidence", "renamed-st
          "signposted-cache", "skipped-retry-test"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(MUTATIONS), st.sampled_from(NAMES), st.booleans()), min_size=1, max_size=6),
        st.sampled_from([1, 2]))
 def test_whatever_changes_between_two_runs_the_cache_serves_nothing_stale(
@@ -362,8 +367,8 @@ def test_the_server_scan_uses_the_cache_and_finds_the_same(tmp_path: Path, looku
     expected = scanned(cache=False)
     assert scanned(cache=True) == expected
     linted = []
-    original = engine._lint_unit
-    monkeypatch.setattr(engine, "_lint_unit", lambda *args: linted.append(args[1]) or original(*args))
+    original = engine.lint_units_here
+    monkeypatch.setattr(engine, "lint_units_here", lambda session, units, *rest: linted.extend(units) or original(session, units, *rest))
     lookups.reset()
     assert scanned(cache=True) == expected
     assert lookups.hits and not lookups.misses

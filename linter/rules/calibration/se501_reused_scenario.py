@@ -14,7 +14,7 @@ from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
 from ...markdown import MarkdownDocument, parse_markdown
 from ...textfile import Span, TextDocument
-from ...words import plain_ascii_words
+from ...words import _ASCII_LOWER_WORDS, plain_ascii_words
 from ..base import Rule, Scope
 
 SHINGLE = 5
@@ -43,11 +43,21 @@ def _words(text: str) -> Sequence[str]:
     return _WORD.findall(folded)
 
 
+def _word_ids(text: str) -> list[int]:
+    """The CRC-32 of each of :func:`_words`'s words: for an ASCII text, of the
+    words of its lowercased bytes (one ``translate``, one ``encode``, one
+    ``split``: no ``encode`` per word)."""
+    if text.isascii():
+        return list(map(crc32, text.translate(_ASCII_LOWER_WORDS).encode("ascii").split()))
+    return list(map(crc32, map(str.encode, _words(text))))
+
+
 @text_cache(16384, 16_000_000)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
-    punctuation ignored), as 32-bit hashes (in no particular order: nothing
-    needs them sorted, and sorting was ~15% of the work). Cached by content.
+    punctuation ignored), as 32-bit hashes in increasing order (an
+    artifact's prefix in :func:`_indexed_candidates` is then a slice).
+    Cached by content.
 
     The hashes are stable: the same in every process and every run, however
     the process started (they travel between processes and are kept in the
@@ -61,12 +71,11 @@ def shingles(text: str) -> array:
     32 bits halve what a language server holds for 10,000 artifacts (~9 MB);
     two artifacts of ~250 5-grams share a false one with a chance of ~1 in
     70,000, which moves their similarity by 0.4%."""
-    words = _words(text)
-    if len(words) < SHINGLE:
+    ids = _word_ids(text)
+    if len(ids) < SHINGLE:
         return array("I")
-    ids = list(map(crc32, map(str.encode, words)))
     grams = zip(*(ids[i:] for i in range(SHINGLE)))
-    return array("I", {hash(gram) & 0xFFFFFFFF for gram in grams})
+    return array("I", sorted({hash(gram) & 0xFFFFFFFF for gram in grams}))
 
 
 def _first_line_span(document: TextDocument) -> Span:
@@ -125,47 +134,6 @@ def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
         if len(grams) >= MIN_EXAMPLE_SHINGLES:
             result.append((start, end, kind, frozenset(grams)))
     return tuple(result)
-
-
-class SharedGrams:
-    """Every 5-gram found in two of the added arrays or more, plus (for a large
-    workspace) some that are not, in :attr:`shared`: those are harmless, only
-    indexed needlessly, since pairs are verified exactly.
-
-    "Seen before" is a set of the 5-grams for up to ``exact_limit`` expected
-    5-grams: two C-level set operations per array, about half the time of a
-    Python loop over its 5-grams. Beyond that it is a bitmap of ~16 bits per
-    5-gram: a set of 2 million Python ints (10,000 artifacts) peaked at
-    ~130 MB and left the language server's memory fragmented. A bitmap has
-    false positives (a 5-gram of one artifact taken as shared, ~6%) but no
-    false negatives, which is what prefix filtering needs: no shared 5-gram
-    is ever left out.
-    """
-
-    def __init__(self, expected: int, exact_limit: int = 600_000) -> None:
-        """``expected``: how many 5-grams will be added (a guess will do);
-        ``exact_limit``: up to this many, an exact set (~35 MB at the limit,
-        ~2,500 artifacts)."""
-        self.shared: set[int] = set()
-        self._seen_set: set[int] | None = set() if expected <= exact_limit else None
-        bits = 1 << max(16, (expected * 16).bit_length()) if self._seen_set is None else 8
-        self._mask = bits - 1
-        self._seen = bytearray(bits >> 3)
-
-    def add(self, grams: array) -> None:
-        seen_set = self._seen_set
-        if seen_set is not None:
-            self.shared.update(seen_set.intersection(grams))
-            seen_set.update(grams)
-            return
-        mask, seen, shared = self._mask, self._seen, self.shared
-        for gram in grams:
-            bit = gram & mask
-            flag = 1 << (bit & 7)
-            if seen[bit >> 3] & flag:
-                shared.add(gram)
-            else:
-                seen[bit >> 3] |= flag
 
 
 FEW_LINTED = 4
@@ -318,59 +286,71 @@ class ReusedScenario(Rule):
             )
 
 
+MARGIN = 16
+"""How far past its prefix an artifact's 5-grams are counted."""
+
+
 def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
     """The artifacts each linted artifact may be a near-duplicate of (by
     its number in ``entries``, linted ones with any only, in order), from
-    an index of every artifact's prefix."""
+    an index of every artifact's prefix.
+
+    Prefix filtering: under any one order of all 5-grams, two sets of
+    Jaccard >= t share an element among the first ``keep`` = |x| - ceil(t|x|)
+    + 1 of each (their prefixes). The order here is by hash (each artifact's
+    array is sorted, so its prefix is mostly a slice), except that the
+    5-grams met near the front of two artifacts or more (among the first
+    ``keep`` + :data:`MARGIN` of each) go last, by hash among themselves: a
+    template every artifact of a workspace holds would otherwise make every
+    artifact a candidate of every other, and a 5-gram two artifacts share by
+    chance make them a pair to verify. Only a 5-gram in two prefixes or more
+    can pair two artifacts: those are indexed, and most artifacts have none
+    (their prefix is 5-grams met once). Counting the 5-grams near the front
+    of each artifact (one C-level count over about a quarter of them) rather
+    than all of them, to put each artifact's own first: ~500 -> ~200 ms at
+    10,000 probes."""
     if len(entries) < 2:
         return {}
-    shared_anywhere = _shared_grams(entries)
-    # Prefix filtering: order every set by one global order (5-grams of a
-    # single artifact first, then by hash); two sets of Jaccard >= t share
-    # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
-    # that are shared at all are indexed and looked up. An artifact with
-    # that many 5-grams of its own has an empty prefix: most artifacts of a
-    # workspace, told by one C-level test of that many of its 5-grams
-    # (~4x cheaper than counting its shared ones), or else by counting
-    # the shared ones among twice that many.
-    has_none_shared = shared_anywhere.isdisjoint
+    from collections import Counter
+    from itertools import chain
+
+    arrays = [facts.grams for _path, facts in entries]
+    keeps = [len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1 for grams in arrays]
+    fronts = [grams[: keep + MARGIN] for grams, keep in zip(arrays, keeps)]
+    counts = Counter(chain.from_iterable(fronts))
+    met_twice = {gram for gram, count in counts.items() if count > 1}
+    frequent = met_twice
+    prefixes = []
+    beyond: list[int] = []
+    for grams, keep, front in zip(arrays, keeps, fronts):
+        prefix = grams[:keep]
+        if not frequent.isdisjoint(prefix):
+            prefix = [gram for gram in front if gram not in frequent][:keep]
+            if len(prefix) < keep and len(front) < len(grams):  # past the front: count those too
+                prefix = [gram for gram in grams if gram not in frequent][:keep]
+                beyond.extend(gram for gram in prefix if gram > front[-1])
+            if len(prefix) < keep:
+                prefix += sorted(frequent.intersection(grams))[: keep - len(prefix)]
+        prefixes.append(prefix)
+    if beyond:
+        counts.update(beyond)
+        met_twice.update(gram for gram in set(beyond) if counts[gram] > 1)
     index: dict[int, list[int]] = {}
-    prefixes: dict[int, list[int]] = {}
-    for number, (_path, facts) in enumerate(entries):
-        grams = facts.grams
-        size = len(grams)
-        keep = size - math.ceil(threshold * size - 1e-9) + 1
-        if has_none_shared(grams[:keep]):
-            continue
-        head = grams[: 2 * keep]
-        common = shared_anywhere.intersection(head)
-        if len(head) - len(common) >= keep:
-            continue  # `keep` of its first 2 * keep 5-grams are its own already
-        if len(head) < size:
-            common = shared_anywhere.intersection(grams)
-        unique = size - len(common)
-        if unique >= keep:
-            continue
-        prefix = prefixes[number] = sorted(common)[: keep - unique]
-        for gram in prefix:
-            index.setdefault(gram, []).append(number)
+    indexed: list[tuple[int, set[int]]] = []
+    for number, prefix in enumerate(prefixes):
+        common = met_twice.intersection(prefix)
+        if common:
+            indexed.append((number, common))
+            for gram in common:
+                index.setdefault(gram, []).append(number)
     candidates_of: dict[int, set[int]] = {}
-    for number, prefix in prefixes.items():
+    for number, common in indexed:
         if entries[number][0] not in linted:
             continue
-        candidates = {other for gram in prefix for other in index[gram] if other != number}
+        candidates = {other for gram in common for other in index[gram] if other != number}
         if candidates:
             candidates_of[number] = candidates
     return candidates_of
-
-
-def _shared_grams(entries: list[tuple[Path, ArtifactFacts]]) -> set[int]:
-    """The 5-grams found in two artifacts of ``entries`` or more (and, in a
-    large workspace, some that are not: :class:`SharedGrams`)."""
-    shared = SharedGrams(sum(len(facts.grams) for _path, facts in entries))
-    for _path, facts in entries:
-        shared.add(facts.grams)
-    return shared.shared
 
 
 def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
