@@ -9,7 +9,9 @@ work.txt holds work-like near misses that neither may flag. Each line goes to
 the tuning half or the held-out half by a CRC-32 of its text (even: tune,
 odd: held-out), so adding a line never moves another. The phrase lists were
 tuned looking at the tuning half only; the held-out half is the figure to
-quote. A literal "\\n" in a line stands for a line break.
+quote. A literal "\\n" in a line stands for a line break, and a line that
+starts with "\\#" stands for one that starts with "#" (a markdown heading;
+a line starting with "#" is a comment).
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def lines(name: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
+def text_of(line: str) -> str:
+    """The artifact text a line of the data stands for."""
+    text = line.replace("\\n", "\n")
+    return text[1:] if text.startswith("\\#") else text
+
+
 def half_of(line: str) -> str:
     return "tune" if zlib.crc32(line.encode("utf-8")) % 2 == 0 else "held-out"
 
@@ -44,7 +52,7 @@ def evaluate(half: str, show: bool) -> dict[str, tuple[int, int]]:
         cases = [line for line in lines(f"{table}.txt") if half in ("both", half_of(line))]
         caught = 0
         for line in cases:
-            found = flagged(line.replace("\\n", "\n"))
+            found = flagged(text_of(line))
             if found[table]:
                 caught += 1
             elif show:
@@ -53,7 +61,7 @@ def evaluate(half: str, show: bool) -> dict[str, tuple[int, int]]:
     work = [line for line in lines("work.txt") if half in ("both", half_of(line))]
     false_positives = 0
     for line in work:
-        found = flagged(line.replace("\\n", "\n"))
+        found = flagged(text_of(line))
         if any(found.values()):
             false_positives += 1
             if show:

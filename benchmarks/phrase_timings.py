@@ -39,7 +39,7 @@ def texts_of(trees: list[Path], prose: list[Path]) -> list[str]:
 def clear_caches() -> None:
     _phrases.normalize_words.cache_clear()
     _phrases._word_set.cache_clear()
-    for name in ("_segmented",):
+    for name in ("_segmented", "_structured"):
         cached = getattr(_phrases, name, None)
         if cached is not None:
             cached.cache_clear()

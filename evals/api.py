@@ -190,7 +190,7 @@ def run_probe(
     except RunError as error:
         raise ApiError(str(error)) from None
     probe = _load(workspace, probe_json_path, need_skill="treatment" in chosen_arms)
-    mismatched = [r for r in check_probe(probe) if not r.ok]
+    mismatched = [r for r in check_probe(probe, workspace.root) if not r.ok]
     if mismatched:
         first = mismatched[0]
         raise ApiError(first.error or f"{first.path}: known transcript graded differently than labelled; "

@@ -71,6 +71,7 @@ from .runner import (
     BudgetRefused, Plan, Preflight, RecordsState, RunError, Runner, RunSummary, Start, check_runs_folder,
     workspace_runs_files,
 )
+from .viewer_model import CALIBRATION_ZONES, CalibrationDecision
 
 DECIDED_ZONES = ("ceiling", "window", "floor", "adverse", "mixed")
 """Observations a calibration records (``undecided`` is recorded only when
@@ -554,36 +555,73 @@ class Calibration:
 # -- decisions, for the report -------------------------------------------------------------------
 
 
-def latest_decisions(files: Sequence[Path]) -> dict[tuple, dict[str, Any]]:
-    """The latest decision record per report row (``probe, version,
+def latest_decisions(files: Sequence[Path],
+                     key: Callable[[Path, dict[str, Any]], tuple] | None = None) -> dict[tuple, dict[str, Any]]:
+    """The latest decision record (by ``decided``) per ``key(runs file,
+    record)`` in ``files``; by default per report row (``probe, version,
     probe_sha256, artifact_sha256, skill_sha256, agent, model``, as
-    :func:`~skill_eval.linter.runs.row_key`) in ``files``."""
+    :func:`~skill_eval.linter.runs.row_key`). The report model keys them like
+    its groups, with the suite in front."""
     from skill_eval.linter.runs import row_key
 
     found: dict[tuple, dict[str, Any]] = {}
     for path in files:
         for _line, record in read_runs_file(path).decisions:
-            key = row_key(record)
-            previous = found.get(key)
+            found_key = row_key(record) if key is None else key(path, record)
+            previous = found.get(found_key)
             if previous is None or str(record.get("decided", "")) >= str(previous.get("decided", "")):
-                found[key] = record
+                found[found_key] = record
     return found
 
 
-def decision_summary(decision: dict[str, Any]) -> dict[str, Any]:
-    """What the report shows of a decision: the zone, after which arm, the
-    starts it cost, the rule that decided it (and its hash)."""
-    summary = {key: decision.get(key) for key in ("zone", "decided_after", "starts", "version_starts", "decided",
-                                                  "calibration_rule", "calibration_rule_sha256")}
-    summary["regression_control"] = decision.get("zone") == "ceiling"
-    for key in ("reason", "discriminator"):
-        if key in decision:
-            summary[key] = decision[key]
-    return summary
+def decision_summary(decision: dict[str, Any]) -> CalibrationDecision | None:
+    """What the report shows of a decision record (the report model's
+    ``CalibrationDecision``): the zone, after which arm, the starts it cost,
+    the rule that decided it and its hash, whether it is kept as a
+    regression/cost control (a ceiling), and why it stopped undecided or which
+    transcripts cover a floor's defects. Fields of the wrong type read as null;
+    a record without a known zone is no decision (``None``)."""
+    zone = decision.get("zone")
+    if zone not in CALIBRATION_ZONES:
+        return None
+
+    def count(name: str) -> int | None:
+        value = decision.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    def text(name: str) -> str | None:
+        value = decision.get(name)
+        return value if isinstance(value, str) else None
+
+    rule = decision.get("calibration_rule")
+    if isinstance(rule, dict):
+        reps, cap = rule.get("reps"), rule.get("max-starts-per-probe")
+        every = rule.get("caught-in-every-rep")
+        rule = {"reps": reps if isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1 else None,
+                "caught-in-every-rep": every if isinstance(every, str) else None,
+                "max-starts-per-probe": cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1 else None}
+    else:
+        rule = None
+    digest = text("calibration_rule_sha256")
+    hint = decision.get("discriminator")
+    covering = hint.get("transcripts_catching") if isinstance(hint, dict) else None
+    discriminator = None
+    if isinstance(covering, dict):
+        discriminator = {"transcripts_catching": {
+            str(defect): [str(p) for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+            for defect, paths in covering.items()}}
+    return CalibrationDecision(
+        zone=zone, decided_after=decision.get("decided_after") if decision.get("decided_after") in ARMS else None,
+        starts=count("starts"), version_starts=count("version_starts"), decided=text("decided"),
+        calibration_rule=rule,
+        calibration_rule_sha256=digest if digest is not None and len(digest) == 64
+        and all(c in "0123456789abcdef" for c in digest) else None,
+        regression_control=zone == "ceiling", reason=text("reason"), discriminator=discriminator)
 
 
 def decision_note(decision: dict[str, Any]) -> str:
-    """``calibrated: ceiling after the control (2 starts; rule 9d212e30054f: reps 2, ...)``."""
+    """``calibrated: ceiling after the control (2 starts; rule 9d212e30054f: reps 2, ...)``,
+    of a decision record or its :func:`decision_summary`."""
     rule = decision.get("calibration_rule") if isinstance(decision.get("calibration_rule"), dict) else {}
     cap = rule.get("max-starts-per-probe")
     described = (f"reps {rule.get('reps')}, {rule.get('caught-in-every-rep')}, "

@@ -4,6 +4,10 @@ Exit status: 0 success; 1 when the command worked but the result is not clean
 (a start errored or timed out, a transcript mismatched, the budget refused the
 plan); 2 on bad input (one line on stderr naming the file and the fix, never a
 traceback); 130 when interrupted (after recording every start that happened).
+``report --junit FILE`` exits 1 when a test case of the XML failed or errored.
+
+Results (a run's tallies, a report's tables) go to stdout; progress, the plan
+of a run and diagnostics go to stderr (see :mod:`skill_eval.evals.progress`).
 """
 
 from __future__ import annotations
@@ -75,7 +79,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                         help="also run probes whose lint has errors (by default they are listed and not run)")
     parser.add_argument("--max-output", type=int, metavar="BYTES",
                         help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress on stderr (by default: a bar with an ETA on a terminal, else one line per "
+                             "finished start)")
     args = parser.parse_intermixed_args(argv)
     if args.jobs is not None and args.jobs < 1:
         return _fail("-j must be at least 1")
@@ -93,7 +99,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     if args.max_output is not None and args.max_output < 1:
         return _fail("--max-output must be at least 1 byte")
     from .probes import ProbeError
-    from .runner import BudgetRefused, RunError, Runner, parse_arms, select_agent, suite_budget
+    from .runner import BudgetRefused, RunError, Runner, parse_arms, select_agent
     from .transcripts import check_probe
 
     try:
@@ -117,7 +123,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                   "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
         probes = preflight.probes
         if not args.skip_check:
-            mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
+            mismatched = [r for probe in probes for r in check_probe(probe, workspace.root) if not r.ok]
             if mismatched:
                 for result in mismatched:
                     print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
@@ -176,7 +182,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             runner._close(plan)
             print("nothing to run", file=sys.stderr)
             return EXIT_FINDINGS if withheld else EXIT_OK
-        summary = _run_with_progress(runner, plan, show=not args.no_progress)
+        from .progress import run_with_progress
+
+        summary = run_with_progress(runner, plan, show=not args.no_progress)
     except (ProbeError, OSError) as error:
         return _fail(f"{error}")
     finally:
@@ -184,30 +192,44 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             executor.shutdown(wait=True)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    return _print_results(summary, workspace, withheld)
+
+
+def _print_results(summary, workspace, withheld: int) -> int:
+    """The run's results on stdout (progress went to stderr, and what to do
+    about failed starts goes there too); the exit status."""
+    from .runner import RunError, suite_budget
+
     tallies = summary.tally()
     for arm, tally in tallies.items():
         if tally["starts"]:
             print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
-                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted", file=sys.stderr)
+                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted")
     if summary.records:
-        print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}", file=sys.stderr)
+        print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}")
     try:
-        print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
+        print(f"budget: {suite_budget(workspace).describe()}")
     except RunError as error:
         print(f"skill-eval: {error}", file=sys.stderr)
+    status = EXIT_FINDINGS if withheld else EXIT_OK
     if summary.interrupted:
         print(f"interrupted: {len(summary.records)} start(s) recorded, {summary.skipped} never started; "
               "run the same command again to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    failed = sum(t["error"] + t["timeout"] for t in tallies.values())
-    lost = sum(t["interrupted"] for t in tallies.values())
-    if failed:
-        print(f"{failed} start(s) failed; see their records' `error`, and re-run them with --retry-errors", file=sys.stderr)
-    if lost:
-        print(f"{lost} start(s) interrupted; run the same command again to resume them", file=sys.stderr)
-    if failed or lost:
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if withheld else EXIT_OK
+        status = EXIT_INTERRUPTED
+    else:
+        failed = sum(t["error"] + t["timeout"] for t in tallies.values())
+        lost = sum(t["interrupted"] for t in tallies.values())
+        if failed:
+            print(f"{failed} start(s) failed; see their records' `error`, and re-run them with --retry-errors",
+                  file=sys.stderr)
+        if lost:
+            print(f"{lost} start(s) interrupted; run the same command again to resume them", file=sys.stderr)
+        if failed or lost:
+            status = EXIT_FINDINGS
+    if summary.records:
+        print("see them with `skill-eval report` (--html FILE for every answer and its grading)")
+    sys.stdout.flush()
+    return status
 
 
 def _install_stop_handlers(cancel: threading.Event) -> dict:
@@ -225,76 +247,64 @@ def _install_stop_handlers(cancel: threading.Event) -> dict:
     return {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
-def _run_with_progress(runner, plan, show: bool):
-    from .runner import RunSummary
-
-    tallies = {arm: {"starts": 0, "ok": 0, "caught": 0, "failed": 0} for arm in ("control", "treatment")}
-    if not plan.starts:
-        return runner.run(plan)
-
-    def describe() -> str:
-        return "  ".join(f"{arm} {t['caught']}/{t['ok']} caught" + (f" ({t['failed']} failed)" if t["failed"] else "")
-                         for arm, t in tallies.items() if t["starts"]) or "starting"
-
-    def count(record) -> None:
-        tally = tallies[record["arm"]]
-        tally["starts"] += 1
-        if record["status"] == "ok":
-            tally["ok"] += 1
-            tally["caught"] += int(bool(record.get("passed")))
-        else:
-            tally["failed"] += 1
-
-    if not show:
-        runner.on_record = count
-        return runner.run(plan)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console, transient=False) as progress:
-        task = progress.add_task("starting", total=len(plan.starts))
-
-        def on_record(record) -> None:
-            count(record)
-            progress.update(task, advance=1, description=describe())
-
-        runner.on_record = on_record
-        summary: RunSummary = runner.run(plan)
-    return summary
-
-
 # -- report -----------------------------------------------------------------------------
 
 
 def report_main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(prog="skill-eval report", description="Calibration zones per probe version, from the run records.")
+    parser = _Parser(prog="skill-eval report", description=(
+        "Calibration zones and the evidence of separation per probe version, content, agent and model, from the run "
+        "records: grouped text tables (or the report model as JSON) on stdout, and on request an offline HTML viewer "
+        "and JUnit XML."))
     _common(parser)
     parser.add_argument("--agent", help="only records of this agent")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML report with the calibration plot")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="stdout: text tables (default) or the report model as JSON (docs/report.md)")
+    parser.add_argument("--html", type=Path, metavar="FILE",
+                        help="also write one self-contained offline HTML page: zones, calibration plot, table, every "
+                             "start's answer and grading")
+    parser.add_argument("--junit", type=Path, metavar="FILE",
+                        help="also write JUnit XML, a test case per probe version, agent and model: failing when the "
+                             "zone is adverse, erroring when reps have no outcome; the exit status is then 1 when a "
+                             "test case failed or errored")
     args = parser.parse_intermixed_args(argv)
     from .probes import ProbeError
-    from .report import build_report, render_json, render_text
+    from .report import render_json, render_text
+    from .viewer_build import build_model
 
+    detail = args.format == "json" or args.html is not None
     try:
         workspace = _open(args)
         if args.paths or args.probe:
             _select(workspace, args)
-        report = build_report(workspace, args.paths, args.probe, args.agent)
-    except ProbeError as error:
+        model = build_model(workspace, args.paths, args.probe, args.agent, lint=detail, answers=detail)
+    except ProbeError as error:  # RunError too: a symbolic link in the way of the records
         return _fail(str(error))
-    sys.stdout.write(render_json(report) if args.format == "json" else render_text(report))
-    if args.html:
-        from .html import render_html
+    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model))
+    sys.stdout.flush()
+    status = EXIT_OK
+    if args.html is not None:
+        from .viewer import write_html
 
         try:
-            args.html.write_text(render_html(report), encoding="utf-8")
+            size = write_html(model, args.html)
         except OSError as error:
             return _fail(f"{args.html}: cannot write the HTML report ({error.strerror or error}); choose a writable path")
-        print(f"HTML report written to {args.html}", file=sys.stderr)
-    return EXIT_OK
+        print(f"HTML report written to {args.html} ({size / 1e6:.2f} MB, works offline)", file=sys.stderr)
+    if args.junit is not None:
+        from .junit import outcome, write_junit
+
+        try:
+            write_junit(model, args.junit)
+        except OSError as error:
+            return _fail(f"{args.junit}: cannot write the JUnit report ({error.strerror or error}); choose a writable path")
+        results = [outcome(group) for group in model["groups"]]
+        failed = sum(1 for r in results if r is not None and r[0] == "failure")
+        errored = sum(1 for r in results if r is not None and r[0] == "error")
+        print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse), "
+              f"{errored} errored (reps without outcome)", file=sys.stderr)
+        if failed or errored:
+            status = EXIT_FINDINGS
+    return status
 
 
 # -- check ------------------------------------------------------------------------------
@@ -317,7 +327,7 @@ def check_main(argv: Sequence[str] | None = None) -> int:
     checked = mismatched = 0
     without = []
     for probe in probes:
-        results = check_probe(probe)
+        results = check_probe(probe, workspace.root)
         if not results:
             without.append(f"{probe.probe_id} v{probe.version}")
             continue

@@ -22,6 +22,21 @@ What an agent sees (one fresh scratch folder per start, ``ROOT``)::
 writable (memory-backed), else the system's temporary folder, and removed
 after the start.
 
+A **preset** agent's job (``AgentJob.harness``, see docs/harnesses/) is laid
+out by :func:`skill_eval.evals.presets.prepare_project` instead::
+
+    ROOT/project/<artifact>     the working directory; for the treatment with
+    ROOT/project/<skills folder>/<name>/   treatment = "install", the skill's copy
+    ROOT/home/                  a fresh $HOME (XDG folders, the harness's config)
+    ROOT/tmp/                   $TMPDIR
+
+The preset builds the argv (the prompt is one argument, stdin is /dev/null)
+and the whole environment: the runner's minus what the isolation replaces,
+never merged over the runner's again. What the harness printed is parsed in
+the worker (:func:`~skill_eval.evals.presets.parse_output`, which needs the
+whole stderr) into ``AgentOutcome.harness``; a harness that exits 0 without an
+answer is an ``error``.
+
 Placeholders are expanded in one pass over the command template
 (:func:`expand`): a substituted value is never scanned again, so a skill
 folder named ``{prompt_file}`` stays that name. The prompt lives outside the
@@ -61,7 +76,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+
+if TYPE_CHECKING:
+    from .presets import HarnessOutput
 
 PLACEHOLDERS = ("prompt_file", "probe_dir", "skill_dir", "skill_file", "model", "workspace")
 """``{workspace}`` is the workspace root, for agent scripts kept in the
@@ -106,6 +124,19 @@ class SkillBundle:
 
 
 @dataclass(frozen=True)
+class HarnessLaunch:
+    """A job's harness preset (``evals/presets.py``): the worker lays out the
+    preset's scratch project, builds its argv and parses its output."""
+
+    preset: str
+    """A name of :data:`~skill_eval.evals.presets.PRESET_NAMES`."""
+    args: tuple[str, ...] = ()
+    """The agent's ``args``, placeholders already expanded."""
+    executable: str | None = None
+    """The harness's program, when not the preset's on ``PATH``."""
+
+
+@dataclass(frozen=True)
 class AgentJob:
     """One start of an agent: everything needed to run it anywhere (picklable)."""
 
@@ -122,8 +153,12 @@ class AgentJob:
     """Placeholder values known to the driver: ``model``, ``workspace``."""
     skill: SkillBundle | None = None
     """The treatment's skill folder, copied into the scratch folder when the
-    command takes ``{skill_dir}`` or ``{skill_file}``."""
+    command takes ``{skill_dir}`` or ``{skill_file}``, or, for a harness,
+    installed in its skill folder (``treatment = "install"``)."""
     max_output: int = DEFAULT_MAX_OUTPUT
+    harness: HarnessLaunch | None = None
+    """Set for a preset agent: ``argv`` is then unused (the preset builds it),
+    the prompt is one argument, stdin is ``/dev/null``."""
 
     @property
     def prompt_on_stdin(self) -> bool:
@@ -148,6 +183,9 @@ class AgentOutcome:
     error: str | None = None
     truncated: dict[str, int] = field(default_factory=dict)
     """Per capped stream, the bytes the agent wrote in all."""
+    harness: "HarnessOutput | None" = None
+    """A preset agent's output, parsed (final answer, usage, the harness's
+    own error), when its process ran."""
 
     @property
     def is_start(self) -> bool:
@@ -343,6 +381,8 @@ class PreparedJob:
     env: dict[bytes, bytes]
     cwd: Path
     stdin: bytes | None
+    preset: str | None = None
+    """The harness preset whose output this job prints (parsed after it ran)."""
 
 
 def _safe_name(name: str) -> str:
@@ -372,6 +412,8 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     ``base_env`` is the environment to start from, as bytes (default: this
     process's): an executor takes it once, since decoding ``os.environ`` for
     every start cost ~1 ms."""
+    if job.harness is not None:
+        return _prepare_harness(job, root, token, base_env)
     base = os.fspath(root)
     work, tmp = base + "/work", base + "/tmp"
     os.mkdir(work)
@@ -401,6 +443,31 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     if token:
         env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
     return PreparedJob(root, argv, env, Path(work), job.prompt if job.prompt_on_stdin else None)
+
+
+def _prepare_harness(job: AgentJob, root: Path, token: str, base_env: Mapping[bytes, bytes] | None) -> PreparedJob:
+    """Lay out a preset's scratch project in ``root`` (``project/`` with the
+    artifact and, for the treatment, the skill in the harness's skill folder;
+    a fresh ``home/`` and ``tmp/``): :func:`skill_eval.evals.presets.prepare_project`.
+
+    The environment is the preset's whole environment (the runner's minus what
+    the isolation replaces, the preset's, the agent's ``env``), never merged
+    over the runner's again, plus ``SKILL_EVAL_START_ID`` and ``SKILL_EVAL_RUN``."""
+    from .presets import prepare_project
+
+    harness = job.harness
+    environ = ({os.fsdecode(k): os.fsdecode(v) for k, v in base_env.items()} if base_env is not None
+               else dict(os.environ))
+    launch = prepare_project(
+        harness.preset, root, prompt=job.prompt.decode("utf-8", "surrogateescape"),
+        artifact_name=_safe_name(job.artifact_name), artifact=job.artifact, skill=job.skill,
+        model=job.values.get("model") or None, args=harness.args, env=dict(job.env), base_env=environ,
+        executable=harness.executable)
+    env = {os.fsencode(k): os.fsencode(v) for k, v in launch.env.items()}
+    env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
+    if token:
+        env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
+    return PreparedJob(root, list(launch.argv), env, launch.cwd, None, preset=harness.preset)
 
 
 def _write_new(path: str, data: bytes) -> None:
@@ -578,12 +645,20 @@ def execute_job(
         finally:
             registry.discard(process)
         values = dict(exit_code=returncode, stdout=stdout, stderr_tail=_tail(stderr), truncated=truncated)
+        said = ""
+        if prepared.preset is not None:
+            from .presets import parse_output
+
+            parsed = values["harness"] = parse_output(prepared.preset, stdout, stderr)
+            said = f": {parsed.error}" if parsed.error else ""
         if timed_out:
             return outcome("timeout", error=f"no answer within {job.timeout:g} s; killed", **values)
         if registry.cancelled.is_set() and returncode is not None and returncode < 0:
             return outcome("interrupted", error="interrupted: the run was cancelled while the agent ran", **values)
         if returncode != 0:
-            return outcome("error", error=f"the agent exited with status {returncode}", **values)
+            return outcome("error", error=f"the agent exited with status {returncode}{said}", **values)
+        if prepared.preset is not None and values["harness"].answer is None:
+            return outcome("error", error=f"{prepared.preset} gave no answer{said}", **values)
         return outcome("ok", **values)
     except Exception as error:  # noqa: BLE001 - an outcome, never a crash of the worker
         return outcome("error", error=f"runner error: {type(error).__name__}: {error}")

@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from skill_eval.linter.outputspec import OutputSpec
 
@@ -96,6 +96,14 @@ class DefectGrade:
     defect_id: str
     caught: bool
     reasons: list[str]
+    error: str | None = None
+    """Why the defect could not be graded (its judge gave no verdict): then
+    ``caught`` is ``False`` and means nothing (a grading error, not a miss)."""
+
+
+JudgeCall = Callable[[Mapping[str, Any], str, Mapping[str, "Value"]], "tuple[bool, str]"]
+"""``(defect, answer text, fields read) -> (caught, reason)``; raises
+:class:`skill_eval.evals.judges.JudgeError` when the judge gives no verdict."""
 
 
 def _unwrap(text: str) -> str:
@@ -357,15 +365,20 @@ def _need_str(operator: str, operand: Any) -> None:
         raise BadExpectation(f"`{operator}` takes a string, not {json.dumps(operand)}")
 
 
-def grade_defect(defect: Mapping[str, Any], answer: Answer, spec: OutputSpec | None) -> DefectGrade:
-    """A defect is caught when every field of its ``caught_when`` holds."""
+def grade_defect(defect: Mapping[str, Any], answer: Answer, spec: OutputSpec | None,
+                 judge: JudgeCall | None = None, text: str = "") -> DefectGrade:
+    """A defect is caught when every field of its ``caught_when`` holds and,
+    when it names a ``judge``, the judge says caught (asked only when the
+    fields hold). ``judge`` calls the defect's judge on ``text`` (the whole
+    answer); without one, a judged defect is a grading error."""
     defect_id = str(defect.get("id", "?"))
     caught_when = defect.get("caught_when")
-    if not isinstance(caught_when, dict) or not caught_when:
+    judged = defect.get("judge") is not None
+    if (not isinstance(caught_when, dict) or not caught_when) and not judged:
         return DefectGrade(defect_id, False, ["no caught_when: nothing grades this defect"])
     caught = True
     reasons = []
-    for field_name, expectation in caught_when.items():
+    for field_name, expectation in (caught_when.items() if isinstance(caught_when, dict) else ()):
         name = field_name
         if spec is not None:
             found = spec.lookup(field_name)
@@ -382,7 +395,23 @@ def grade_defect(defect: Mapping[str, Any], answer: Answer, spec: OutputSpec | N
         ok, reason = check_expectation(expectation, value)
         caught = caught and ok
         reasons.append(f"{field_name}: {reason}")
-    return DefectGrade(defect_id, caught, reasons)
+    if not judged:
+        return DefectGrade(defect_id, caught, reasons)
+    if not caught:
+        reasons.append("judge: not asked (a field already fails)")
+        return DefectGrade(defect_id, False, reasons)
+    if judge is None:
+        reasons.append("judge: not run here")
+        return DefectGrade(defect_id, False, reasons, error="the defect's judge was not run")
+    from .judges import JudgeError
+
+    try:
+        verdict, why = judge(defect, text, answer.fields)
+    except JudgeError as error:
+        reasons.append(f"judge: no verdict ({error})")
+        return DefectGrade(defect_id, False, reasons, error=str(error))
+    reasons.append(f"judge: {'caught' if verdict else 'missed'}" + (f" ({why})" if why else ""))
+    return DefectGrade(defect_id, verdict, reasons)
 
 
 def graded_field_names(defects: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -394,13 +423,15 @@ def graded_field_names(defects: Iterable[Mapping[str, Any]]) -> list[str]:
     return names
 
 
-def grade_answer(text: str, defects: list[Mapping[str, Any]], spec: OutputSpec | None) -> tuple[Answer, list[DefectGrade]]:
+def grade_answer(text: str, defects: list[Mapping[str, Any]], spec: OutputSpec | None,
+                 judge: JudgeCall | None = None) -> tuple[Answer, list[DefectGrade]]:
     """Read ``text`` and grade every defect. Raises only :class:`BadExpectation`
     (the probe's fault, refused before any run); an answer that cannot be read
-    at all grades as catching nothing, with the reason."""
+    at all grades as catching nothing, with the reason. A judge that gives no
+    verdict makes its defect's grade an ``error`` (see :func:`grade_defect`)."""
     try:
         answer = read_answer(text, spec, graded_field_names(defects))
     except (RecursionError, MemoryError, ValueError) as error:
         reason = f"the answer could not be read ({type(error).__name__})"
         return Answer({}, "none"), [DefectGrade(str(d.get("id", "?")), False, [reason]) for d in defects]
-    return answer, [grade_defect(defect, answer, spec) for defect in defects]
+    return answer, [grade_defect(defect, answer, spec, judge, text) for defect in defects]

@@ -9,7 +9,8 @@ What a test case reports (docs/report.md, "JUnit"):
 
 * ``<error>`` — the group has reps **without an outcome**: every start of the
   rep errored, timed out or was interrupted, so the sample is incomplete
-  (``type="unresolved-reps"``). Re-run them (``skill-eval run --retry-errors``).
+  (``type="unresolved-reps"``; a rep being run now is not counted). The plain
+  ``skill-eval run`` resumes interrupted reps, ``--retry-errors`` re-runs the rest.
 * ``<failure>`` — the zone is **adverse**: the control arm caught the defect
   more often than the treatment (``type="adverse"``): the skill hurt here.
 * ``<skipped>`` — the zone is **pending**: an arm the call needs has no graded

@@ -44,7 +44,7 @@ import re
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 PRESET_NAMES = ("claude-code", "codex", "gemini-cli", "opencode")
 
@@ -65,6 +65,14 @@ environment, and an agent's ``env`` may not set them."""
 
 SKIPPED_SKILL_FOLDERS = ("evals",)
 """Never installed with a skill: its probes (the answer key) and runs."""
+
+
+class SkillFiles(Protocol):
+    """A skill folder as data (the runner's :class:`~skill_eval.evals.executor.SkillBundle`):
+    installed as ``name/`` with each ``(relative path, bytes, mode)`` of ``files``."""
+
+    name: str
+    files: Sequence[tuple[str, bytes, int]]
 
 
 class PresetError(ValueError):
@@ -454,11 +462,16 @@ def skill_tree_hash(folder: Path) -> str:
     """sha256 over a folder's files: each relative path (``/``-separated,
     sorted) and its bytes, length-prefixed. Two installed copies hash alike
     exactly when they hold the same files with the same bytes."""
-    digest = hashlib.sha256()
     files = sorted(path for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
-    for path in files:
-        name = path.relative_to(folder).as_posix().encode("utf-8")
-        data = path.read_bytes()
+    return files_hash((path.relative_to(folder).as_posix(), path.read_bytes()) for path in files)
+
+
+def files_hash(files: Iterable[tuple[str, bytes]]) -> str:
+    """:func:`skill_tree_hash` of the folder that would hold ``files``
+    (``(relative path, bytes)`` pairs, in any order): what the runner records
+    for a skill before installing it."""
+    digest = hashlib.sha256()
+    for name, data in sorted((name.encode("utf-8"), data) for name, data in files):
         digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
 
@@ -483,7 +496,9 @@ def _plain_name(name: str) -> bool:
     return bool(name) and name not in (".", "..") and not any(sep in name for sep in ("/", "\\", "\0"))
 
 
-def _check_outside_repositories_and_skills(scratch: Path) -> None:
+def check_scratch_location(scratch: Path) -> None:
+    """:class:`PresetError` when ``scratch`` lies inside a git repository or
+    below a folder holding a skills folder (:data:`SKILL_FOLDERS`)."""
     for parent in scratch.parents:
         if (parent / ".git").exists():
             raise PresetError(f"{scratch}: the scratch folder lies inside the git repository {parent}; harnesses would "
@@ -513,6 +528,22 @@ def _install_skill(source: Path, target: Path) -> None:
         return skipped
 
     shutil.copytree(source, target, ignore=ignore, symlinks=False)
+
+
+def _write_files(files: Iterable[tuple[str, bytes, int]], target: Path) -> None:
+    """Write a skill given as data into ``target`` (made here). Paths are
+    ``/``-separated and relative; an empty, ``.`` or ``..`` part is refused."""
+    target.mkdir(parents=True)
+    for relative, data, mode in files:
+        parts = relative.split("/")
+        if not parts or any(part in ("", ".", "..") or "\0" in part for part in parts):
+            raise PresetError(f"skill file {relative!r} is not a plain relative path")
+        path = target.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.chmod(path, mode & 0o755)
+    if not (target / "SKILL.md").is_file():
+        raise PresetError(f"the skill to install as {target.name!r} holds no SKILL.md")
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -573,7 +604,7 @@ def prepare_project(
     prompt: str,
     artifact_name: str,
     artifact: bytes,
-    skill: Path | None = None,
+    skill: Path | SkillFiles | None = None,
     model: str | None = None,
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
@@ -583,16 +614,17 @@ def prepare_project(
     """Lay out one start's scratch project in ``scratch`` (made if missing; it
     must be empty) and return what to run.
 
-    ``skill`` is the skill folder to install (the treatment: a copy lands in
-    the harness's discovery folder, without ``evals/``); ``None`` is the
-    control, the identical project without it. ``args`` and ``env`` are the
+    ``skill`` is the skill to install (the treatment): a skill folder (a copy
+    lands in the harness's discovery folder, without ``evals/``), or the
+    skill as data (:class:`SkillFiles`: the runner's copy, installed as it
+    is); ``None`` is the control, the identical project without it. ``args`` and ``env`` are the
     agent's overrides; ``base_env`` defaults to this process's environment.
     """
     preset = get_preset(preset) if isinstance(preset, str) else preset
     if not _plain_name(artifact_name) or artifact_name.startswith("."):
         raise PresetError(f"artifact name {artifact_name!r} is not a plain file name")
     scratch = Path(scratch).absolute()
-    _check_outside_repositories_and_skills(scratch)
+    check_scratch_location(scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     if any(scratch.iterdir()):
         raise PresetError(f"{scratch}: the scratch folder is not empty; each start needs a fresh one")
@@ -602,12 +634,18 @@ def prepare_project(
         folder.mkdir(parents=True)
     (project / artifact_name).write_bytes(artifact)
     skill_dir = skill_hash = None
-    if skill is not None:
+    if isinstance(skill, (str, os.PathLike)):
         skill = Path(skill)
         if not (skill / "SKILL.md").is_file():
             raise PresetError(f"{skill}: no SKILL.md there; the treatment installs a skill folder")
         skill_dir = project / preset.skills_folder / skill_name(skill)
         _install_skill(skill, skill_dir)
+        skill_hash = skill_tree_hash(skill_dir)
+    elif skill is not None:
+        if not _plain_name(skill.name) or skill.name.startswith("."):
+            raise PresetError(f"skill name {skill.name!r} cannot name a folder; fix the skill's front-matter name")
+        skill_dir = project / preset.skills_folder / skill.name
+        _write_files(skill.files, skill_dir)
         skill_hash = skill_tree_hash(skill_dir)
     full_env = build_env(preset, home, tmp, project, base_env, env)
     for relative, text in preset.home_files(model, full_env).items():

@@ -168,8 +168,10 @@ def load_probe(context: ProbeContext, *, need_skill: bool = True, need_spec: boo
     if not isinstance(artifact, TextDocument):
         raise _problem(path, artifact, "cannot read the artifact", "fix `question` in probe.json")
     defects = tuple(d for _i, d in context.defects)
-    if not any(isinstance(d.get("caught_when"), dict) and d["caught_when"] for d in defects):
-        raise ProbeError(f"{path}: no defect has a `caught_when`, so nothing would grade the answers; add the discriminator")
+    if not any((isinstance(d.get("caught_when"), dict) and d["caught_when"]) or d.get("judge") is not None
+               for d in defects):
+        raise ProbeError(f"{path}: no defect has a `caught_when` or a `judge`, so nothing would grade the answers; "
+                         "add the discriminator")
     skill_ref = context.skill_ref
     skill_bytes = None
     skill_path = skill_ref if isinstance(skill_ref, Path) else None

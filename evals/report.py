@@ -1,12 +1,15 @@
-"""``skill-eval report``: one row per probe version, content, agent and model.
+"""``skill-eval report``: the report model as text tables or JSON.
 
-A **row** is every start of one probe id and version, with one content (the
-SHA-256 of probe.json, of the artifact and of the skill), by one agent and
-model. Rows are never pooled: two agents (or models) on the same probe are two
-rows, and a probe.json or artifact edited without a version bump is a row of
-its own, flagged, beside the row of the content on disk.
+The rows are the groups of :func:`~skill_eval.evals.viewer_build.build_model`,
+the one implementation that turns run records into groups for every face of
+the report (this text, its JSON, the HTML viewer, JUnit): one row per probe
+version, content (the SHA-256 of probe.json, of the artifact and of the
+skill), agent and model, never pooled. A probe.json or artifact edited
+without a version bump is a row of its own, flagged.
 
-Zones (seed, "Diagnostic calibration"), an observation of the row's sample:
+The text groups the rows into one table per agent and model, each headed by
+its zone counts. Zones (seed, "Diagnostic calibration") are observations of
+a row's sample:
 
 * **ceiling** — the control arm caught it in every sampled rep ("too obvious");
 * **window** — control missed every rep and treatment caught it ("usable window");
@@ -15,251 +18,169 @@ Zones (seed, "Diagnostic calibration"), an observation of the row's sample:
 * **mixed** — anything else (e.g. control 1/2, treatment 2/2);
 * **pending** — an arm the call needs has no graded rep yet.
 
-Beside the zone, each row shows the evidence for separation: the one-sided
-Fisher exact test of "the treatment arm catches more often than the control
-arm" (one-sided because the question is directional, and an arm doing worse
-is already its own zone, adverse), with its p-value, and "not separated at
-this sample" when p > 0.05 — which, at two reps per arm, is always: even a
-perfect split (control 0/2, treatment 2/2) gives p = 1/6.
+A row's notes start with its latest ``skill-eval calibrate`` decision, when
+one is on record (``calibrated: floor after the treatment (4 starts; rule
+9d212e30054f: reps 2, all-reps, no per-probe cap)``), and a ceiling (the
+decision's, else the sample's) is noted "keep as a regression/cost control",
+as the seed keeps such cases rather than erasing them.
 
-A rep "catches" when a floor probe's defect is caught, or when a band probe's
-caught count lies within ``band`` (min..max). Errors, timeouts and interrupted
-starts are counted as starts but are not graded reps. Intervals are Wilson 95%
-intervals.
+Beside the zone, the evidence column gives the one-sided Fisher exact test of
+"the treatment arm catches more often than the control arm" (one-sided
+because the question is directional; an arm doing worse is its own zone,
+adverse): its p-value, and "not separated at this sample" when p is above
+0.05 — which, at two reps per arm, it always is: even a perfect split
+(control 0/2, treatment 2/2) gives p = 1/6.
+
+Under each table, when its agent reported usage (a harness preset does:
+docs/harnesses/), what the agent and model cost per arm: starts, tokens in
+and out, cost and turns, summed over every start (failed ones included).
+
+``--format json`` prints the report model itself (docs/report.md, JSON Schema
+``viewer_assets/report-model.schema.json``).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
-from skill_eval.linter.runs import (
-    ARMS, SEPARATION_ALPHA, VersionSample, count_starts, iter_records, sample_rows,
-)
+from .calibrate import decision_note
+from .viewer_model import ARM_NAMES, ZONES, Group, ReportModel
 
-from .calibrate import decision_note, decision_summary, latest_decisions
-from .probes import Workspace
-
-REPS_NOTE = ("Reps diagnose a scenario; they do not prove a rate (two reps per arm never can: even control 0/2 "
-             "against treatment 2/2 has a one-sided Fisher p of 1/6). The intervals are Wilson 95% intervals and "
-             "are wide on purpose: read the zone as an observation of this sample, not as a measured rate.")
+ON_DISK_NOTES = {
+    "skill-edited": "SKILL.md changed since",
+    "edited": "files changed since (same version)",
+    "superseded": "superseded by a newer version",
+    "older": "disk holds an older version",
+    "missing": "probe not on disk",
+}
 
 
-def reps_note(rows: Sequence["Row"]) -> str:
-    """:data:`REPS_NOTE` with the real numbers of graded reps per arm."""
-    counts = sorted({row.sample.arms[arm].reps for row in rows for arm in ARMS if row.sample.arms[arm].reps})
-    if not counts:
-        return REPS_NOTE
-    span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    return f"This report's rows hold {span} graded rep(s) per arm. " + REPS_NOTE
-
-
-def separation_text(sample: VersionSample) -> str:
-    p = sample.p_value
+def evidence_cell(group: Group) -> str:
+    """The evidence column: the p-value, and whether this sample separates the arms."""
+    evidence = group["evidence"]
+    p = evidence["p"]
     if p is None:
-        return "-"
-    if p <= SEPARATION_ALPHA:
+        return "not tested (an arm has no graded rep)"
+    if evidence["separated"]:
         return f"separated (p={p:.3g})"
     return f"not separated at this sample (p={p:.2g})"
 
 
-@dataclass
-class Row:
-    sample: VersionSample
-    on_disk: str
-    """``current`` (this version is on disk), ``superseded`` (a higher version is),
-    ``older`` (the disk holds a lower version), ``missing`` (no probe has this id)."""
-    content: str = "current"
-    """``current`` (probe.json, artifact and skill hashes match the disk),
-    ``edited`` (this version's files were edited without a version bump: this
-    row is an earlier content), ``skill-edited`` (only SKILL.md differs), or
-    ``unknown`` (the version is not on disk)."""
-    calibration: dict[str, Any] | None = None
-    """The latest ``skill-eval calibrate`` decision of this row, if any."""
-
-    @property
-    def agent(self) -> str:
-        return str(self.sample.key[5]) if len(self.sample.key) > 5 else ""
-
-    @property
-    def model(self) -> str:
-        return str(self.sample.key[6] or "") if len(self.sample.key) > 6 else ""
-
-    @property
-    def edited(self) -> bool:
-        return self.content == "edited"
-
-    def to_json(self) -> dict[str, Any]:
-        sample = self.sample
-        arms = {}
-        for arm in ARMS:
-            arm_sample = sample.arms[arm]
-            interval = arm_sample.interval
-            arms[arm] = {
-                "reps": arm_sample.reps,
-                "caught": arm_sample.caught,
-                "rate": arm_sample.rate,
-                "wilson95": list(interval) if interval else None,
-                "errors": arm_sample.errors,
-                "timeouts": arm_sample.timeouts,
-                "interrupted": arm_sample.interrupted,
-            }
-        key = sample.key
-        return {
-            "probe": sample.probe,
-            "version": sample.version,
-            "agent": self.agent,
-            "model": self.model,
-            "probe_sha256": key[2] if len(key) > 2 else None,
-            "artifact_sha256": key[3] if len(key) > 3 else None,
-            "skill_sha256": key[4] if len(key) > 4 else None,
-            "kind": sample.kind,
-            "zone": sample.zone,
-            "separation": {
-                "test": "Fisher exact, one-sided (treatment catches more often than control)",
-                "p_value": sample.p_value,
-                "best_p_value": sample.best_p_value,
-                "alpha": SEPARATION_ALPHA,
-                "separated": sample.separated,
-            },
-            "arms": arms,
-            "starts": sample.starts,
-            "agents": sorted(sample.agents),
-            "edited": self.edited,
-            "content": self.content,
-            "on_disk": self.on_disk,
-            "last_run": sample.last_ended,
-            "calibration": None if self.calibration is None else decision_summary(self.calibration),
-        }
-
-
-@dataclass
-class Report:
-    root: Path
-    rows: list[Row]
-    starts: int
-    cap: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        zones: dict[str, int] = {}
-        for row in self.rows:
-            zones[row.sample.zone] = zones.get(row.sample.zone, 0) + 1
-        return {
-            "workspace": str(self.root),
-            "starts": self.starts,
-            "max_starts": self.cap,
-            "note": reps_note(self.rows),
-            "zones": zones,
-            "probes": [row.to_json() for row in self.rows],
-        }
-
-
-def build_report(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[str] = (), agent: str | None = None) -> Report:
-    from .runner import workspace_runs_files
-
-    files = workspace_runs_files(workspace.root)
-    decisions = latest_decisions(files)
-    versions_on_disk: dict[str, int] = {}
-    content_on_disk: dict[tuple[str, int], tuple] = {}
-    for path in workspace.session.all_probe_paths:
-        context = workspace.session.probe(path)
-        if context.probe_id is not None:
-            versions_on_disk[context.probe_id] = max(versions_on_disk.get(context.probe_id, 0), context.version)
-            try:
-                probe = workspace.load(path, need_skill=False, need_spec=False)
-            except Exception:  # noqa: BLE001 - an unloadable probe has no content to compare
-                continue
-            content_on_disk[(probe.probe_id, probe.version)] = (probe.probe_sha256, probe.artifact_sha256,
-                                                                probe.skill_sha256)
-    wanted: set[str] | None = None
-    if paths or ids:
-        wanted = set(ids)
-        for path in (workspace.probe_paths(paths, ()) if paths else ()):
-            probe_id = workspace.session.probe(path).probe_id
-            if probe_id:
-                wanted.add(probe_id)
-    records = (record for _path, _line, record in iter_records(files) if wanted is None or record["probe"] in wanted)
-    samples = sample_rows(records, agent)
-    rows = []
-    for key in sorted(samples, key=lambda k: tuple("" if part is None else str(part) for part in k)):
-        sample = samples[key]
-        current = versions_on_disk.get(sample.probe)
-        if current is None:
-            on_disk = "missing"
-        elif current == sample.version:
-            on_disk = "current"
-        elif current > sample.version:
-            on_disk = "superseded"
-        else:
-            on_disk = "older"
-        disk = content_on_disk.get((sample.probe, sample.version))
-        if disk is None:
-            content = "unknown"
-        elif tuple(key[2:4]) != disk[:2]:
-            content = "edited"
-        elif key[4] is not None and key[4] != disk[2]:
-            content = "skill-edited"
-        else:
-            content = "current"
-        rows.append(Row(sample, on_disk, content, decisions.get(key)))
-    # a version whose files changed without a bump: every content of it is flagged
-    contents: dict[tuple, set] = {}
-    for row in rows:
-        contents.setdefault((row.sample.probe, row.sample.version), set()).add(tuple(row.sample.key[2:4]))
-    for row in rows:
-        if row.content == "unknown" and len(contents[(row.sample.probe, row.sample.version)]) > 1:
-            row.content = "edited"
-    return Report(workspace.root, rows, count_starts(files), workspace.config.calibration_max_starts)
-
-
-def _arm_cell(row: Row, arm: str) -> str:
-    sample = row.sample.arms[arm]
-    if not sample.reps:
+def arm_cell(group: Group, arm: str) -> str:
+    """``caught/reps [Wilson 95%]``, and the failed and running starts."""
+    sample = group["arms"][arm]
+    if not sample["reps"]:
         cell = "-"
     else:
-        low, high = sample.interval
-        cell = f"{sample.caught}/{sample.reps} [{low:.2f}-{high:.2f}]"
-    failures = sample.failed
-    return cell + (f" +{failures} failed" if failures else "")
+        low, high = sample["wilson95"]
+        cell = f"{sample['caught']}/{sample['reps']} [{low:.2f}-{high:.2f}]"
+    failed = sample["errors"] + sample["timeouts"] + sample["interrupted"]
+    if failed:
+        cell += f" +{failed} failed"
+    if sample["running"]:
+        cell += f" +{sample['running']} running"
+    return cell
 
 
-def _notes(row: Row) -> str:
-    notes = []
-    if row.calibration is not None:
-        notes.append(decision_note(row.calibration))
-    if (row.calibration or {}).get("zone", row.sample.zone) == "ceiling":
-        notes.append("keep as a regression/cost control")
-    if row.on_disk != "current":
-        notes.append({"missing": "probe not on disk", "superseded": "superseded by a newer version",
-                      "older": "disk holds an older version"}[row.on_disk])
-    if row.content == "edited":
-        notes.append("EDITED WITHOUT A VERSION BUMP: an earlier content of this version, not pooled")
-    elif row.content == "skill-edited":
-        notes.append("an earlier SKILL.md")
-    return "; ".join(notes)
+REGRESSION_CONTROL_NOTE = "keep as a regression/cost control"
+"""The seed: ceiling cases are kept as regression or cost controls, never erased."""
 
 
-def render_text(report: Report) -> str:
-    header = ("probe", "v", "agent/model", "control", "treatment", "zone", "separation", "starts", "note")
-    table = [header]
-    for row in report.rows:
-        who = row.agent + (f"/{row.model}" if row.model else "")
-        table.append((row.sample.probe, str(row.sample.version), who, _arm_cell(row, "control"),
-                      _arm_cell(row, "treatment"), row.sample.zone, separation_text(row.sample),
-                      str(row.sample.starts), _notes(row)))
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    out = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in table]
-    if not report.rows:
-        out = ["no runs on record (run `skill-eval run` first)"]
-    cap = f" of max-starts {report.cap}" if report.cap is not None else " (no [calibration] max-starts cap)"
-    out += ["", f"starts on record: {report.starts}{cap} (failed, timed-out and interrupted starts included)",
+def notes(group: Group) -> str:
+    """The notes column: the latest calibration decision (zone, after which
+    arm, the starts it cost, the rule and its hash), the regression/cost-control
+    note of a ceiling (the decision's zone, or the sample's when none is on
+    record), then the flags."""
+    found = []
+    calibration = group["calibration"]
+    if calibration is not None:
+        found.append(decision_note(calibration))
+    if (calibration["zone"] if calibration is not None else group["zone"]) == "ceiling":
+        found.append(REGRESSION_CONTROL_NOTE)
+    if group["edited_without_bump"]:
+        found.append("EDITED WITHOUT A VERSION BUMP: one content of this version, not pooled")
+    if group["on_disk"] != "current":
+        found.append(ON_DISK_NOTES.get(group["on_disk"], group["on_disk"]))
+    if group["frozen"] and not group["frozen_matches"]:
+        found.append("frozen with other hashes")
+    unresolved = sum(group["arms"][arm]["unresolved"] for arm in ARM_NAMES)
+    if unresolved:
+        found.append(f"{unresolved} rep(s) without outcome")
+    return "; ".join(found)
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def series_of(groups: Sequence[Group]) -> dict[tuple[str, str], list[Group]]:
+    """The groups per agent and model, in the model's order."""
+    found: dict[tuple[str, str], list[Group]] = {}
+    for group in groups:
+        found.setdefault((group["agent"], group["model"]), []).append(group)
+    return found
+
+
+def zone_counts(groups: Sequence[Group]) -> str:
+    counts = {zone: sum(g["zone"] == zone for g in groups) for zone in ZONES}
+    return ", ".join(f"{zone} {count}" for zone, count in counts.items() if count)
+
+
+def usage_line(model: ReportModel, agent: str, model_name: str) -> str | None:
+    """What the agent and model cost per arm, when any start reported usage:
+    ``usage: control 2 start(s): 2,603 tokens in, 83 out, $0.0085, 2 turn(s); treatment ...``."""
+    parts = []
+    for usage in model.get("usage") or ():
+        if (usage["agent"], usage["model"]) != (agent, model_name) or not usage["reporting"]:
+            continue
+        figures = [f"{usage['tokens_in']:,} tokens in" if usage["tokens_in"] is not None else None,
+                   f"{usage['tokens_out']:,} out" if usage["tokens_out"] is not None else None,
+                   f"${usage['cost_usd']:.4f}" if usage["cost_usd"] is not None else None,
+                   f"{usage['turns']} turn(s)" if usage["turns"] is not None else None]
+        unreported = usage["starts"] - usage["reporting"]
+        tail = f" ({unreported} start(s) reported none)" if unreported else ""
+        parts.append(f"{usage['arm']} {usage['starts']} start(s): "
+                     + ", ".join(figure for figure in figures if figure) + tail)
+    return "usage: " + "; ".join(parts) if parts else None
+
+
+def render_text(model: ReportModel) -> str:
+    """One table per agent and model (see the module docstring), then what the numbers can say."""
+    meta = model["meta"]
+    groups = model["groups"]
+    out: list[str] = []
+    skills = {g["skill"] for g in groups}
+    for (agent, model_name), members in series_of(groups).items():
+        separated = sum(g["evidence"]["separated"] for g in members)
+        out.append(f"agent {agent} · model {model_name}: {len(members)} probe version(s): {zone_counts(members)}; "
+                   f"{separated} separated")
+        header = ("probe", "v", "control", "treatment", "zone", "evidence", "starts", "notes")
+        if len(skills) > 1:
+            header = ("skill", *header)
+        rows = [header]
+        for group in members:
+            row = (group["probe"], str(group["version"]), arm_cell(group, "control"), arm_cell(group, "treatment"),
+                   group["zone"], evidence_cell(group), str(len(group["starts"])), notes(group))
+            rows.append((group["skill"] or ".", *row) if len(skills) > 1 else row)
+        out += ["  " + line for line in _table(rows)]
+        usage = usage_line(model, agent, model_name)
+        if usage:
+            out.append("  " + usage)
+        out.append("")
+    if not groups:
+        out = ["no runs on record (run `skill-eval run` first)", ""]
+    cap = (f" of max-starts {meta['max_starts']}" if meta["max_starts"] is not None
+           else " (no [calibration] max-starts cap)")
+    torn = f", {meta['torn_lines']} of them torn lines" if meta["torn_lines"] else ""
+    out += [f"starts on record: {meta['starts_on_record']}{cap} (failed, timed-out and interrupted starts included{torn})",
             "control/treatment: caught/reps [Wilson 95% interval]; failed starts are counted, not graded.",
-            f"separation: one-sided Fisher exact test, treatment > control, separated when p <= {SEPARATION_ALPHA:g}.",
-            reps_note(report.rows)]
+            f"evidence: one-sided Fisher exact test, treatment > control; separated when p <= {meta['alpha']:g}.",
+            meta["note"]]
     return "\n".join(out) + "\n"
 
 
-def render_json(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2) + "\n"
+def render_json(model: ReportModel) -> str:
+    """The report model as JSON (docs/report.md)."""
+    return json.dumps(model, indent=2, ensure_ascii=False) + "\n"

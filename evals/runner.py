@@ -4,7 +4,9 @@ A **start** is one run of one agent on one probe in one arm for one rep. A run
 goes through four steps; no budget is spent before the third:
 
 1. **Preflight** (:meth:`Runner.preflight`): the agent's executable is found
-   (else :class:`RunError`, exit 2, nothing recorded); probes whose id fails
+   (for a preset: its harness and what it needs, :func:`check_preset_programs`,
+   and a scratch location outside any repository), each defect's judge
+   program is found (else :class:`RunError`, exit 2, nothing recorded); probes whose id fails
    the schema pattern are refused (an id names answer folders); probes whose
    lint has errors are withheld and listed with their findings (unless
    ``allow_lint_errors``; warnings and info never block); each suite's
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import socket
 import threading
 import time
@@ -62,10 +65,11 @@ from skill_eval.linter.runs import (
 )
 
 from .executor import (
-    DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, LocalExecutor,
-    SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
+    DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, HarnessLaunch,
+    LocalExecutor, SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
 )
 from .grading import BadExpectation, Value, check_expectation, grade_answer
+from .judges import JudgeError, ProbeJudge, judge_problems, judge_spec
 from .probes import Probe, ProbeError, Workspace
 from .prompt import build_prompt, with_skill
 
@@ -198,7 +202,8 @@ class RunSummary:
 
 
 def validate_expectations(probe: Probe) -> None:
-    """Refuse a probe whose ``caught_when`` holds an expectation grading cannot read."""
+    """Refuse a probe whose ``caught_when`` holds an expectation grading cannot
+    read, or whose ``judge`` is malformed."""
     for defect in probe.defects:
         caught_when = defect.get("caught_when")
         for name, expectation in (caught_when.items() if isinstance(caught_when, dict) else ()):
@@ -207,6 +212,10 @@ def validate_expectations(probe: Probe) -> None:
             except BadExpectation as error:
                 raise RunError(f"{probe.json_path}: defect {defect.get('id')}, field {name}: {error}; "
                                "fix caught_when (run `skill-eval lint`)") from None
+        try:
+            judge_spec(defect)
+        except JudgeError as error:
+            raise RunError(f"{probe.json_path}: defect {defect.get('id')}: {error} (run `skill-eval lint`)") from None
 
 
 def select_agent(config: Config, name: str | None) -> AgentConfig:
@@ -224,9 +233,29 @@ def select_agent(config: Config, name: str | None) -> AgentConfig:
     return agent
 
 
+PRESET_PLACEHOLDERS = ("model", "workspace")
+"""The placeholders a preset agent's ``args`` may use (its scratch folder is the preset's)."""
+MAX_PROMPT_ARGUMENT = 128 * 1024 - 1
+"""Bytes of a preset's prompt: it is one argument, and Linux caps one at 128 KiB."""
+
+
 def check_agent(agent: AgentConfig, arms: Sequence[str], where: str) -> None:
     """Refuse agent commands that would leak the skill into the control arm, or
-    that name placeholders that do not exist."""
+    that name placeholders that do not exist; a preset agent's ``env`` that
+    sets what each start's isolation sets."""
+    if agent.preset:
+        from .presets import ISOLATION_VARIABLES
+
+        clashes = sorted(set(agent.env) & ISOLATION_VARIABLES)
+        if clashes:
+            raise RunError(f"{where}: agents.{agent.name}.env sets {', '.join(clashes)}, which each start of a preset "
+                           "sets itself (a fresh home, temporary folder and project); remove it")
+        unknown = sorted({match.group(0) for arg in agent.args for match in re.finditer(r"\{([a-z][a-z0-9_]{0,40})\}", arg)
+                          if match.group(1) not in PRESET_PLACEHOLDERS})
+        if unknown:
+            raise RunError(f"{where}: agents.{agent.name}.args uses {', '.join(unknown)}; a preset's args take only "
+                           "{model} and {workspace} (the preset lays out the scratch project itself)")
+        return
     for placeholder in SKILL_PLACEHOLDERS:
         if any("{" + placeholder + "}" in arg for arg in agent.command):
             raise RunError(f"{where}: agents.{agent.name}.command uses {{{placeholder}}}, which would hand the skill to "
@@ -241,12 +270,72 @@ def check_agent(agent: AgentConfig, arms: Sequence[str], where: str) -> None:
                        f"(placeholders: {known}); fix the spelling")
 
 
+def preset_executable(agent: AgentConfig, root: Path) -> str | None:
+    """A preset agent's ``executable`` as run: a path with a slash made
+    absolute (relative to the workspace root), a bare name kept, ``None``
+    for the preset's own program."""
+    command = agent.executable
+    if not command:
+        return None
+    command = expand(command, {"workspace": str(root)})
+    if (os.sep in command or (os.altsep and os.altsep in command)) and not os.path.isabs(command):
+        return str(root / command)
+    return command
+
+
+def check_preset_programs(agent: AgentConfig, root: Path, where: str) -> str:
+    """The programs a preset agent runs are there (:func:`missing_programs`):
+    its harness and what the harness needs (OpenCode: ``rg``). Returns the
+    harness's program; :class:`RunError` naming the fix otherwise."""
+    from .presets import get_preset, missing_programs
+
+    preset = get_preset(agent.preset)
+    executable = preset_executable(agent, root)
+    env = {"PATH": agent.env.get("PATH", os.environ.get("PATH", os.defpath))}
+    missing = missing_programs(preset, env, executable)
+    if missing:
+        program = executable or preset.executable
+        fixes = []
+        if program in missing:
+            fixes.append(f"install {preset.npm_package} (tested: npm install -g {preset.npm_package}@"
+                         f"{preset.tested_version}) or set agents.{agent.name}.executable")
+        others = [name for name in missing if name != program]
+        if others:
+            fixes.append(f"put {', '.join(others)} on PATH ({preset.name} runs {'it' if len(others) == 1 else 'them'})")
+        raise RunError(f"{where}: agents.{agent.name} (preset {preset.name}): {', '.join(repr(m) for m in missing)} "
+                       f"not found; {'; '.join(fixes)}; see {preset.docs}")
+    return executable or preset.executable
+
+
+def check_preset_scratch(scratch: str | os.PathLike | None) -> None:
+    """A preset's scratch projects must lie outside any git repository and
+    below no skills folder (the control would see skills):
+    :class:`RunError` naming ``SKILL_EVAL_SCRATCH`` otherwise."""
+    import tempfile
+
+    from .executor import default_scratch
+    from .presets import PresetError, check_scratch_location
+
+    base = Path(scratch or default_scratch() or tempfile.gettempdir()).absolute()
+    try:
+        check_scratch_location(base / "start")
+    except PresetError as error:
+        raise RunError(f"{error} (set SKILL_EVAL_SCRATCH)") from None
+
+
 def resolve_executable(agent: AgentConfig, root: Path, where: str) -> tuple[str, str]:
     """The agent's executable as run (``argv[0]`` after placeholders) and its
     full path; :class:`RunError` when it is not found or not executable.
 
     A bare name is looked up on ``PATH`` (the agent's ``env`` may set it); a
-    relative path with a slash is taken relative to the workspace root."""
+    relative path with a slash is taken relative to the workspace root. For a
+    preset agent, :func:`check_preset_programs`."""
+    if agent.preset:
+        import shutil
+
+        program = check_preset_programs(agent, root, where)
+        search = agent.env.get("PATH", os.environ.get("PATH", os.defpath))
+        return program, (program if os.sep in program else shutil.which(program, path=search) or program)
     template = agent.command[0]
     if any("{" + name + "}" in template for name in ("prompt_file", "probe_dir", "skill_dir", "skill_file")):
         raise RunError(f"{where}: agents.{agent.name}.command[0] is {template!r}; the executable cannot be a "
@@ -565,7 +654,11 @@ class Runner:
         self.max_output = max_output or getattr(agent, "max_output", None) or DEFAULT_MAX_OUTPUT
         self.on_wait: Callable[[], None] | None = None
         """Called once when the run lock is held by another runner."""
-        self._bundles: dict[Path, SkillBundle] = {}
+        self.lint_at_run: dict[Path, list[dict[str, Any]]] = {}
+        """Per probe.json, the lint findings :meth:`preflight` saw; the plan
+        record keeps those of the probes it reserves starts of."""
+        self._bundles: dict[Any, SkillBundle] = {}
+        self._hashes: dict[tuple, str] = {}
         self._answers = AnswerFolders()
         self._runner = {"pid": os.getpid(), "host": socket.gethostname()}
 
@@ -587,9 +680,16 @@ class Runner:
                                      for probe in bad_ids))
         for probe in probes:
             check_runs_folder(probe.suite, self.workspace.root)
+        if self.agent.preset:
+            check_preset_scratch(getattr(self.executor, "scratch", None))
+        problems = [problem for probe in probes for problem in judge_problems(probe, self.workspace.root)]
+        if problems:
+            raise RunError("\n".join(problems + ["no start was made: a defect's judge could not grade its answers"]))
         result = Preflight(list(probes), executable=executable)
+        findings = lint_findings(self.workspace, probes)
+        self.lint_at_run.update(findings)
         if not allow_lint_errors:
-            errors = lint_errors(self.workspace, probes)
+            errors = lint_errors(self.workspace, probes, findings)
             result.probes = [probe for probe in probes if probe.json_path not in errors]
             result.withheld = [Withheld(probe, errors[probe.json_path]) for probe in probes if probe.json_path in errors]
         return result
@@ -609,6 +709,23 @@ class Runner:
             if not valid_probe_id(probe.probe_id):
                 raise RunError(f"{probe.json_path}: id {probe.probe_id!r} does not match ^[a-z0-9][a-z0-9._-]*$; fix the id")
             validate_expectations(probe)
+            if self.agent.preset:
+                self._check_prompt(probe, arms)
+
+    def _check_prompt(self, probe: Probe, arms: Sequence[str]) -> None:
+        """A preset hands the prompt over as one argument: it must fit one
+        (:data:`MAX_PROMPT_ARGUMENT`) and hold no NUL byte."""
+        prompt = build_prompt(probe.artifact_bytes, probe.output_spec)
+        if "treatment" in arms and self.agent.treatment == "prepend":
+            prompt = with_skill(probe.skill_bytes or b"", prompt)
+        if b"\0" in prompt:
+            raise RunError(f"{probe.artifact_path}: holds a NUL byte, which a command-line argument cannot carry; "
+                           "remove it (`skill-eval lint` reports the file)")
+        if len(prompt) > MAX_PROMPT_ARGUMENT:
+            raise RunError(f"{probe.artifact_path}: the prompt is {len(prompt)} bytes, over the {MAX_PROMPT_ARGUMENT} "
+                           f"a command-line argument holds; agents.{self.agent.name} (preset {self.agent.preset}) "
+                           "passes it as one: shorten the artifact" + (" or use treatment = \"install\""
+                           if self.agent.treatment == "prepend" else ""))
 
     def _plan(self, probes: Sequence[Probe], arms: Sequence[str], reps: int, retry_errors: bool,
               planner: Callable[[RecordsState], Plan] | None = None) -> Plan:
@@ -664,11 +781,26 @@ class Runner:
                         "starts": [[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
                                     s.probe.skill_sha256, s.arm, s.rep] for s in starts],
                         **plan.record_fields,
+                        **self._plan_lint(starts),
                     }])
             except BaseException:
                 self._close(plan)
                 raise
         return plan
+
+    def _plan_lint(self, starts: Sequence[Start]) -> dict[str, Any]:
+        """The plan record's ``lint``: per probe content it reserves starts of,
+        the findings preflight saw (nothing when preflight did not lint it)."""
+        entries, seen = [], set()
+        for start in starts:
+            probe = start.probe
+            if probe.json_path in seen or probe.json_path not in self.lint_at_run:
+                continue
+            seen.add(probe.json_path)
+            entries.append({"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
+                            "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
+                            "findings": self.lint_at_run[probe.json_path]})
+        return {"lint": entries} if entries else {}
 
     @staticmethod
     def _close(plan: Plan) -> None:
@@ -684,10 +816,54 @@ class Runner:
             bundle = self._bundles[folder] = skill_bundle(probe.skill_path)
         return bundle
 
+    def _install_bundle(self, probe: Probe) -> SkillBundle:
+        """The skill as a preset installs it: :func:`skill_bundle`'s files, in a
+        folder named after the skill's front-matter ``name`` (harnesses key
+        a skill by its folder; OpenCode requires the two to match)."""
+        from .presets import PresetError, skill_name
+
+        folder = probe.skill_path.parent
+        key = ("install", folder)
+        bundle = self._bundles.get(key)
+        if bundle is None:
+            plain = self._skill_bundle(probe)
+            try:
+                name = skill_name(folder)
+            except PresetError as error:
+                raise RunError(str(error)) from None
+            bundle = self._bundles[key] = SkillBundle(name, plain.skill_file, plain.files)
+        return bundle
+
+    def installed_skill(self, probe: Probe) -> tuple[str, str]:
+        """Where the treatment's copy of the skill lands in a preset's project
+        (relative to the project) and :func:`~skill_eval.evals.presets.files_hash`
+        of what it holds: the installed skill's hash, for the record."""
+        from .presets import files_hash, get_preset
+
+        bundle = self._install_bundle(probe)
+        key = ("hash", bundle.name, probe.skill_path.parent)
+        digest = self._hashes.get(key)
+        if digest is None:
+            digest = self._hashes[key] = files_hash((name, data) for name, data, _mode in bundle.files)
+        return f"{get_preset(self.agent.preset).skills_folder}/{bundle.name}", digest
+
     def job_for(self, start: Start, job_id: str) -> AgentJob:
         """The job of ``start``: the seam where what an agent is handed is decided."""
         probe = start.probe
         prompt = build_prompt(probe.artifact_bytes, probe.output_spec)
+        values = {"model": self.model, "workspace": str(self.workspace.root)}
+        if self.agent.preset:
+            skill = None
+            if start.arm == "treatment":
+                if self.agent.treatment == "install":
+                    skill = self._install_bundle(probe)
+                else:
+                    prompt = with_skill(probe.skill_bytes or b"", prompt)
+            harness = HarnessLaunch(self.agent.preset, tuple(expand(arg, values) for arg in self.agent.args),
+                                    preset_executable(self.agent, self.workspace.root))
+            return AgentJob(job_id, (), prompt, probe.artifact_path.name, probe.artifact_bytes, dict(self.agent.env),
+                            self.agent.timeout, values=values, skill=skill, max_output=self.max_output,
+                            harness=harness)
         argv = list(self.agent.command)
         skill = None
         if start.arm == "treatment":
@@ -702,8 +878,7 @@ class Runner:
                 and not os.path.isabs(command):
             argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
-                        dict(self.agent.env), self.agent.timeout,
-                        values={"model": self.model, "workspace": str(self.workspace.root)},
+                        dict(self.agent.env), self.agent.timeout, values=values,
                         skill=skill, max_output=self.max_output)
 
     # -- recording ----------------------------------------------------------------------
@@ -736,13 +911,25 @@ class Runner:
             record["retry_of"] = start.retry_of
         if start.resume_of:
             record["resume_of"] = start.resume_of
+        if self.agent.preset:
+            record["preset"] = self.agent.preset
+            record["treatment"] = self.agent.treatment
+            if job.skill is not None:
+                record["installed_skill"], record["installed_skill_sha256"] = self.installed_skill(probe)
         if fields:
             record.update(fields)
         return record
 
     def outcome_record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> dict[str, Any]:
         """Grade ``outcome``, keep its answer in a file under the suite's runs
-        folder, and build its outcome record."""
+        folder, and build its outcome record.
+
+        A preset agent's answer is the final answer parsed from what the
+        harness printed (kept as the answer file; the raw output beside it,
+        ``output_file``), and its usage (tokens, cost, the harness's own
+        duration as ``agent_duration_s``, turns) lands on the record. A judge
+        that gives no verdict makes the start an ``error`` with
+        ``grading_errors`` (the answer is kept): an ungraded rep is no sample."""
         probe = start.probe
         record: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
@@ -759,17 +946,41 @@ class Runner:
         }
         if outcome.truncated:
             record["truncated"] = dict(outcome.truncated)
-        if outcome.stdout or outcome.status == "ok":
-            parts = ["answers", probe.probe_id, f"v{int(probe.version)}", f"{start.arm}-r{int(start.rep)}-{job.job_id[:12]}.txt"]
+        harness = outcome.harness
+        text = outcome.stdout.decode("utf-8", errors="replace")
+        stem = ["answers", probe.probe_id, f"v{int(probe.version)}", f"{start.arm}-r{int(start.rep)}-{job.job_id[:12]}"]
+        if harness is not None:
+            usage = harness.usage() if outcome.status in ("ok", "error") else {}  # a killed harness reported nothing
+            if "duration_s" in usage:
+                usage["agent_duration_s"] = usage.pop("duration_s")
+            record.update(usage)
+            if outcome.stdout:
+                parts = stem[:-1] + [stem[-1] + ".output.txt"]
+                self._answers.write(probe.runs_folder, parts, outcome.stdout)
+                record["output_file"] = "/".join(parts)
+            text = harness.answer or ""
+            if harness.answer is not None:
+                parts = stem[:-1] + [stem[-1] + ".txt"]
+                self._answers.write(probe.runs_folder, parts, harness.answer.encode("utf-8", "surrogateescape"))
+                record["answer_file"] = "/".join(parts)
+        elif outcome.stdout or outcome.status == "ok":
+            parts = stem[:-1] + [stem[-1] + ".txt"]
             self._answers.write(probe.runs_folder, parts, outcome.stdout)
             record["answer_file"] = "/".join(parts)
         if outcome.status == "ok":
-            text = outcome.stdout.decode("utf-8", errors="replace")
-            answer, grades = grade_answer(text, list(probe.defects), probe.output_spec)
+            answer, grades = grade_answer(text, list(probe.defects), probe.output_spec,
+                                          judge=ProbeJudge(probe, self.workspace.root))
             record["answer_source"] = answer.source
             record["caught"] = [g.defect_id for g in grades if g.caught]
-            record["passed"] = record_passed({"status": "ok", "caught": record["caught"], "kind": probe.kind,
-                                              "band": probe.band, "defects": probe.defect_ids})
+            failed = {g.defect_id: g.error for g in grades if g.error}
+            if failed:
+                record["status"] = "error"
+                record["caught"] = []
+                record["grading_errors"] = failed
+                record["error"] = "grading error: " + "; ".join(f"{d}: {e}" for d, e in failed.items())
+            else:
+                record["passed"] = record_passed({"status": "ok", "caught": record["caught"], "kind": probe.kind,
+                                                  "band": probe.band, "defects": probe.defect_ids})
         else:
             record["caught"] = []
             record["error"] = outcome.error
@@ -912,17 +1123,19 @@ class Runner:
             self._write(summary, batch, plan)
 
 
-def lint_errors(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[str]]:
-    """Per probe.json, the error findings of the linter on the probe (its
-    probe.json and artifact, and the workspace-wide checks that point at it),
-    each as ``path:line:column: CODE message``. Warnings and info never block."""
-    from skill_eval.linter.diagnostics import Severity
+def lint_findings(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[dict[str, Any]]]:
+    """Per probe.json, every lint finding on the probe (its probe.json and
+    artifact, and the workspace-wide checks that point at it), each as a dict
+    of ``code``, ``severity``, ``message``, ``path`` (relative to the
+    workspace), ``line`` and ``column`` (1-based): what the plan record keeps
+    and the report shows. Every probe given has an entry, empty when clean."""
     from skill_eval.linter.engine import lint_targets
     from skill_eval.linter.rules.base import Scope
     from skill_eval.linter.workspace import Targets
 
+    found: dict[Path, list[dict[str, Any]]] = {probe.json_path: [] for probe in probes}
     if not probes:
-        return {}
+        return found
     session = workspace.session
     diagnostics, _checked = lint_targets(session, Targets(probes={p.json_path for p in probes}),
                                          scopes=frozenset({Scope.PROBE, Scope.WORKSPACE}))
@@ -931,16 +1144,30 @@ def lint_errors(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, lis
         owners[probe.json_path] = probe.json_path
         owners.setdefault(probe.artifact_path, probe.json_path)
     by_folder = {probe.folder: probe.json_path for probe in probes}
-    found: dict[Path, list[str]] = {}
-    for diagnostic in diagnostics:
-        if diagnostic.severity is not Severity.ERROR:
-            continue
+    for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key()):
         owner = owners.get(diagnostic.path) or by_folder.get(diagnostic.probe)
         if owner is None:
             continue
         start = diagnostic.start
-        found.setdefault(owner, []).append(
-            f"{_relative(diagnostic.path, workspace.root)}:{start.line}:{start.column}: {diagnostic.code} {diagnostic.message}")
+        found[owner].append({"code": diagnostic.code, "severity": diagnostic.severity.value,
+                             "message": diagnostic.message, "path": _relative(diagnostic.path, workspace.root),
+                             "line": max(1, start.line), "column": max(1, start.column)})
+    return found
+
+
+def lint_errors(workspace: Workspace, probes: Sequence[Probe],
+                findings: dict[Path, list[dict[str, Any]]] | None = None) -> dict[Path, list[str]]:
+    """Per probe.json with lint errors, its error findings (of
+    :func:`lint_findings`, or ``findings`` when given), each as
+    ``path:line:column: CODE message``. Warnings and info never block."""
+    if findings is None:
+        findings = lint_findings(workspace, probes)
+    found: dict[Path, list[str]] = {}
+    for owner, items in findings.items():
+        errors = [f"{f['path']}:{f['line']}:{f['column']}: {f['code']} {f['message']}" for f in items
+                  if f["severity"] == "error"]
+        if errors:
+            found[owner] = errors
     return found
 
 

@@ -20,6 +20,11 @@ after the closing ``---`` is the answer, graded exactly as a live answer is.
 ``skill-eval check`` fails on any transcript whose grading differs from its
 labels, and says why (the expectation that held or did not).
 
+A defect graded by a judge (evals/judges.py) is calibrated the same way: the
+judge runs on each transcript's body exactly as on a live answer, and a judge
+that disagrees with a label, or gives no verdict, fails the check (and so
+blocks ``skill-eval run``, which checks the transcripts first).
+
 Transcripts are not part of the artifact and never reach an agent. The linter
 does not read them (they are not fixtures), so they may quote the defect freely.
 """
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grading import BadExpectation, grade_answer
+from .judges import ProbeJudge
 from .probes import Probe
 
 LABELS = ("caught", "missed")
@@ -88,7 +94,9 @@ def transcript_paths(probe: Probe) -> list[Path]:
     return sorted(folder.glob("*.md")) if folder.is_dir() else []
 
 
-def check_transcript(probe: Probe, path: Path) -> TranscriptResult:
+def check_transcript(probe: Probe, path: Path, workspace: Path | None = None) -> TranscriptResult:
+    """Grade one transcript as a live answer is graded (judges included; their
+    ``{workspace}`` is ``workspace``) and compare with its labels."""
     try:
         transcript = parse_transcript(path, path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
@@ -107,12 +115,13 @@ def check_transcript(probe: Probe, path: Path) -> TranscriptResult:
         return TranscriptResult(path, False, error=f"{path}: `expect` does not label {', '.join(unlabelled)}; "
                                 "label every defect caught or missed")
     try:
-        answer, grades = grade_answer(transcript.body, list(probe.defects), probe.output_spec)
+        answer, grades = grade_answer(transcript.body, list(probe.defects), probe.output_spec,
+                                      judge=ProbeJudge(probe, workspace))
     except BadExpectation as error:
         return TranscriptResult(path, False, error=f"{probe.json_path}: {error}; fix caught_when")
     result = TranscriptResult(path, True)
     for grade in grades:
-        graded = "caught" if grade.caught else "missed"
+        graded = "not graded" if grade.error else "caught" if grade.caught else "missed"
         expected = transcript.expect[grade.defect_id]
         match = graded == expected
         result.ok = result.ok and match
@@ -122,5 +131,5 @@ def check_transcript(probe: Probe, path: Path) -> TranscriptResult:
     return result
 
 
-def check_probe(probe: Probe) -> list[TranscriptResult]:
-    return [check_transcript(probe, path) for path in transcript_paths(probe)]
+def check_probe(probe: Probe, workspace: Path | None = None) -> list[TranscriptResult]:
+    return [check_transcript(probe, path, workspace) for path in transcript_paths(probe)]

@@ -67,8 +67,10 @@ ZONE_COLOURS = {
     "mixed": "#dfb40a",
     "pending": "#6baed6",
     "several": "#7b5ea7",
+    "undecided": "#bdbdbd",
 }
-"""Point colours per zone (``several``: a merged mark whose groups differ)."""
+"""Point colours per zone (``several``: a merged mark whose groups differ;
+``undecided``: only a calibration decision's, never a point's)."""
 
 ZONE_TITLES = {
     "ceiling": "ceiling: control caught it every rep (too obvious)",
@@ -78,6 +80,7 @@ ZONE_TITLES = {
     "mixed": "mixed: anything else",
     "pending": "pending: an arm has no graded rep",
     "several": "several zones in one merged mark",
+    "undecided": "undecided: calibrate's max-starts-per-probe stopped it before a decision",
 }
 
 

@@ -1,24 +1,34 @@
 """``build_model``: the report model (:mod:`~skill_eval.evals.viewer_model`)
 from the run records a workspace holds.
 
-This module is the one place that reads run records for the viewer and the
-JUnit writer; re-pointing the report at another record format means changing
-:func:`normalize_records` (and nothing that reads the model). What it does:
+This module is the one place that turns run records into report groups, for
+every face of the report: the text and JSON of ``skill-eval report``
+(:mod:`~skill_eval.evals.report`), the HTML viewer and the JUnit writer read
+the model it builds. What it does:
 
-* **Starts.** Every record is a start. Records sharing a ``start_id`` are one
-  start, later records completing earlier ones (a start record written before
-  the agent ran, then its outcome); a start without an outcome status reads as
-  ``interrupted``. Today's runner writes one record per start, and stores an
-  interrupted start as ``error`` with an ``error`` that begins
-  ``interrupted``: it is shown as ``interrupted``.
-* **Groups.** One per (skill, probe id, version, probe.json hash, artifact
-  hash, skill hash, agent, model), never pooled. A rep is graded by its
-  latest ``ok`` start; ``passed`` is :func:`~skill_eval.linter.runs.record_passed`.
+* **Starts.** Records are read with :func:`~skill_eval.linter.runs.read_runs_file`,
+  which pairs each schema 2 start with its outcome (schema 1 lines are one
+  start each). :func:`normalize_records` gives each start one status of
+  :data:`~skill_eval.evals.viewer_model.STATUSES`: a start without an outcome
+  is ``running`` while its runner holds the file
+  (:func:`~skill_eval.linter.runs.writer_alive`) and ``interrupted`` once
+  nobody does; a schema 1 ``error`` that says it was interrupted is
+  ``interrupted``.
+* **Groups.** One per suite and :func:`~skill_eval.linter.runs.row_key`
+  (probe id, version, the three content hashes, agent, model), never pooled.
+  Each group's reps, catches, zone and evidence come from
+  :func:`~skill_eval.linter.runs.sample_rows` (a rep is graded by its latest
+  ``ok`` start; the one-sided Fisher test is
+  :func:`~skill_eval.linter.runs.fisher_greater`), the same code the calibration
+  rules and the editor's status read.
+* **Lint findings.** Those the runner saw in its preflight, kept in its plan
+  record (``lint.when`` ``run``); for a group run without them (an older
+  runner), the probe is linted for the report when its files still hash as
+  they ran (``lint.when`` ``report``).
 * **The files on disk.** A group whose probe.json and artifact still hash as
-  they did is ``current``; its probe is linted for the report (``lint.when``
-  ``report``) and each answer graded again with the probe's ``caught_when``,
-  per expectation, to show which held and why. A group whose files changed
-  keeps the caught defects its records hold, without expectations.
+  they did has each answer graded again with the probe's ``caught_when``, per
+  expectation, to show which held and why. A group whose files changed keeps
+  the caught defects its records hold, without expectations.
 * **Answers** are read from the suite's ``evals/runs/`` folder only (a path
   in a record that leads elsewhere is not read), first :data:`ANSWER_CAP`
   characters.
@@ -35,14 +45,16 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from skill_eval import __version__
-from skill_eval.linter.runs import (ARMS, find_runs_files, frozen_path, read_frozen, read_runs_file, record_passed,
-                                    runs_folder, sha256_bytes, wilson, zone_of, ArmSample as RunsArmSample)
+from skill_eval.linter.runs import (ARMS, VersionSample, fisher_greater, frozen_path, is_interrupted,
+                                    read_frozen, read_runs_file, record_passed, row_key, runs_folder, sample_rows,
+                                    sha256_bytes, writer_alive)
 from skill_eval.linter.textfile import TextDocument
 
+from .calibrate import decision_summary
 from .grading import BadExpectation, check_expectation, read_answer, graded_field_names
 from .probes import Probe, ProbeError, Workspace
 from .viewer_model import (ALPHA, ANSWER_CAP, SCHEMA_ID, STDERR_CAP, Answer, ArmSample, DefectGrading, Expectation,
-                           Finding, Group, ReportModel, Start, evidence_of)
+                           Finding, Group, Lint, ReportModel, Start, evidence_of_sample, usage_of)
 
 ARM_ORDER = {arm: index for index, arm in enumerate(ARMS)}
 INTERRUPTED_PREFIX = "interrupted"
@@ -53,35 +65,100 @@ DEFAULT_MODEL = "(agent default)"
 # -- records -> starts ------------------------------------------------------------------
 
 
-def normalize_records(records: Iterable[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any]]]:
-    """``(suite folder, record)`` pairs with the records of one start merged
-    (by ``start_id``, in file order), each with a ``status`` of
-    :data:`~skill_eval.evals.viewer_model.STATUSES`."""
-    merged: dict[Any, tuple[Path, dict[str, Any]]] = {}
-    for index, (suite, record) in enumerate(records):
-        start_id = record.get("start_id")
-        key = (str(suite), start_id) if isinstance(start_id, str) and start_id else ("line", index)
-        if key in merged:
-            merged[key][1].update({k: v for k, v in record.items() if v is not None})
-        else:
-            merged[key] = (suite, dict(record))
+NO_OUTCOME = "no outcome on record: its runner stopped (killed, or the machine went down) while this start ran"
+
+
+def normalize_records(records: Iterable[tuple[Path, dict[str, Any], bool]]) -> list[tuple[Path, dict[str, Any]]]:
+    """``(suite folder, start record)`` pairs, from ``(suite folder, start
+    record, whether its file's writer is alive)`` triples, each record with a
+    ``status`` of :data:`~skill_eval.evals.viewer_model.STATUSES`:
+
+    * a start without an outcome (``unfinished``, see
+      :func:`~skill_eval.linter.runs.parse_runs`) is ``running`` while a runner
+      holds its file and ``interrupted`` once none does;
+    * a schema 1 ``error`` whose message says it was interrupted is ``interrupted``;
+    * a record with no status at all (nothing wrote its end) is ``interrupted``.
+    """
     starts = []
-    for suite, record in merged.values():
+    for suite, record, live in records:
+        record = dict(record)
         status = record.get("status")
-        error = record.get("error")
-        if status == "error" and isinstance(error, str) and error.startswith(INTERRUPTED_PREFIX):
+        if record.get("unfinished"):
+            status = "running" if live else "interrupted"
+            if not live:
+                record.setdefault("error", NO_OUTCOME)
+        elif is_interrupted(record):
             status = "interrupted"
-        elif status not in ("ok", "error", "timeout", "interrupted"):
+        elif status not in ("ok", "error", "timeout"):
             status = "interrupted"
-            record.setdefault("error", "no outcome on record: the runner stopped while this start ran")
+            record.setdefault("error", NO_OUTCOME)
         record["status"] = status
         starts.append((suite, record))
     return starts
 
 
+def read_records(root: Path) -> tuple[list[tuple[Path, dict[str, Any]]], int, int, dict[tuple, list[Finding]],
+                                      dict[tuple, dict[str, Any]]]:
+    """Every start of the workspace's runs files (:func:`normalize_records`, in
+    file and line order), the starts on record (torn lines included), the torn
+    lines, the lint findings the runners' plan records kept, by
+    :func:`_content` (the latest plan's, when a content was planned twice),
+    and the latest ``skill-eval calibrate`` decision record per group
+    (:func:`_identity`, :func:`~skill_eval.evals.calibrate.latest_decisions`).
+    A symbolic link in the way of the records is refused
+    (:func:`~skill_eval.evals.runner.workspace_runs_files`), as a run refuses it."""
+    from .calibrate import latest_decisions
+    from .runner import workspace_runs_files
+
+    raw: list[tuple[Path, dict[str, Any], bool]] = []
+    starts_on_record = torn = 0
+    lint: dict[tuple, list[Finding]] = {}
+    files = workspace_runs_files(root)
+    for path in files:
+        runs = read_runs_file(path)
+        starts_on_record += runs.starts
+        torn += len(runs.torn)
+        suite = _suite_of(path)
+        live = bool(runs.unfinished) and writer_alive(path)
+        raw.extend((suite, record, live) for _line, record in runs.records)
+        for _line, plan in runs.plans:
+            for entry in plan.get("lint") or ():
+                findings = _findings(entry.get("findings")) if isinstance(entry, dict) else None
+                if findings is not None:
+                    lint[_content(suite, entry)] = findings
+    decisions = latest_decisions(files, key=lambda path, record: _identity(_suite_of(path), record))
+    return normalize_records(raw), starts_on_record, torn, lint, decisions
+
+
+def _suite_of(runs_file: Path) -> Path:
+    """The suite folder of a runs file (``SUITE/evals/runs/FILE.jsonl``)."""
+    return runs_file.parent.parent.parent
+
+
+def _findings(items: Any) -> list[Finding] | None:
+    """Lint findings as a plan record keeps them, or ``None`` when unreadable."""
+    if not isinstance(items, list):
+        return None
+    found = []
+    for item in items:
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("code", "severity", "message", "path")):
+            return None
+        line, column = item.get("line"), item.get("column")
+        found.append(Finding(code=item["code"], severity=item["severity"], message=item["message"], path=item["path"],
+                             line=line if isinstance(line, int) and line >= 1 else 1,
+                             column=column if isinstance(column, int) and column >= 1 else 1))
+    return found
+
+
+def _content(suite: Path, record: dict[str, Any]) -> tuple:
+    """What lint findings depend on: the suite, probe id, version and the three content hashes."""
+    return (str(suite), record.get("probe"), record.get("version"), record.get("probe_sha256"),
+            record.get("artifact_sha256"), record.get("skill_sha256"))
+
+
 def _identity(suite: Path, record: dict[str, Any]) -> tuple:
-    return (str(suite), record["probe"], record["version"], record.get("probe_sha256"), record.get("artifact_sha256"),
-            record.get("skill_sha256"), str(record.get("agent") or "?"), str(record.get("model") or DEFAULT_MODEL))
+    """A group: the suite and :func:`~skill_eval.linter.runs.row_key`."""
+    return (str(suite), *row_key(record))
 
 
 def _key(identity: tuple) -> str:
@@ -193,13 +270,18 @@ class _Disk:
             self.by_id.setdefault(context.probe_id, []).append((context.version, probe_hash, artifact_hash, path))
         self._loaded: dict[Path, Probe | None] = {}
 
-    def state(self, probe_id: str, version: int, probe_hash: Any, artifact_hash: Any) -> tuple[str, Path | None]:
-        """``on_disk`` of a group, and its probe.json when it is current."""
+    def state(self, probe_id: str, version: int, probe_hash: Any, artifact_hash: Any,
+              skill_hash: Any = None) -> tuple[str, Path | None]:
+        """``on_disk`` of a group, and its probe.json when probe.json and the
+        artifact are on disk as they ran (``current`` or ``skill-edited``)."""
         found = self.by_id.get(probe_id)
         if not found:
             return "missing", None
         for disk_version, disk_probe, disk_artifact, path in found:
             if disk_version == version and (disk_probe, disk_artifact) == (probe_hash, artifact_hash):
+                probe = self.probe(path) if skill_hash is not None else None
+                if probe is not None and probe.skill_sha256 is not None and probe.skill_sha256 != skill_hash:
+                    return "skill-edited", path
                 return "current", path
         highest = max(v for v, *_ in found)
         if any(v == version for v, *_ in found):
@@ -215,31 +297,22 @@ class _Disk:
         return self._loaded[path]
 
 
-def _lint_findings(workspace: Workspace, paths: Sequence[Path]) -> dict[Path, list[Finding]]:
-    """Each probe folder's lint findings (its own files and what it reads)."""
-    from skill_eval.linter.engine import lint_paths
+def _report_lint(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[Finding]]:
+    """Each probe's lint findings now, as the runner's preflight lints it
+    (:func:`~skill_eval.evals.runner.lint_findings`), by probe.json."""
+    from .runner import lint_findings
 
-    if not paths:
-        return {}
-    result = lint_paths(list(paths), config=workspace.config)
-    found: dict[Path, list[Finding]] = {path.parent: [] for path in paths}
-    for diagnostic in result.diagnostics:
-        folder = diagnostic.probe
-        if folder is None:
-            folder = next((f for f in found if f == diagnostic.path.parent or f in diagnostic.path.parents), None)
-        if folder in found:
-            found[folder].append(Finding(code=diagnostic.code, severity=diagnostic.severity.value,
-                                         message=diagnostic.message, path=_relative(diagnostic.path, workspace.root),
-                                         line=max(1, diagnostic.start.line), column=max(1, diagnostic.start.column)))
-    return found
+    return {path: [Finding(**finding) for finding in findings]
+            for path, findings in lint_findings(workspace, probes).items()}
 
 
 # -- the model ----------------------------------------------------------------------------
 
 
-def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None) -> Start:
+def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None, answers: bool = True) -> Start:
     status = record["status"]
-    text, problem = read_answer_file(suite, record.get("answer_file")) if record.get("answer_file") else (None, None)
+    text, problem = (read_answer_file(suite, record.get("answer_file")) if answers and record.get("answer_file")
+                     else (None, None))
     answer: Answer | None = None
     truncated = record.get("truncated")
     output_truncated = bool(truncated.get("stdout")) if isinstance(truncated, dict) else bool(
@@ -253,12 +326,14 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None)
     defects = [str(d) for d in record.get("defects") or []]
     grading: list[DefectGrading] = []
     note = problem
-    if status == "ok":
+    if status == "ok" and answers:
         if probe is not None and text is not None:
             source, graded = grade_expectations(text, probe)
             if answer is not None and answer["source"] is None:
                 answer["source"] = source
-            regraded = sorted(d for d, ok, _e in graded if ok)
+            # a judge is not run again for a report: a judged defect counts as the run recorded it
+            judged = {str(d.get("id", "?")) for d in probe.defects if d.get("judge") is not None}
+            regraded = sorted(d for d, ok, _e in graded if (d in caught if d in judged else ok))
             if regraded != sorted(caught):
                 note = (f"graded again for this report: caught {', '.join(regraded) or 'nothing'}; the run recorded "
                         f"{', '.join(sorted(caught)) or 'nothing'} (the output spec or the grading changed since)")
@@ -280,26 +355,26 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None)
         cost_usd=_number(_first(record, "cost_usd"), float), turns=_number(_first(record, "turns", "num_turns"), int),
         exit_code=record.get("exit_code") if isinstance(record.get("exit_code"), int) and not isinstance(record.get("exit_code"), bool) else None,
         retry_of=record.get("retry_of") if isinstance(record.get("retry_of"), str) else None,
+        resume_of=record.get("resume_of") if isinstance(record.get("resume_of"), str) else None,
         passed=record_passed(record) if status == "ok" else None, caught=caught, answer=answer, grading=grading,
         grading_note=note, error=str(record["error"]) if record.get("error") is not None else None,
         stderr_tail=stderr[-STDERR_CAP:] if isinstance(stderr, str) and stderr else None,
     )
 
 
-def arm_sample(starts: Sequence[Start]) -> ArmSample:
-    """One arm's sample: a rep is graded by its latest ``ok`` start."""
-    latest_ok: dict[Any, Start] = {}
-    for start in sorted(starts, key=lambda s: s["ended"] or s["started"] or ""):
-        if start["status"] == "ok":
-            latest_ok[start["rep"]] = start
-    reps = len(latest_ok)
-    caught = sum(1 for s in latest_ok.values() if s["passed"])
+def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
+    """One arm's sample: ``graded`` (a :class:`~skill_eval.linter.runs.ArmSample`
+    of :func:`~skill_eval.linter.runs.sample_rows`) holds its graded reps and
+    catches; ``starts`` the status counts and the reps left without an outcome."""
+    reps, caught = graded.reps, graded.caught
+    ok = {s["rep"] for s in starts if s["status"] == "ok"}
+    running = {s["rep"] for s in starts if s["status"] == "running"}
     return ArmSample(
-        starts=len(starts), reps=reps, caught=caught, rate=caught / reps if reps else None,
-        wilson95=list(wilson(caught, reps)) if reps else None,
+        starts=len(starts), reps=reps, caught=caught, rate=graded.rate,
+        wilson95=list(graded.interval) if reps else None,
         errors=sum(s["status"] == "error" for s in starts), timeouts=sum(s["status"] == "timeout" for s in starts),
-        interrupted=sum(s["status"] == "interrupted" for s in starts),
-        unresolved=len({s["rep"] for s in starts} - set(latest_ok)),
+        interrupted=sum(s["status"] == "interrupted" for s in starts), running=sum(s["status"] == "running" for s in starts),
+        unresolved=len({s["rep"] for s in starts} - ok - running),
     )
 
 
@@ -312,26 +387,23 @@ def reps_note(groups: Sequence[Group]) -> str:
         common, _n = reps.most_common(1)[0]
         low, high = min(reps), max(reps)
         spread = f" (from {low} to {high})" if low != high else ""
-        best = 1 / _comb(2 * common, common)
+        best = fisher_greater(common, common, 0, common)
         counts = (f"Graded reps per arm: {common} in most groups{spread}; at {common} vs {common} reps the smallest "
                   f"possible p is {best:.2g}.")
     return (f"{counts} Two reps diagnose a scenario; they do not prove a rate. Intervals are Wilson 95% intervals, wide "
             "on purpose: a zone is an observation of this sample, not a measured rate, and a group counts as separated "
-            f"only when a one-sided Fisher exact test gives p < {ALPHA:g}.")
-
-
-def _comb(n: int, k: int) -> int:
-    import math
-
-    return math.comb(n, k)
+            f"only when a one-sided Fisher exact test gives p <= {ALPHA:g}.")
 
 
 def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[str] = (), agent: str | None = None,
-                *, lint: bool = True, now: datetime | None = None) -> ReportModel:
+                *, lint: bool = True, answers: bool = True, now: datetime | None = None) -> ReportModel:
     """The report model of ``workspace``'s run records (restricted to the probes
-    of ``paths`` and ``ids``, and to ``agent``, when given)."""
+    of ``paths`` and ``ids``, and to ``agent``, when given).
+
+    ``lint=False`` lints nothing for the report (findings kept at run time are
+    still shown); ``answers=False`` reads no answer file and grades nothing
+    again (the text report, which shows neither)."""
     root = workspace.root
-    files = find_runs_files(root)
     wanted: set[str] | None = None
     if paths or ids:
         wanted = set(ids)
@@ -339,16 +411,9 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
             probe_id = workspace.session.probe(path).probe_id
             if probe_id:
                 wanted.add(probe_id)
-    raw: list[tuple[Path, dict[str, Any]]] = []
-    starts_on_record = torn = 0
-    for path in files:
-        runs = read_runs_file(path)
-        starts_on_record += runs.starts
-        torn += len(runs.torn)
-        suite = path.parent.parent.parent
-        raw.extend((suite, record) for _line, record in runs.records)
-    records = [(suite, r) for suite, r in normalize_records(raw)
-               if (wanted is None or r["probe"] in wanted) and (agent is None or r.get("agent") == agent)
+    starts_read, starts_on_record, torn, run_lint, decisions = read_records(root)
+    records = [(suite, r) for suite, r in starts_read
+               if (wanted is None or r.get("probe") in wanted) and (agent is None or r.get("agent") == agent)
                and isinstance(r.get("version"), int) and not isinstance(r.get("version"), bool) and r.get("arm") in ARMS]
     contents: dict[tuple, set[tuple]] = {}
     by_group: dict[tuple, list[tuple[Path, dict[str, Any]]]] = {}
@@ -357,25 +422,30 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         by_group.setdefault(identity, []).append((suite, record))
         contents.setdefault(identity[:3], set()).add(identity[3:5])
     disk = _Disk(workspace)
-    states = {identity: disk.state(identity[1], identity[2], identity[3], identity[4]) for identity in by_group}
-    current_paths = sorted({path for _state, path in states.values() if path is not None})
-    findings = _lint_findings(workspace, current_paths) if lint else {}
+    states = {identity: disk.state(*identity[1:6]) for identity in by_group}
+    report_lint: dict[Path, list[Finding]] = {}
+    if lint:
+        unlinted = {path for identity, (state, path) in states.items()
+                    if state == "current" and path is not None and _content(Path(identity[0]), _as_record(identity)) not in run_lint}
+        probes = [probe for probe in (disk.probe(path) for path in sorted(unlinted)) if probe is not None]
+        report_lint = _report_lint(workspace, probes)
     frozen_cases = {suite: read_frozen(frozen_path(Path(suite))) for suite in {identity[0] for identity in by_group}}
     groups: list[Group] = []
     for identity in sorted(by_group, key=lambda i: tuple("" if v is None else str(v) for v in i)):
         suite_text, probe_id, version, probe_hash, artifact_hash, skill_hash, agent_name, model_name = identity
         suite = Path(suite_text)
         on_disk, probe_path = states[identity]
-        probe = disk.probe(probe_path) if probe_path is not None else None
-        pairs = sorted(by_group[identity], key=lambda p: (ARM_ORDER[p[1]["arm"]], p[1].get("rep") or 0,
-                                                           p[1].get("started") or "", p[1].get("ended") or ""))
-        starts = [_start(s, r, root, probe) for s, r in pairs]
-        arms = {arm: arm_sample([s for s in starts if s["arm"] == arm]) for arm in ARMS}
-        zone = zone_of(RunsArmSample(arms["control"]["reps"], arms["control"]["caught"]),
-                       RunsArmSample(arms["treatment"]["reps"], arms["treatment"]["caught"]))
+        probe = disk.probe(probe_path) if probe_path is not None and answers else None
+        in_file_order = by_group[identity]
+        sample = sample_rows(r for _s, r in in_file_order if r["status"] != "running").get(row_key(in_file_order[0][1]))
+        if sample is None:  # every start of it is running
+            sample = VersionSample(probe_id, version)
+        pairs = sorted(in_file_order, key=lambda p: (ARM_ORDER[p[1]["arm"]], p[1].get("rep") or 0,
+                                                     p[1].get("started") or "", p[1].get("ended") or ""))
+        starts = [_start(s, r, root, probe, answers) for s, r in pairs]
+        arms = {arm: arm_sample([s for s in starts if s["arm"] == arm], sample.arms[arm]) for arm in ARMS}
         last = next((r for _s, r in reversed(pairs) if r.get("kind") is not None or r.get("band") is not None), pairs[-1][1])
         case = frozen_cases[suite_text].get((probe_id, version))
-        folder_findings = findings.get(probe_path.parent) if probe_path is not None else None
         ended = [s["ended"] for s in starts if s["ended"]]
         groups.append(Group(
             key=_key(identity), skill=_relative(suite, root) if suite != root else ".", probe=probe_id, version=version,
@@ -385,13 +455,15 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
             if isinstance(last.get("band"), dict) else None,
             defects=[str(d) for d in last.get("defects") or []],
             hashes={"probe_sha256": probe_hash, "artifact_sha256": artifact_hash, "skill_sha256": skill_hash},
-            agent=agent_name, model=model_name, zone=zone, arms=arms,
-            evidence=evidence_of(arms["treatment"], arms["control"]),
+            agent=str(agent_name or "?"), model=str(model_name or DEFAULT_MODEL), zone=sample.zone, arms=arms,
+            evidence=evidence_of_sample(sample),
             edited_without_bump=len(contents[identity[:3]]) > 1, on_disk=on_disk,
             frozen=case is not None,
             frozen_matches=(case.get("probe_sha256"), case.get("artifact_sha256")) == (probe_hash, artifact_hash)
             if case is not None else None,
-            lint={"when": "report", "findings": folder_findings} if folder_findings is not None else None,
+            lint=_group_lint(run_lint.get(_content(suite, _as_record(identity))),
+                             report_lint.get(probe_path) if on_disk == "current" and probe_path is not None else None),
+            calibration=decision_summary(decisions[identity]) if identity in decisions else None,
             last_run=max(ended) if ended else None, starts=starts,
         ))
     generated = (now or datetime.now(timezone.utc)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -400,4 +472,18 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         "starts_on_record": starts_on_record, "torn_lines": torn, "max_starts": workspace.config.calibration_max_starts,
         "alpha": ALPHA, "answer_cap": ANSWER_CAP,
         "filters": {"paths": [os.fspath(p) for p in paths], "probes": list(ids), "agent": agent},
-    }, groups=groups)
+    }, groups=groups, usage=usage_of(groups))
+
+
+def _as_record(identity: tuple) -> dict[str, Any]:
+    _suite, probe_id, version, probe_hash, artifact_hash, skill_hash, _agent, _model = identity
+    return {"probe": probe_id, "version": version, "probe_sha256": probe_hash, "artifact_sha256": artifact_hash,
+            "skill_sha256": skill_hash}
+
+
+def _group_lint(at_run: list[Finding] | None, at_report: list[Finding] | None) -> Lint | None:
+    if at_run is not None:
+        return Lint(when="run", findings=at_run)
+    if at_report is not None:
+        return Lint(when="report", findings=at_report)
+    return None

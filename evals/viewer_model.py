@@ -12,15 +12,17 @@ A model is one :class:`ReportModel`: ``meta`` about the whole report, and one
 :class:`Group` per (probe id, version, content hashes of probe.json, artifact
 and skill, agent, model): samples are never pooled across any of these. Each
 group carries its per-arm samples, the evidence of separation, its flags, the
-probe's lint findings, and every :class:`Start` with its answer and grading.
+probe's lint findings, its latest ``skill-eval calibrate`` decision, and every
+:class:`Start` with its answer and grading.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Literal, Optional, TypedDict
+
+from skill_eval.linter.runs import SEPARATION_ALPHA, ArmSample as _RunsArmSample, VersionSample
 
 SCHEMA_ID = "skill-eval-report/1"
 """``ReportModel.schema``: bumped when a field changes meaning or goes away."""
@@ -33,13 +35,15 @@ ANSWER_CAP = 4000
 STDERR_CAP = 2000
 """Characters of an agent's stderr tail the model carries."""
 
-ALPHA = 0.05
-"""A group is *separated* when the one-sided Fisher p-value is below this."""
+ALPHA = SEPARATION_ALPHA
+"""A group is *separated* when the one-sided Fisher p-value is at most this
+(:data:`skill_eval.linter.runs.SEPARATION_ALPHA`, which the text report uses too)."""
 
 Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending"]
-Status = Literal["ok", "error", "timeout", "interrupted"]
+Status = Literal["ok", "error", "timeout", "interrupted", "running"]
 Arm = Literal["control", "treatment"]
-OnDisk = Literal["current", "edited", "superseded", "older", "missing"]
+OnDisk = Literal["current", "skill-edited", "edited", "superseded", "older", "missing"]
+CalibrationZone = Literal["ceiling", "window", "floor", "adverse", "mixed", "undecided"]
 
 
 class Filters(TypedDict):
@@ -88,8 +92,10 @@ class ArmSample(TypedDict):
     timeouts: int
     interrupted: int
     """Starts with these statuses (every start counts, retried ones too)."""
+    running: int
+    """Starts whose runner is running them now (no outcome yet, its runs file is held)."""
     unresolved: int
-    """Rep numbers that have starts but no graded outcome (every start failed)."""
+    """Rep numbers that have starts but no graded outcome and none running (every start failed)."""
 
 
 class Evidence(TypedDict):
@@ -163,6 +169,8 @@ class Start(TypedDict):
     turns: Optional[int]
     exit_code: Optional[int]
     retry_of: Optional[str]
+    resume_of: Optional[str]
+    """The interrupted start this one ran again."""
     passed: Optional[bool]
     """Whether this start's answer caught what the probe asks for; null unless ok."""
     caught: list[str]
@@ -172,6 +180,43 @@ class Start(TypedDict):
     """Why grading detail is missing or differs from the record, when it does."""
     error: Optional[str]
     stderr_tail: Optional[str]
+
+
+CalibrationRule = TypedDict("CalibrationRule", {
+    "reps": Optional[int],
+    "caught-in-every-rep": Optional[str],
+    "max-starts-per-probe": Optional[int],
+})
+"""The ``[calibration]`` rule a decision was made under, in the config's
+spelling of its keys (as the records carry it)."""
+
+
+class Discriminator(TypedDict):
+    transcripts_catching: dict[str, list[str]]
+    """Per defect, the known transcripts (relative to the workspace) labelled
+    ``caught``: where to start checking the discriminator of a floor."""
+
+
+class CalibrationDecision(TypedDict):
+    """The latest ``skill-eval calibrate`` decision on record for a group (its
+    ``decision`` record, docs/calibrate.md)."""
+
+    zone: CalibrationZone
+    decided_after: Optional[Arm]
+    """The arm whose sample decided it: ``control`` for a ceiling, else ``treatment``."""
+    starts: Optional[int]
+    """The starts of this content (the group) the procedure had spent when it decided."""
+    version_starts: Optional[int]
+    """The starts of the probe version, every content of it."""
+    decided: Optional[str]
+    calibration_rule: Optional[CalibrationRule]
+    calibration_rule_sha256: Optional[str]
+    regression_control: bool
+    """A ceiling: keep the case as a regression or cost control (the seed)."""
+    reason: Optional[str]
+    """Why an ``undecided`` decision stopped (the per-probe cap)."""
+    discriminator: Optional[Discriminator]
+    """For a floor: "check the discriminator", with the transcripts covering each defect."""
 
 
 class Group(TypedDict):
@@ -200,55 +245,74 @@ class Group(TypedDict):
     frozen_matches: Optional[bool]
     """The frozen hashes equal this group's; null when not frozen."""
     lint: Optional[Lint]
+    calibration: Optional[CalibrationDecision]
+    """The latest ``skill-eval calibrate`` decision of this group; null when none is on record."""
     last_run: Optional[str]
     starts: list[Start]
+
+
+class Usage(TypedDict):
+    """What one agent and model cost in one arm: the sums over the report's
+    starts (any status) of the usage their agents reported."""
+
+    agent: str
+    model: str
+    arm: Arm
+    starts: int
+    reporting: int
+    """Starts that reported any usage (a preset harness's; none from a plain command, a timeout or a crash)."""
+    tokens_in: Optional[int]
+    tokens_out: Optional[int]
+    cost_usd: Optional[float]
+    turns: Optional[int]
+    """Each sum is over the starts that reported that figure; null when none did."""
 
 
 class ReportModel(TypedDict):
     schema: str
     meta: Meta
     groups: list[Group]
+    usage: list[Usage]
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
-STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted")
+CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "undecided")
+ARM_NAMES: tuple[str, ...] = ("control", "treatment")
+STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted", "running")
 
 TYPED_DICTS: dict[str, type] = {
     "ReportModel": ReportModel, "Meta": Meta, "Filters": Filters, "Hashes": Hashes, "ArmSample": ArmSample,
     "Evidence": Evidence, "Finding": Finding, "Lint": Lint, "Expectation": Expectation,
     "DefectGrading": DefectGrading, "Answer": Answer, "Start": Start, "Group": Group,
+    "CalibrationDecision": CalibrationDecision, "CalibrationRule": CalibrationRule, "Discriminator": Discriminator,
+    "Usage": Usage,
 }
 """Each TypedDict by the name of its ``$defs`` entry in the JSON Schema."""
 
 
-def fisher_one_sided(treatment_caught: int, treatment_reps: int, control_caught: int, control_reps: int) -> float:
-    """P(treatment catches at least this many | both arms' margins), Fisher's exact test.
-
-    The 2x2 table is (caught, missed) x (treatment, control); under the null
-    hypothesis (the skill changes nothing) the treatment's caught count is
-    hypergeometric given the margins. The p-value sums the tables at least as
-    favourable to the treatment as the one observed.
-    """
-    total = treatment_reps + control_reps
-    caught = treatment_caught + control_caught
-    denominator = math.comb(total, treatment_reps)
-    upper = min(caught, treatment_reps)
-    numerator = sum(math.comb(caught, k) * math.comb(total - caught, treatment_reps - k)
-                    for k in range(treatment_caught, upper + 1))
-    return min(1.0, numerator / denominator)
-
-
-def evidence_of(treatment: ArmSample, control: ArmSample, alpha: float = ALPHA) -> Evidence:
-    """The evidence of separation of one group's arms."""
-    if not treatment["reps"] or not control["reps"]:
+def evidence_of_sample(sample: VersionSample) -> Evidence:
+    """The evidence of separation of a sample: its p-value is
+    :attr:`~skill_eval.linter.runs.VersionSample.p_value` (the one-sided Fisher
+    exact test, :func:`~skill_eval.linter.runs.fisher_greater`) and it is
+    separated as :attr:`~skill_eval.linter.runs.VersionSample.separated` says."""
+    treatment, control = sample.arms["treatment"], sample.arms["control"]
+    p = sample.p_value
+    if p is None:
         return Evidence(test="fisher-exact-one-sided", p=None, separated=False,
                         text="not tested: an arm has no graded rep")
-    p = fisher_one_sided(treatment["caught"], treatment["reps"], control["caught"], control["reps"])
-    sizes = f"{treatment['reps']} treatment vs {control['reps']} control reps"
-    if p < alpha:
+    sizes = f"{treatment.reps} treatment vs {control.reps} control reps"
+    if sample.separated:
         return Evidence(test="fisher-exact-one-sided", p=p, separated=True, text=f"separated (p = {p:.3g}, {sizes})")
     return Evidence(test="fisher-exact-one-sided", p=p, separated=False,
                     text=f"not separated at this sample (p = {p:.3g}, {sizes})")
+
+
+def evidence_of(treatment: ArmSample, control: ArmSample) -> Evidence:
+    """:func:`evidence_of_sample` of two arm samples of the model."""
+    sample = VersionSample("", 0)
+    sample.arms["treatment"] = _RunsArmSample(treatment["reps"], treatment["caught"])
+    sample.arms["control"] = _RunsArmSample(control["reps"], control["caught"])
+    return evidence_of_sample(sample)
 
 
 def load_schema() -> dict[str, Any]:
@@ -263,3 +327,22 @@ def validate(model: Any) -> list[str]:
     validator = jsonschema.Draft202012Validator(load_schema())
     return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
             for error in sorted(validator.iter_errors(model), key=lambda e: list(map(str, e.absolute_path)))]
+
+
+def usage_of(groups: list[Group]) -> list[Usage]:
+    """:class:`Usage` per agent, model and arm (in the groups' order), summed
+    over every start of ``groups``."""
+    found: dict[tuple[str, str, str], Usage] = {}
+    for group in groups:
+        for start in group["starts"]:
+            key = (group["agent"], group["model"], start["arm"])
+            usage = found.get(key)
+            if usage is None:
+                usage = found[key] = Usage(agent=key[0], model=key[1], arm=start["arm"], starts=0, reporting=0,
+                                           tokens_in=None, tokens_out=None, cost_usd=None, turns=None)
+            usage["starts"] += 1
+            figures = [name for name in ("tokens_in", "tokens_out", "cost_usd", "turns") if start[name] is not None]
+            usage["reporting"] += bool(figures)
+            for name in figures:
+                usage[name] = (usage[name] or 0) + start[name]
+    return sorted(found.values(), key=lambda u: (u["agent"], u["model"], ARM_NAMES.index(u["arm"])))

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["extract_skill_section", "lint_paths", "Diagnostic", "Severity", "Config", "load_config"]
+__all__ = ["extract_skill_section", "HeadingNotFound", "AmbiguousHeading", "lint_paths", "Diagnostic", "Severity", "Config", "load_config"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config, load_config
     from .diagnostics import Diagnostic, Severity
     from .engine import lint_paths
-    from .markdown import extract_skill_section
+    from .markdown import AmbiguousHeading, HeadingNotFound, extract_skill_section
 
 
 def __getattr__(name: str):
     """Import the public names lazily (the CLI's start-up time matters)."""
-    if name == "extract_skill_section":
-        from .markdown import extract_skill_section
+    if name in ("extract_skill_section", "HeadingNotFound", "AmbiguousHeading"):
+        from . import markdown
 
-        return extract_skill_section
+        return getattr(markdown, name)
     if name in ("Diagnostic", "Severity"):
         from . import diagnostics
 

@@ -56,21 +56,39 @@ class PhraseConfig(NamedTuple):
     allow: tuple[str, ...] = ()
 
 
+AGENT_PRESETS = ("claude-code", "codex", "gemini-cli", "opencode")
+"""The agent harness presets (``skill_eval.evals.presets.PRESET_NAMES``; a test
+holds the two equal). Named here so that a config naming another is refused
+when it is read, with the file and key, without importing the runner."""
+
+
 class AgentConfig(NamedTuple):
-    """An agent for the eval runner: a command (argv, never a shell)."""
+    """An agent for the eval runner: a command (argv, never a shell), or a
+    harness ``preset`` (docs/harnesses/) that knows the command, its flags,
+    environment and output."""
 
     name: str
     command: tuple[str, ...]
+    """The argv template of a plain command agent; empty for a preset."""
     env: Mapping[str, str] = _NOTHING
     timeout: float = 600.0
     model: str = ""
     treatment: str = "prepend"
     """How the treatment arm gets the skill: ``prepend`` (SKILL.md's text before
-    the prompt) or ``args`` (``treatment-args`` are appended to the command)."""
+    the prompt), ``args`` (``treatment-args`` are appended to the command) or,
+    for presets (their default), ``install`` (a copy of the skill in the
+    harness's skill folder of a fresh scratch project)."""
     treatment_args: tuple[str, ...] = ()
     max_output: int = 10 * 1024 * 1024
     """Bytes of stdout and of stderr kept per start (the rest is dropped and
     the record says how much there was)."""
+    preset: str = ""
+    """One of :data:`AGENT_PRESETS`, or empty for a plain ``command``."""
+    args: tuple[str, ...] = ()
+    """A preset's extra arguments, after its own flags and before the prompt."""
+    executable: str = ""
+    """A preset's program, when not the one on ``PATH`` (a path; relative to the
+    workspace root when it holds a slash)."""
 
 
 EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
@@ -193,42 +211,79 @@ def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
     )
 
 
+_AGENT_KEYS = {"command", "preset", "args", "executable", "env", "timeout", "model", "treatment", "treatment-args",
+               "max-output"}
+_TREATMENTS = {False: ("prepend", "args"), True: ("install", "prepend")}
+"""The treatments of a command agent and of a preset agent (the first is the default)."""
+
+
+def _agent(name: str, table: Any, source: str) -> AgentConfig:
+    where = f"agents.{name}"
+    if not isinstance(table, dict):
+        raise _fail(source, where, f"`[{where}]` must be a table")
+    unknown = set(table) - _AGENT_KEYS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise _fail(source, f"{where}.{key}", f"unknown key `{where}.{key}`", _AGENT_KEYS)
+    preset = table.get("preset")
+    if preset is not None:
+        if preset not in AGENT_PRESETS:
+            if not isinstance(preset, str):
+                raise _fail(source, f"{where}.preset", f"`{where}.preset` must be one of {', '.join(AGENT_PRESETS)}")
+            raise _fail(source, preset, f"`{where}.preset` is {preset!r}, which is no preset; presets are "
+                        f"{', '.join(AGENT_PRESETS)}", set(AGENT_PRESETS))
+        if "command" in table:
+            raise _fail(source, f"{where}.command", f"`[{where}]` has both `preset` and `command`; a preset knows its "
+                        f"command: drop `command` (extra arguments go in `args`, another program in `executable`)")
+        if "treatment-args" in table:
+            raise _fail(source, f"{where}.treatment-args", f"`{where}.treatment-args` is for command agents; a preset "
+                        "installs the skill (treatment = \"install\") or prepends it (treatment = \"prepend\")")
+        command: tuple[str, ...] = ()
+    else:
+        command = table.get("command")
+        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+            raise _fail(source, f"{where}.command", f"`{where}.command` must be a non-empty list of strings (argv, "
+                        f"no shell), or set `{where}.preset` to one of {', '.join(AGENT_PRESETS)}")
+        for key in ("args", "executable"):
+            if key in table:
+                raise _fail(source, f"{where}.{key}", f"`{where}.{key}` is for presets; a command agent takes its "
+                            f"arguments and program in `command`")
+        command = tuple(command)
+    env = table.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise _fail(source, f"{where}.env", f"`{where}.env` must be a table of strings")
+    timeout = table.get("timeout", 600)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise _fail(source, f"{where}.timeout", f"`{where}.timeout` must be a positive number of seconds")
+    model = str(table.get("model", ""))
+    treatments = _TREATMENTS[preset is not None]
+    treatment = table.get("treatment", treatments[0])
+    if treatment not in treatments:
+        kind = f"a preset agent ({preset})" if preset is not None else "a command agent"
+        raise _fail(source, f"{where}.treatment", f"`{where}.treatment` of {kind} must be "
+                    + " or ".join(f'"{t}"' for t in treatments))
+    executable = table.get("executable", "")
+    if not isinstance(executable, str) or ("executable" in table and not executable.strip()):
+        raise _fail(source, f"{where}.executable", f"`{where}.executable` must be a program's path or name")
+    return AgentConfig(
+        name=name,
+        command=command,
+        env=dict(env),
+        timeout=float(timeout),
+        model=model,
+        treatment=treatment,
+        treatment_args=_strings(table.get("treatment-args", []), source, f"{where}.treatment-args"),
+        max_output=_int(table.get("max-output", 10 * 1024 * 1024), source, f"{where}.max-output", 1),
+        preset=preset or "",
+        args=_strings(table.get("args", []), source, f"{where}.args"),
+        executable=executable,
+    )
+
+
 def _agents(value: Any, source: str) -> dict[str, AgentConfig]:
     if not isinstance(value, dict):
         raise _fail(source, "agents", "`[agents.NAME]` tables are expected")
-    agents = {}
-    known = {"command", "env", "timeout", "model", "treatment", "treatment-args", "max-output"}
-    for name, table in value.items():
-        where = f"agents.{name}"
-        if not isinstance(table, dict):
-            raise _fail(source, where, f"`[{where}]` must be a table")
-        unknown = set(table) - known
-        if unknown:
-            key = sorted(unknown)[0]
-            raise _fail(source, f"{where}.{key}", f"unknown key `{where}.{key}`", known)
-        command = table.get("command")
-        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
-            raise _fail(source, f"{where}.command", f"`{where}.command` must be a non-empty list of strings (argv, no shell)")
-        env = table.get("env", {})
-        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-            raise _fail(source, f"{where}.env", f"`{where}.env` must be a table of strings")
-        timeout = table.get("timeout", 600)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise _fail(source, f"{where}.timeout", f"`{where}.timeout` must be a positive number of seconds")
-        treatment = table.get("treatment", "prepend")
-        if treatment not in ("prepend", "args"):
-            raise _fail(source, f"{where}.treatment", f"`{where}.treatment` must be \"prepend\" or \"args\"")
-        agents[name] = AgentConfig(
-            name=name,
-            command=tuple(command),
-            env=dict(env),
-            timeout=float(timeout),
-            model=str(table.get("model", "")),
-            treatment=treatment,
-            treatment_args=_strings(table.get("treatment-args", []), source, f"{where}.treatment-args"),
-            max_output=_int(table.get("max-output", 10 * 1024 * 1024), source, f"{where}.max-output", 1),
-        )
-    return agents
+    return {name: _agent(name, table, source) for name, table in value.items()}
 
 
 def _calibration_rule(table: Mapping[str, Any], source: str) -> CalibrationRule:

@@ -75,7 +75,10 @@ _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
 """How a torn outcome, plan or decision line begins (:func:`encode_record` keeps these keys first)."""
 _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
-                 "error", "stderr_tail", "truncated")
+                 "error", "stderr_tail", "truncated",
+                 # a preset agent's output and usage, a judge's grading errors (docs/format.md)
+                 "output_file", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "agent_duration_s", "turns",
+                 "grading_errors")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -520,6 +523,9 @@ def parse_runs(path: Path, raw: bytes) -> RunsFile:
             for key in _OUTCOME_KEYS:
                 if key in outcome:
                     merged[key] = outcome[key]
+            for key, value in outcome.items():  # fields a start lacks (usage: tokens, cost): kept
+                if key not in merged and key != "type":
+                    merged[key] = value
             merged.setdefault("status", "error")
         result.records[position] = (line, merged)
     for line, outcome in outcomes.values():  # an outcome whose start line is gone: still a start

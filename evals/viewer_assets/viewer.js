@@ -71,8 +71,13 @@
     return group.lint ? group.lint.findings.filter(function (f) { return f.severity === "error"; }).length : 0;
   }
 
+  function regressionControl(group) {
+    return (group.calibration ? group.calibration.zone : group.zone) === "ceiling";
+  }
+
   function flags(group) {
     var out = [];
+    if (group.calibration) out.push(el("span", { className: "flag calibrated", title: "the latest skill-eval calibrate decision", text: "calibrated: " + group.calibration.zone }));
     if (group.edited_without_bump) out.push(el("span", { className: "flag bad", title: "another group has this id and version with other probe.json or artifact hashes", text: "edited without version bump" }));
     if (group.frozen) out.push(el("span", { className: "flag " + (group.frozen_matches ? "ok" : "bad"), text: group.frozen_matches ? "frozen" : "frozen, hashes differ" }));
     if (group.on_disk !== "current") out.push(el("span", { className: "flag warn", text: "on disk: " + group.on_disk }));
@@ -212,6 +217,8 @@
     separated: ["separated", function (g) { return g.evidence.separated; }],
     moved: ["not current on disk", function (g) { return g.on_disk !== "current"; }],
     unplotted: ["not in the plot", function (g) { return !g.arms.control.reps || !g.arms.treatment.reps; }],
+    calibrated: ["calibrated", function (g) { return !!g.calibration; }],
+    control: ["regression/cost controls (ceiling)", regressionControl],
   };
 
   function fillSelect(id, values, labels) {
@@ -313,8 +320,43 @@
     if (arm.errors) parts.push(arm.errors + " error");
     if (arm.timeouts) parts.push(arm.timeouts + " timeout");
     if (arm.interrupted) parts.push(arm.interrupted + " interrupted");
+    if (arm.running) parts.push(arm.running + " running now");
     if (arm.unresolved) parts.push(arm.unresolved + " rep(s) without outcome");
     return text + " — " + parts.join(", ");
+  }
+
+  function ruleText(rule) {
+    if (!rule) return "not on record";
+    var cap = rule["max-starts-per-probe"];
+    return "reps " + (rule.reps == null ? "?" : rule.reps) + ", " + (rule["caught-in-every-rep"] || "?") + ", " +
+      (cap == null ? "no per-probe cap" : "max-starts-per-probe " + cap);
+  }
+
+  function renderCalibration(group) {
+    var c = group.calibration;
+    var section = el("section", { className: "calibration" });
+    section.appendChild(el("h3", { text: "Calibration decision" }));
+    var starts = c.starts == null ? "-" : c.starts + " start(s)";
+    if (c.version_starts != null && c.version_starts !== c.starts) starts += " (" + c.version_starts + " for the probe version, every content)";
+    var pairs = [
+      ["observed", el("span", { "data-fact": "zone" }, zoneBadge(c.zone), c.decided_after ? " after the " + c.decided_after : "")],
+      ["starts it cost", el("span", { "data-fact": "starts", text: starts })],
+      ["rule", el("span", { "data-fact": "rule" }, ruleText(c.calibration_rule) + " · sha256 ",
+        el("code", { title: c.calibration_rule_sha256 || "", text: c.calibration_rule_sha256 || "-" }))],
+      ["decided", c.decided || "-"],
+    ];
+    if (c.regression_control) pairs.push(["kept as", el("span", { "data-fact": "control", text: "a regression/cost control (a ceiling is kept, never erased)" })]);
+    if (c.reason) pairs.push(["stopped", el("span", { "data-fact": "reason", text: c.reason })]);
+    if (c.discriminator) {
+      var hints = Object.keys(c.discriminator.transcripts_catching).map(function (defect) {
+        var paths = c.discriminator.transcripts_catching[defect];
+        return el("li", null, paths.length ? "known transcripts catching " + defect + ": " + paths.join(", ")
+          : "no known transcript covers " + defect);
+      });
+      pairs.push(["check the discriminator", el("ul", { className: "discriminator", "data-fact": "discriminator" }, hints)]);
+    }
+    section.appendChild(facts(pairs));
+    return section;
   }
 
   function expectationText(expected) { return typeof expected === "string" ? JSON.stringify(expected) : JSON.stringify(expected); }
@@ -329,7 +371,7 @@
         : "tokens " + integer(start.tokens_in) + " in / " + integer(start.tokens_out) + " out" }),
       start.cost_usd != null ? el("span", { text: "cost $" + fixed(start.cost_usd, 4) }) : null,
       start.turns != null ? el("span", { text: start.turns + " turn(s)" }) : null,
-      el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") })));
+      el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") + (start.resume_of ? " · resumes " + start.resume_of.slice(0, 12) : "") })));
     if (start.error) box.appendChild(el("p", { className: "failed" }, el("strong", { text: "error: " }), start.error));
     if (start.stderr_tail) box.appendChild(el("details", { open: true }, el("summary", { text: "stderr (tail)" }), el("pre", { className: "stderr", text: start.stderr_tail })));
     if (start.grading.length) {
@@ -369,12 +411,14 @@
     body.appendChild(facts([
       ["skill", group.skill || "-"], ["probe.json", group.probe_path || "-"],
       ["kind", (group.kind || "-") + (group.band ? " (band " + group.band.min_caught + "–" + group.band.max_caught + ")" : "")],
-      ["defects", group.defects.join(", ") || "-"], ["zone", zoneBadge(group.zone)],
+      ["defects", group.defects.join(", ") || "-"],
+      ["zone", regressionControl(group) ? el("span", null, zoneBadge(group.zone), " — keep as a regression/cost control") : zoneBadge(group.zone)],
       ["control", armFacts(group.arms.control)], ["treatment", armFacts(group.arms.treatment)],
       ["evidence", group.evidence.text], ["flags", flags(group).length ? flags(group) : "none"],
       ["hashes", "probe.json " + (h.probe_sha256 || "-").slice(0, 12) + " · artifact " + (h.artifact_sha256 || "-").slice(0, 12) + " · skill " + (h.skill_sha256 || "-").slice(0, 12)],
       ["last run", group.last_run || "-"],
     ]));
+    if (group.calibration) body.appendChild(renderCalibration(group));
     body.appendChild(el("h3", { text: "Lint findings" + (group.lint ? (group.lint.when === "run" ? " at run time" : " (linted for this report; the files are unchanged since the run)") : "") }));
     if (!group.lint) body.appendChild(el("p", { className: "hint", text: "Not available: the probe's files on disk are not the ones that ran." }));
     else if (!group.lint.findings.length) body.appendChild(el("p", { text: "none" }));

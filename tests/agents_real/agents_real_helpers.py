@@ -51,24 +51,33 @@ MODELS = {
 OPENCODE_COST_PER_MILLION = {"input": 3.0, "output": 15.0, "cache_read": 0.3}
 
 
-def endpoint_settings(preset: str) -> tuple[dict[str, str], list[str]]:
-    """How a user points each harness at their own endpoint (here: the
-    stand-in, whose URL the driver fills in for ``{standin}``): environment
-    and agent ``args``, as an agent's config would give them."""
+API_KEYS = {"claude-code": ("ANTHROPIC_API_KEY", "sk-standin"), "codex": ("STANDIN_API_KEY", "sk-standin"),
+            "gemini-cli": ("GEMINI_API_KEY", "standin-key"), "opencode": ("STANDIN_API_KEY", "sk-standin")}
+"""Each harness's API key variable and the stand-in's key (given in the
+runner's environment when the runner runs the harness: it passes through)."""
+
+
+def endpoint_settings(preset: str, url: str = "{standin}", with_key: bool = True) -> tuple[dict[str, str], list[str]]:
+    """How a user points each harness at their own endpoint (here: a
+    stand-in, whose URL the driver fills in for ``url``, e.g. ``{standin}``):
+    environment and agent ``args``, as an agent's config would give them.
+    ``with_key``: the API key too (else it comes from the runner's environment)."""
+    variable, key = API_KEYS[preset]
+    keys = {variable: key} if with_key else {}
     if preset == "claude-code":
-        return {"ANTHROPIC_BASE_URL": "{standin}", "ANTHROPIC_API_KEY": "sk-standin"}, []
+        return {"ANTHROPIC_BASE_URL": url, **keys}, []
     if preset == "codex":
-        provider = ('model_providers.standin={name="stand-in", base_url="{standin}/v1", wire_api="responses", '
+        provider = ('model_providers.standin={name="stand-in", base_url="' + url + '/v1", wire_api="responses", '
                     'env_key="STANDIN_API_KEY", request_max_retries=0, stream_max_retries=0}')
-        return {"STANDIN_API_KEY": "sk-standin"}, ["-c", 'model_provider="standin"', "-c", provider]
+        return keys, ["-c", 'model_provider="standin"', "-c", provider]
     if preset == "gemini-cli":
-        return {"GEMINI_API_KEY": "standin-key", "GOOGLE_GEMINI_BASE_URL": "{standin}"}, []
+        return {"GOOGLE_GEMINI_BASE_URL": url, **keys}, []
     if preset == "opencode":
         config = {"provider": {"standin": {
             "npm": "@ai-sdk/openai-compatible", "name": "Stand-in",
-            "options": {"baseURL": "{standin}/v1", "apiKey": "sk-standin"},
+            "options": {"baseURL": url + "/v1", "apiKey": "{env:STANDIN_API_KEY}"},
             "models": {"stand-model": {"name": "Stand-in model", "cost": OPENCODE_COST_PER_MILLION}}}}}
-        return {"OPENCODE_CONFIG_CONTENT": json.dumps(config)}, []
+        return {"OPENCODE_CONFIG_CONTENT": json.dumps(config), **keys}, []
     raise KeyError(preset)
 
 
@@ -187,11 +196,8 @@ def run_harness(
         "names_log": str(work / "names.jsonl"),
     }
     (work / "spec.json").write_text(json.dumps(spec), "utf-8")
-    command = ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
-               'ip link set lo up && exec "$0" "$1" "$2"', sys.executable, str(HERE / "netns_driver.py"),
-               str(work / "spec.json")]
     try:
-        subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout + OUTER_MARGIN)
+        subprocess.run(namespace_command(work / "spec.json"), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout + OUTER_MARGIN)
     except subprocess.TimeoutExpired:
         pytest.fail(f"{preset}: the run outlived its timeout ({timeout:g} s) by {OUTER_MARGIN:g} s and was killed")
     result_path = work / "result.json"
@@ -205,3 +211,36 @@ def run_harness(
     looked_up = [json.loads(line)["name"] for line in names.read_text("utf-8").splitlines()] if names.exists() else []
     return Run(preset, launch, result["status"], result.get("exit_code"), result.get("stdout", ""),
                result.get("stderr", ""), result["duration"], result["url"], requests, looked_up)
+
+
+def namespace_command(spec_path: Path) -> list[str]:
+    """``unshare`` a network (and PID, mount) namespace, bring loopback up, and
+    run the driver on ``spec_path`` there."""
+    return ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
+            'ip link set lo up && exec "$0" "$1" "$2"', sys.executable, str(HERE / "netns_driver.py"), str(spec_path)]
+
+
+def run_phases(work: Path, spec: dict, outer_timeout: float) -> dict:
+    """Run the driver's phases (commands such as ``skill-eval run``, which
+    start the agent CLIs) in one loopback-only namespace with its endpoints;
+    the result per command comes back here. Killed after ``outer_timeout``."""
+    spec = dict(spec, result=str(work / "result.json"), names_log=str(work / "names.jsonl"))
+    (work / "spec.json").write_text(json.dumps(spec), "utf-8")
+    try:
+        subprocess.run(namespace_command(work / "spec.json"), stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=outer_timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the namespace outlived {outer_timeout:g} s and was killed")
+    result_path = work / "result.json"
+    if not result_path.exists():
+        pytest.fail("the namespace driver wrote no result")
+    result = json.loads(result_path.read_text("utf-8"))
+    if result["status"] == "refused":
+        pytest.fail(result["error"])
+    names = work / "names.jsonl"
+    result["names"] = [json.loads(line)["name"] for line in names.read_text("utf-8").splitlines()] if names.exists() else []
+    return result
+
+
+def read_log(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()] if path.exists() else []

@@ -7,7 +7,16 @@ outside a namespace)::
         sh -c 'ip link set lo up && exec python3 netns_driver.py SPEC.json'
 
 SPEC.json holds the launch (argv, env, stdin, cwd), the stand-in's script, the
-timeout and where to write the request log and the result. The driver refuses
+timeout and where to write the request log and the result.
+
+Or, with ``"phases"`` (:func:`run_phases`), it runs commands such as
+``skill-eval run`` itself (which then starts the agent CLIs, inside the same
+namespace) against several endpoints at once: stand-ins with their own
+scripts and logs (``"endpoints": {"NAME": {"script": ..., "log": ...}}``; a
+``null`` endpoint is unreachable), ``{NAME}`` replaced by each endpoint's URL
+in the commands' argv and environment and in the files listed in
+``"fill_files"``. The commands of a phase run at once; phases one after the
+other. The driver refuses
 to start anything unless the network namespace it runs in holds no interface
 but ``lo`` (read from ``/proc/self/net/dev``, which shows the reader's own
 namespace). It starts the stand-in on 127.0.0.1, port 0 (or, for
@@ -152,10 +161,76 @@ def run(spec: dict) -> dict:
     return result
 
 
+def _run_command(command: dict, urls: dict[str, str]) -> dict:
+    def fill(value: str) -> str:
+        for name, url in urls.items():
+            value = value.replace("{" + name + "}", url)
+        return value
+
+    argv = [fill(arg) for arg in command["argv"]]
+    env = {key: fill(value) for key, value in command["env"].items()}
+    clock = time.monotonic()
+    result: dict = {"argv": argv, "started": time.time()}
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=command["cwd"], env=env, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=float(command.get("timeout", 120)))
+        result["status"] = "ok" if process.returncode == 0 else "error"
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        try:
+            stdout, stderr = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            stdout, stderr = b"", b""
+        result["status"] = "timeout"
+    result.update(exit_code=process.returncode, stdout=stdout.decode("utf-8", errors="replace"),
+                  stderr=stderr.decode("utf-8", errors="replace"), duration=round(time.monotonic() - clock, 3))
+    return result
+
+
+def run_phases(spec: dict) -> dict:
+    """Start the endpoints, fill their URLs in, run each phase's commands at once."""
+    require_loopback_only()
+    names = NameLog(Path(spec["names_log"]), Path(spec["result"]).parent) if spec.get("names_log") else None
+    standins: list[StandinModel] = []
+    urls: dict[str, str] = {}
+    try:
+        for name, endpoint in spec["endpoints"].items():
+            if endpoint is None:
+                urls[name] = unreachable_url()
+            else:
+                standin = StandinModel(Path(endpoint["log"]), Script(**endpoint.get("script", {})))
+                standins.append(standin)
+                urls[name] = standin.start()
+        for path in spec.get("fill_files", []):
+            text = Path(path).read_text("utf-8")
+            for name, url in urls.items():
+                text = text.replace("{" + name + "}", url)
+            Path(path).write_text(text, "utf-8")
+        results: dict[str, dict] = {}
+        for phase in spec["phases"]:
+            threads = []
+            for command in phase:
+                def target(command=command) -> None:
+                    results[command["name"]] = _run_command(command, urls)
+
+                thread = threading.Thread(target=target)
+                thread.start()
+                threads.append(thread)
+            for thread in threads:
+                thread.join()
+        return {"status": "ok", "urls": urls, "commands": results}
+    finally:
+        for standin in standins:
+            standin.stop()
+        if names is not None:
+            names.close()
+
+
 def main() -> int:
     spec = json.loads(Path(sys.argv[1]).read_text("utf-8"))
     try:
-        result = run(spec)
+        result = run_phases(spec) if "phases" in spec else run(spec)
     except NotIsolated as error:
         result = {"status": "refused", "error": str(error)}
     Path(spec["result"]).write_text(json.dumps(result), "utf-8")

@@ -74,6 +74,8 @@ class LoggedRequest:
     body: object
     reported_usage: dict = field(default_factory=dict)
     reply: str = ""
+    time: float = 0.0
+    """When the request arrived (seconds since the epoch), to tell which start sent it."""
 
 
 class StandinModel:
@@ -127,7 +129,7 @@ class StandinModel:
     # --- the scripted model ------------------------------------------------
     def record(self, method: str, path: str, api: str, headers: dict, body: object) -> LoggedRequest:
         with self._lock:
-            entry = LoggedRequest(len(self.requests) + 1, method, path, api, headers, body)
+            entry = LoggedRequest(len(self.requests) + 1, method, path, api, headers, body, time=time.time())
             self.requests.append(entry)
         return entry
 

@@ -8,6 +8,11 @@ code under test says about itself.
 
 Skipped when a CLI is not installed; failed instead under
 ``SKILL_EVAL_REQUIRE_AGENT_CLIS=1`` (CI runs ``.ci/install-agent-clis`` first).
+
+These run each CLI directly (a preset's Launch, no runner), to see what the
+harness does to its project; test_agents_real_runner.py runs them through
+``skill-eval run``, and there the failing endpoints (refusing, unreachable,
+hanging).
 """
 
 from __future__ import annotations
@@ -27,9 +32,6 @@ from skill_eval.linter.outputspec import parse_output_spec
 
 ANSWER = "I read the whole closeout report.\n\nverdict: NOT_PROVEN\nunproven: 2\nconfidence: medium\n"
 CACHED = 100
-HANG_TIMEOUT = {"claude-code": 15.0, "codex": 15.0, "gemini-cli": 15.0, "opencode": 30.0}
-"""Long enough for the harness to start and send its request on a busy
-2-core machine (OpenCode takes 5-15 s to start there)."""
 
 
 def probe_prompt() -> tuple[str, bytes, list, object]:
@@ -118,39 +120,3 @@ def test_a_prompt_that_looks_like_a_flag_reaches_the_model_verbatim(preset: str,
     assert run.status == "ok", run.describe()
     assert run.texts() and json.dumps(prompt)[1:-1] in run.texts()[-1], run.describe()
     assert parse_output(preset, run.stdout, run.stderr).answer.strip() == ANSWER.strip()
-
-
-@pytest.mark.parametrize("preset", PRESET_NAMES)
-def test_an_endpoint_that_refuses_the_request_ends_the_start_with_the_harness_error(preset: str, tmp_path: Path) -> None:
-    run = run_harness(preset, tmp_path, prompt="Review.", script={"mode": "error", "error_status": 400}, timeout=60)
-    assert run.status == "error", run.describe()
-    assert run.requests, "the harness never reached the stand-in"
-    parsed = parse_output(preset, run.stdout, run.stderr)
-    assert parsed.answer is None and parsed.error, (parsed, run.describe())
-
-
-@pytest.mark.parametrize("preset", PRESET_NAMES)
-def test_an_unreachable_endpoint_ends_the_start_within_its_timeout(preset: str, tmp_path: Path) -> None:
-    """Nothing listens at the endpoint. Claude Code, Codex and Gemini CLI give
-    up by themselves with the preset's settings (Codex would retry forever
-    without ``--disable unbounded_connection_retries``); OpenCode retries a
-    connection five times with backoff (~75 s), so the runner's timeout
-    ends it."""
-    run = run_harness(preset, tmp_path, prompt="Review.", endpoint="unreachable", timeout=45.0)
-    if preset == "opencode":
-        assert run.status in ("error", "timeout"), run.describe()
-    else:
-        assert run.status == "error", run.describe()
-        parsed = parse_output(preset, run.stdout, run.stderr)
-        assert parsed.answer is None and parsed.error, (parsed, run.describe())
-
-
-@pytest.mark.parametrize("preset", PRESET_NAMES)
-def test_a_hanging_endpoint_is_ended_by_the_timeout(preset: str, tmp_path: Path) -> None:
-    """The stand-in reads the request and never answers: the kill at the
-    timeout ends the CLI and everything it started."""
-    run = run_harness(preset, tmp_path, prompt="Review.", script={"mode": "hang"}, timeout=HANG_TIMEOUT[preset])
-    assert run.status == "timeout", run.describe()
-    assert any(request["api"] != "other" for request in run.requests), "the harness never reached the stand-in"
-    parsed = parse_output(preset, run.stdout, run.stderr)
-    assert parsed.answer is None

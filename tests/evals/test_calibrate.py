@@ -21,6 +21,9 @@ from pathlib import Path
 import pytest
 
 from skill_eval.evals.cli import calibrate_main, run_main
+from skill_eval.evals.probes import Workspace
+from skill_eval.evals.viewer_build import build_model
+from skill_eval.evals.viewer_model import validate
 from skill_eval.linter.runs import calibration_rule_sha256, count_starts
 
 from evals_helpers import PYTHON, Suite, agent_command, cli
@@ -379,21 +382,74 @@ def test_report_shows_the_observed_zone_its_starts_and_the_rule(suite, tmp_path,
     log = tmp_path / "agent.log"
     configure(suite, standard_agent(log))
     assert calibrate(suite) == 0
-    digest = decisions(suite)["ceiling-case"]["calibration_rule_sha256"]
+    found = decisions(suite)
+    digest = found["ceiling-case"]["calibration_rule_sha256"]
     capsys.readouterr()
     report = json.loads(cli("report", "--format", "json", cwd=suite.root).stdout)
-    rows = {row["probe"]: row for row in report["probes"]}
+    assert validate(report) == []
+    groups = {group["probe"]: group for group in report["groups"]}
+    assert len(groups) == len(report["groups"]) == 3
+    spent = starts_by_case(log)  # the agents' own count of their starts
     for probe, zone, starts, after in (("ceiling-case", "ceiling", 2, "control"), ("floor-case", "floor", 4, "treatment"),
                                        ("window-case", "window", 4, "treatment")):
-        calibration = rows[probe]["calibration"]
+        calibration = groups[probe]["calibration"]
         assert (calibration["zone"], calibration["starts"], calibration["decided_after"]) == (zone, starts, after)
         assert calibration["calibration_rule_sha256"] == digest and calibration["calibration_rule"]["reps"] == 2
-        assert rows[probe]["starts"] == starts
-    assert rows["ceiling-case"]["calibration"]["regression_control"] is True
-    assert rows["floor-case"]["calibration"]["discriminator"]["transcripts_catching"]["D1"]
+        assert calibration["calibration_rule"] == found[probe]["calibration_rule"]
+        assert calibration["decided"] == found[probe]["decided"]
+        assert len(groups[probe]["starts"]) == starts == sum(n for (case, _arm), n in spent.items()
+                                                            if case == probe.split("-")[0])
+    assert groups["ceiling-case"]["calibration"]["regression_control"] is True
+    assert groups["window-case"]["calibration"]["regression_control"] is False
+    assert groups["floor-case"]["calibration"]["discriminator"]["transcripts_catching"]["D1"] == \
+        found["floor-case"]["discriminator"]["transcripts_catching"]["D1"] != []
     text = cli("report", cwd=suite.root).stdout
-    ceiling = next(line for line in text.splitlines() if line.startswith("ceiling-case"))
-    assert f"calibrated: ceiling after the control (2 starts; rule {digest[:12]}" in ceiling
-    assert "keep as a regression/cost control" in ceiling
-    assert "calibrated: floor after the treatment (4 starts" in next(line for line in text.splitlines()
-                                                                     if line.startswith("floor-case"))
+    row = {case: next(line for line in text.splitlines() if line.strip().startswith(f"{case}-case"))
+           for case in CASES}
+    assert f"calibrated: ceiling after the control (2 starts; rule {digest[:12]}" in row["ceiling"]
+    assert "keep as a regression/cost control" in row["ceiling"]
+    assert "calibrated: floor after the treatment (4 starts" in row["floor"]
+    assert "regression/cost control" not in row["floor"] + row["window"]
+
+
+def test_the_report_shows_each_group_its_own_decision(suite, tmp_path):
+    """Decisions are keyed like the report's groups: another agent's groups of
+    the same probes, and a content calibrated later, each show their own (or none)."""
+    make_cases(suite, ("ceiling", "window"))
+    log = tmp_path / "agent.log"
+    other = calib_agent(tmp_path / "other.log", "--control", CASES["window"])
+    suite.configure({"a": standard_agent(log), "b": other})
+    assert calibrate(suite, "--agent", "a") == 0
+    assert run_main([str(suite.root), "--no-progress", "--skip-check", "--agent", "b", "--reps", "2"]) == 0
+    first = decisions(suite)["ceiling-case"]
+    # a new content of ceiling-case (SKILL.md edited): its decision is its own, the old one stays with the old group
+    skill = suite.skill / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nOne more sentence of guidance.\n")
+    assert calibrate(suite, str(suite.probe("ceiling-case")), "--agent", "a") == 0
+    second = decisions(suite)["ceiling-case"]
+    assert second["skill_sha256"] != first["skill_sha256"]
+    model = build_model(Workspace.open([suite.root]), lint=False, answers=False)
+    assert validate(model) == []
+    shown = {(g["agent"], g["probe"], g["hashes"]["skill_sha256"]): g["calibration"] for g in model["groups"]}
+    assert shown[("b", "ceiling-case", first["skill_sha256"])] is None
+    assert shown[("b", "window-case", first["skill_sha256"])] is None
+    assert shown[("a", "ceiling-case", first["skill_sha256"])]["decided"] == first["decided"]
+    assert shown[("a", "ceiling-case", second["skill_sha256"])]["decided"] == second["decided"]
+    assert shown[("a", "window-case", first["skill_sha256"])]["zone"] == "window"
+    assert len(shown) == 5
+
+
+def test_an_undecided_decision_in_the_report(suite, tmp_path):
+    make_cases(suite, ("floor",))
+    log = tmp_path / "agent.log"
+    configure(suite, standard_agent(log), max_starts_per_probe=3)
+    assert calibrate(suite) == 1
+    decision = decisions(suite)["floor-case"]
+    model = build_model(Workspace.open([suite.root]), lint=False, answers=False)
+    assert validate(model) == []
+    (group,) = model["groups"]
+    calibration = group["calibration"]
+    assert calibration["zone"] == "undecided" and calibration["reason"] == decision["reason"]
+    assert calibration["decided_after"] is None and calibration["calibration_rule"]["max-starts-per-probe"] == 3
+    assert calibration["starts"] == len(group["starts"]) == len(logged(log)) == 2
+    assert calibration["discriminator"] is None and calibration["regression_control"] is False

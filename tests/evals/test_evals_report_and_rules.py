@@ -1,4 +1,4 @@
-"""report (text/JSON/HTML), check, freeze, and the calibration rules SE502-SE505."""
+"""report (text/JSON; the HTML viewer and JUnit: tests/report/), check, freeze, and the calibration rules SE502-SE505."""
 
 from __future__ import annotations
 
@@ -43,39 +43,27 @@ def test_report_text_and_json(suite, capsys, monkeypatch):
     seed_window_and_floor(suite)
     assert report_main([str(suite.root)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"euphemized-coverage\s+1\s+x/m\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+"
-                     r"not separated at this sample \(p=0\.17\)\s+5", out)
-    assert re.search(r"two-gaps\s+1\s+x/m\s+0/2 .*\s+floor\s+not separated at this sample \(p=1\)\s+4", out)
-    assert "This report's rows hold 2 graded rep(s) per arm. Reps diagnose a scenario; they do not prove a rate" in out
+    assert "agent x · model m: 2 probe version(s): window 1, floor 1; 0 separated" in out
+    assert re.search(r"euphemized-coverage\s+1\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+"
+                     r"not separated at this sample \(p=0\.17\)\s+5\s+1 rep\(s\) without outcome", out)
+    assert re.search(r"two-gaps\s+1\s+0/2 .*\s+floor\s+not separated at this sample \(p=1\)\s+4", out)
+    assert "Graded reps per arm: 2 in most groups" in out and "they do not prove a rate" in out
     assert "starts on record: 9" in out
     assert report_main([str(suite.root), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["starts"] == 9 and data["zones"] == {"window": 1, "floor": 1}
-    row = data["probes"][0]
+    assert data["schema"] == "skill-eval-report/1" and data["meta"]["starts_on_record"] == 9
+    assert [g["zone"] for g in data["groups"]] == ["window", "floor"]
+    row = data["groups"][0]
     assert row["probe"] == "euphemized-coverage" and row["zone"] == "window"
     assert row["arms"]["treatment"]["timeouts"] == 1 and row["arms"]["control"]["wilson95"][1] > 0.65
-    assert row["on_disk"] == "current" and row["edited"] is False
-    assert "do not prove a rate" in data["note"]
+    assert row["on_disk"] == "current" and row["edited_without_bump"] is False
+    assert "do not prove a rate" in data["meta"]["note"]
     # only one probe
     assert report_main([str(suite.probe("two-gaps")), "--format", "json"]) == 0
-    assert [p["probe"] for p in json.loads(capsys.readouterr().out)["probes"]] == ["two-gaps"]
+    assert [p["probe"] for p in json.loads(capsys.readouterr().out)["groups"]] == ["two-gaps"]
     monkeypatch.chdir(suite.root)
     assert report_main(["--probe", "euphemized-coverage", "--format", "json"]) == 0
-    assert [p["probe"] for p in json.loads(capsys.readouterr().out)["probes"]] == ["euphemized-coverage"]
-
-
-def test_report_html_is_self_contained(suite, capsys, tmp_path):
-    seed_window_and_floor(suite)
-    target = tmp_path / "report.html"
-    assert report_main([str(suite.root), "--html", str(target)]) == 0
-    html = target.read_text()
-    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 2
-    assert "USABLE WINDOW" in html and "ceiling" in html and "floor" in html and "adverse" in html
-    assert "do not prove a rate" in html
-    assert "<script" not in html and "<link" not in html and "src=" not in html
-    assert not re.search(r"(href|url\()\s*=?\s*[\"']?https?:", html)
-    assert "euphemized-coverage v1: window" in html   # the point's tooltip
-    assert html.count("<circle") == 2
+    assert [p["probe"] for p in json.loads(capsys.readouterr().out)["groups"]] == ["euphemized-coverage"]
 
 
 def test_check_command(suite, capsys):

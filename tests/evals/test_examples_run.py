@@ -39,11 +39,11 @@ def test_examples_check_run_report_and_resume(tmp_path: Path) -> None:
     assert {r["status"] for r in records} == {"ok"}
 
     report = json.loads(skill_eval("report", "--format", "json", cwd=workspace).stdout)
-    zones = {p["probe"]: p["zone"] for p in report["probes"]}
+    zones = {p["probe"]: p["zone"] for p in report["groups"]}
     assert zones["self-graded-latency"] == "window"
     assert zones["skipped-retry-test"] == "floor"
     assert set(zones) == {"self-graded-latency", "skipped-retry-test", "band-quota-rollout"}
-    assert report["starts"] == 12
+    assert report["meta"]["starts_on_record"] == 12
 
     again = skill_eval("run", "--agent", "scripted", "--reps", "2", "--no-progress", cwd=workspace)
     assert again.returncode == 1 and "0 start(s) to make, 12 already recorded ok" in again.stderr

@@ -32,7 +32,7 @@ import pytest
 
 from skill_eval.linter.runs import count_starts
 
-from evals_helpers import PYTHON, SUITE, Suite, agent_command
+from evals_helpers import AGENTS, PYTHON, SUITE, Suite, agent_command
 
 PROBE = "euphemized-coverage"
 REQUIRED = os.environ.get("SKILL_EVAL_REQUIRE_RAY") == "1"
@@ -335,7 +335,7 @@ def test_without_ray_the_ray_executor_exits_2_with_the_install_line(suite, tmp_p
 VOLATILE = {
     "plan": ("plan_id", "created", "runner"),
     "start": ("start_id", "started", "plan_id", "runner"),
-    "outcome": ("start_id", "ended", "duration_s", "answer_file"),
+    "outcome": ("start_id", "ended", "duration_s", "answer_file", "output_file"),
 }
 
 
@@ -371,22 +371,29 @@ def test_the_ray_executor_writes_the_records_the_local_executor_writes(cluster, 
             "crash": {"command": agent_command("crash_agent.py")},
             "big": {"command": agent_command("probe_agent.py", "--out-bytes", "3000", "--err-bytes", "5000"),
                     "max-output": 2000},
+            # a harness preset (a stand-in harness of ours): the skill installed on the worker, output parsed there
+            "harness": {"preset": "codex", "executable": str(AGENTS / "fake_harness.py"), "model": "m1",
+                        "env": {"FAKE_HARNESS": "codex"}},
         })
     from skill_eval.evals.cli import run_main
 
     def plans(suite: Suite) -> list[list[str]]:
         return [[str(suite.root), "--agent", "rule", "--reps", "2"],
                 [str(suite.probe(PROBE)), "--agent", "crash", "--reps", "1", "--arms", "control"],
-                [str(suite.probe(PROBE)), "--agent", "big", "--reps", "1", "--arms", "treatment"]]
+                [str(suite.probe(PROBE)), "--agent", "big", "--reps", "1", "--arms", "treatment"],
+                [str(suite.probe(PROBE)), "--agent", "harness", "--reps", "1"]]
 
     for here, there in zip(plans(local), plans(remote)):
         assert run_main([*here, "--no-progress"]) in (0, 1)
         result = ray_run(remote, cluster, *there)
         assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
     records = remote.all_records()
-    assert len(records) == 8 + 1 + 1
+    assert len(records) == 8 + 1 + 1 + 2
     statuses = sorted({(r["agent"], r["status"]) for r in records})
-    assert statuses == [("big", "ok"), ("crash", "error"), ("rule", "ok")]
+    assert statuses == [("big", "ok"), ("crash", "error"), ("harness", "ok"), ("rule", "ok")]
+    harness = {r["arm"]: r for r in records if r["agent"] == "harness"}
+    assert harness["treatment"]["passed"] is True and harness["control"]["passed"] is False
+    assert harness["treatment"]["tokens_in"] == 1500 and harness["control"]["tokens_in"] == 1000
     assert {r["arm"]: r["passed"] for r in records if r["agent"] == "rule" and r["rep"] == 1 and r["probe"] == PROBE} \
         == {"control": False, "treatment": True}
     assert normalized(remote) == normalized(local)

@@ -113,7 +113,7 @@ def test_kill_9_at_random_moments_then_resume_matches_the_agents_log(suite, tmp_
     resumed = {r.get("resume_of") for r in records}
     assert interrupted <= resumed
     report = json.loads(cli("report", "--format", "json", cwd=suite.root).stdout)
-    assert report["starts"] == starts
+    assert report["meta"]["starts_on_record"] == starts
 
 
 def test_agent_and_its_child_die_with_a_killed_runner(suite, tmp_path):

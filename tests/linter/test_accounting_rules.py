@@ -178,6 +178,7 @@ def test_empty_caught_when_only(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws", {
         "empty": floor_probe("empty", defects=[defect(caught_when={})]),
         "graded": floor_probe("graded", defects=[defect(caught_when={"verdict": {"not": "PASS"}})]),
+        "judged": floor_probe("judged", defects=[dict(defect(caught_when={}), judge={"command": ["python3", "j.py"]})]),
     })
     assert [d.path.parent.name for d in lint(root, code="SE207")] == ["empty"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skill_eval.linter.rules.artifact._phrases import (
@@ -107,7 +107,7 @@ def test_ordinary_work_prose_is_not_flagged(text: str) -> None:
 def test_markup_line_breaks_and_quotes_are_ignored() -> None:
     text = "Before you sign, **note** the\nfollowing."
     assert found(text) == ["note** the\nfollowing"]  # the words' extent: from "note" to "following"
-    assert found("one of _these_ is\n> `incorrect`") == ["one of _these_ is\n> `incorrect"]
+    assert found("> one of _these_ is\n> `incorrect`") == ["one of _these_ is\n> `incorrect"]
     assert found("<b>note</b> the&nbsp;following") == ["note</b> the&nbsp;following"]
 
 
@@ -346,3 +346,123 @@ def test_tuning_half_of_the_phrase_evaluation() -> None:
     for code in ("SE301", "SE302"):
         caught, total = figures[code]
         assert caught >= 0.9 * total, (code, caught, total)
+
+
+# -- markdown blocks and lines without punctuation -------------------------------
+
+
+@pytest.mark.parametrize("before", [
+    "# Closeout",                           # ATX heading
+    "Closeout\n========",                   # setext heading
+    "- alice approved\n- bob approved",     # list items: the next line is a lazy continuation...
+    "Intro\n\n***",                         # thematic break
+    "```\nexport finished\n```",            # fence
+    "<!-- draft 2 -->",                     # HTML block
+    "> quoted intro\n>",                    # block quote, then its blank line
+])
+def test_a_block_boundary_lets_a_phrase_start_without_punctuation(before: str) -> None:
+    """A phrase may start at the line after a block ends, lowercase, no blank
+    line between (CommonMark ends an ATX heading, a fence, an HTML comment
+    at their line). A list item's next line is a lazy continuation of its
+    paragraph: there a capitalised word is needed (a clause start)."""
+    text = before + "\nLook carefully at this.\n"
+    assert found(text) == ["Look carefully"], text
+    if not before.startswith("- "):
+        lowered = before + "\nlook carefully at this.\n"
+        assert found(lowered) == ["look carefully"], lowered
+
+
+@pytest.mark.parametrize("text", [
+    "one of these rows is\n- incorrect",             # a list item starts
+    "one of these rows is\n> incorrect",             # a block quote starts
+    "# one of these rows is\nincorrect",             # a heading ends
+    "one of these rows is\n---\nincorrect",         # a setext underline ends the heading
+    "| one of these rows is | x |\n|---|---|\n| incorrect | y |",
+    "one of these rows is\n```\nincorrect\n```",    # a fence starts
+    "<div>\none of these rows is\n</div>\n\nincorrect",
+])
+def test_a_block_boundary_ends_a_phrase(text: str) -> None:
+    assert found(text) == [], text
+
+
+@pytest.mark.parametrize("text, phrase", [
+    ("> one of these rows is\nincorrect.", "one of these rows is\nincorrect"),  # lazy continuation: one paragraph
+    ("one of these rows is\n#incorrect, says the importer.", "one of these rows is\n#incorrect"),  # no space: no heading
+    ("one of these rows is\n    # incorrect", "one of these rows is\n    # incorrect"),  # a paragraph goes on
+])
+def test_block_structure_comes_from_the_parser_not_from_line_starts(text: str, phrase: str) -> None:
+    assert found(text) == [phrase], text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Closeout\nLook carefully at this.", ["Look carefully"]),
+    ("Export job 2024-05-01\nPay close attention to the timestamps.", ["Pay close attention"]),
+    ("Incident 4471 timeline\nHint: the clock on db2 drifted.", ["Hint"]),
+    ("> Reviewer notes\n> Look very carefully at the cache settings.", ["Look very carefully"]),
+    ("Closeout\nlook carefully at this.", []),                       # lowercase: the sentence goes on
+    ("Find the Error\nBudget dashboard under SRE.", []),             # a title-case name wrapped: no end
+    ("psql output\nERROR:  column does not exist\nHINT:  Perhaps you meant totals.", []),  # all capitals: a log tag
+    ("```\nrestart completed\nHint: check db2\n```", []),          # a line of code is no clause
+    ("Deploy window\nCheck carefully that the backup finished.", []),
+])
+def test_a_soft_line_break_before_a_capitalised_word_may_start_a_clause(text: str, expected: list[str]) -> None:
+    both = found(text) + found(text, QUIZ)
+    assert both == expected, text
+
+
+def test_unicode_separators_are_no_line_breaks_but_the_phrase_after_them_is_found() -> None:
+    """The text of the editor tests: U+2028, U+2029, U+0085 and form feed
+    break no line (markdown-it-py and the engine count LF, CRLF and CR)."""
+    head = "# Closeout\u2028for the export job\nIntro\x0cpage two\x85next\u2029paragraph\n"
+    after_heading = head.replace("Intro", "Look carefully at this. Intro")
+    (match,) = find_phrases(after_heading, SIGNPOSTING)
+    assert match.text == "Look carefully" and after_heading.count("\n", 0, match.start) == 1
+    text = head + "Look carefully at this. \U0001F680 launch notes\u2028more\n"
+    (match,) = find_phrases(text, SIGNPOSTING)
+    assert match.text == "Look carefully" and text.count("\n", 0, match.start) == 2
+    appended = head + "\U0001F680 launch notes\u2028more Look carefully.\n\n# Closeout: retry budget\n"
+    assert [m.text for m in find_phrases(appended, SIGNPOSTING)] == ["Look carefully"]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_line_breaks_count_as_markdown_it_counts_them(newline: str) -> None:
+    text = newline.join(["# Closeout", "Look carefully at this.", "- item", "one of these rows is", "- incorrect"])
+    assert found(text) == ["Look carefully"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Totals are in the last column Look carefully at row 3.", ["Look carefully"]),
+    ("Here is the export summary Pay close attention to the dates.", ["Pay close attention"]),
+    ("In the form builder, set Hint: to the placeholder.", []),     # a label mid-line names a field
+    ("One of These Rows Is Wrong", ["One of These Rows Is Wrong"]),  # title case is not split
+])
+def test_a_capitalised_word_after_a_lowercase_one_may_start_a_sentence(text: str, expected: list[str]) -> None:
+    assert found(text) == expected, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([
+    "# Closeout", "Closeout", "look carefully at this", "Look carefully at this.", "one of these rows is",
+    "incorrect", "- item", "> quote", "```", "Hint:", "HINT: x", "Find the Error", "Budget dashboard",
+    "| a | b |", "|---|---|", "", "    code", "<div>", "</div>", "note the", "following", "===",
+    "# Find the bug", "handler notes", "<!-- x -->", "Owners", "Pay close attention", "--- ",
+]), min_size=1, max_size=12), st.sampled_from(["\n", "\r\n"]))
+@example(["# Find the bug", "handler notes"], "\n")  # the heading's end decides: after the occurrence
+@example(["Closeout", "Pay close attention"], "\n")  # the soft line break decides: before it
+def test_the_blocks_are_parsed_only_when_they_can_change_a_match(lines: list[str], newline: str) -> None:
+    """``find`` skips the markdown parse when no line break without
+    punctuation lies near a first-pass occurrence; it finds exactly what it
+    finds with the blocks always known."""
+    from skill_eval.linter.rules.artifact import _phrases
+
+    text = newline.join(lines)
+    lazy = found(text) + found(text, QUIZ)
+    original = _phrases._reaches
+    try:
+        _phrases._reaches = lambda padded, candidates, segmented: True
+        _phrases._segmented.cache_clear()
+        _phrases._structured.cache_clear()
+        eager = found(text) + found(text, QUIZ)
+    finally:
+        _phrases._reaches = original
+    assert lazy == eager

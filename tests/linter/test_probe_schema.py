@@ -29,10 +29,13 @@ expectation = st.recursive(
                                   inner | st.lists(leaf, max_size=2), min_size=1, max_size=2),
     max_leaves=4,
 )
+judge = st.fixed_dictionaries({}, optional={
+    "command": st.lists(leaf, max_size=2) | leaf, "timeout": leaf, "rubric": leaf, "x-model": leaf, "model": leaf,
+}) | leaf
 defect = st.fixed_dictionaries({}, optional={
     "id": leaf, "shape": leaf, "quote": leaf,
     "caught_when": st.dictionaries(st.sampled_from(["verdict", "unproven"]), expectation, max_size=2) | leaf,
-    "x-note": leaf, "extra": leaf,
+    "judge": judge, "x-note": leaf, "extra": leaf,
 })
 probe = st.fixed_dictionaries({}, optional={
     "$schema": leaf, "id": leaf, "version": leaf, "tier": leaf, "kind": leaf, "skill": leaf, "output_spec": leaf,
@@ -60,6 +63,33 @@ def test_fast_and_full_validators_agree_on_expectations(value) -> None:
                 "defects": [{"id": "D1", "shape": "euphemized", "quote": "q", "caught_when": {"verdict": value}}]}
     full = _validator().is_valid(document)
     assert is_valid_fast(document) == full, json.dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(judge, st.booleans())
+def test_fast_and_full_validators_agree_on_judges(value, with_fields) -> None:
+    """A defect's ``judge`` (an extension of v1), with or without ``caught_when``."""
+    defect = {"id": "D1", "shape": "euphemized", "quote": "q", "judge": value}
+    if with_fields:
+        defect["caught_when"] = {"verdict": "NOT_PROVEN"}
+    document = {"id": "p", "tier": 2, "kind": "floor", "step_heading": "Step", "shapes": [], "seeded_defects": 1,
+                "defects": [defect]}
+    full = _validator().is_valid(document)
+    assert is_valid_fast(document) == full, json.dumps(value)
+
+
+def test_a_judge_stands_in_for_caught_when_and_caught_when_is_required_without_one() -> None:
+    document = {"id": "p", "tier": 2, "kind": "floor", "step_heading": "Step", "shapes": [], "seeded_defects": 1,
+                "defects": [{"id": "D1", "shape": "euphemized", "quote": "q",
+                             "judge": {"command": ["python3", "judge.py"], "timeout": 30, "rubric": "names 3"}}]}
+    assert is_valid_fast(document) and _validator().is_valid(document)
+    del document["defects"][0]["judge"]
+    assert not is_valid_fast(document)
+    messages = [problem.message for problem in probejson._schema_problems(document)]
+    assert messages == ["missing required key `caught_when` (or a `judge`): the discriminator"]
+    for bad in ({"command": []}, {"command": ["x"], "timeout": 0}, {"command": ["x"], "model": "m"}, ["x"]):
+        document["defects"][0]["judge"] = bad
+        assert not is_valid_fast(document) and not _validator().is_valid(document), bad
 
 
 def test_generated_fast_validator_is_current() -> None:

@@ -35,6 +35,19 @@ class Suite:
             lines.append("")
         (self.root / "skill-eval.toml").write_text("\n".join(lines), encoding="utf-8")
 
-    def records(self) -> list[dict]:
+    def lines(self) -> list[dict]:
+        """Every line of the runs files as written (plans, starts, outcomes)."""
         return [json.loads(line) for path in sorted(self.runs.glob("*.jsonl"))
                 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def records(self) -> list[dict]:
+        """Every start as readers see it (a start record with its outcome),
+        paired here from the lines as written, not by the code under test."""
+        starts: dict[str, dict] = {}
+        for line in self.lines():
+            if line.get("type") == "start":
+                starts[line["start_id"]] = dict(line)
+        for line in self.lines():
+            if line.get("type") == "outcome":
+                starts[line["start_id"]].update({k: v for k, v in line.items() if k not in ("type",)})
+        return list(starts.values())

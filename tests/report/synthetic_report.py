@@ -7,7 +7,9 @@ discrete values k/n and many probes share a point; failed starts (errors,
 timeouts, interrupted) with stderr tails, some retried; answers of realistic
 length, a few longer than the cap, and some holding HTML and URLs that a page
 must show as text and never load; per-defect grading with reasons; lint
-findings; frozen probes, and probes edited without a version bump.
+findings; frozen probes, and probes edited without a version bump; a
+``skill-eval calibrate`` decision on every eighth group (an undecided one
+among them).
 
 The zone and the evidence come from the project's own functions
 (:func:`skill_eval.linter.runs.zone_of`, :func:`~skill_eval.evals.viewer_model.evidence_of`),
@@ -22,7 +24,7 @@ import random
 from typing import Any
 
 from skill_eval.evals.viewer_model import ANSWER_CAP, ALPHA, SCHEMA_ID, evidence_of
-from skill_eval.linter.runs import ArmSample, wilson, zone_of
+from skill_eval.linter.runs import ArmSample, calibration_rule_sha256, wilson, zone_of
 
 SERIES = (("claude-code", "claude-sonnet-4-5"), ("codex", "gpt-5-codex"))
 SKILLS = ("verify-closeout", "review-migrations", "triage-incidents", "audit-licences", "check-dosage-tables",
@@ -67,7 +69,7 @@ def _arm(starts: list[dict]) -> dict:
         "starts": len(starts), "reps": reps, "caught": caught, "rate": caught / reps if reps else None,
         "wilson95": list(wilson(caught, reps)) if reps else None,
         "errors": sum(s["status"] == "error" for s in starts), "timeouts": sum(s["status"] == "timeout" for s in starts),
-        "interrupted": sum(s["status"] == "interrupted" for s in starts), "unresolved": unresolved,
+        "interrupted": sum(s["status"] == "interrupted" for s in starts), "running": 0, "unresolved": unresolved,
     }
 
 
@@ -89,7 +91,7 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 "duration_s": duration, "tokens_in": rng.randint(2000, 40000), "tokens_out": rng.randint(80, 3000),
                 "cost_usd": round(rng.uniform(0.001, 0.4), 4), "turns": rng.randint(1, 12),
                 "exit_code": 0 if status == "ok" else (None if status != "error" else 1),
-                "retry_of": starts[-1]["start_id"] if attempt else None,
+                "retry_of": starts[-1]["start_id"] if attempt else None, "resume_of": None,
                 "passed": caught if status == "ok" else None,
                 "caught": list(defects) if caught else [], "answer": None, "grading": [], "grading_note": None,
                 "error": None, "stderr_tail": None,
@@ -114,6 +116,29 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                     if status == "error" else ""
             starts.append(start)
     return starts
+
+
+RULE = {"reps": 2, "caught-in-every-rep": "all-reps", "max-starts-per-probe": None}
+CAPPED_RULE = {"reps": 2, "caught-in-every-rep": "graded-reps", "max-starts-per-probe": 6}
+
+
+def _calibration(number: int, zone: str, starts: int, skill: str, probe_id: str, defects: list[str]) -> dict | None:
+    """Every eighth group's calibration decision, as ``build_model`` shows one."""
+    if number % 8:
+        return None
+    capped = number % 64 == 0
+    zone = "undecided" if capped or zone == "pending" else zone
+    rule = CAPPED_RULE if capped else RULE
+    return {
+        "zone": zone, "decided_after": None if zone == "undecided" else "control" if zone == "ceiling" else "treatment",
+        "starts": starts, "version_starts": starts + (number % 3 == 0), "decided": f"2025-06-{1 + number % 28:02d}T23:00:00.000Z",
+        "calibration_rule": rule, "calibration_rule_sha256": calibration_rule_sha256(rule),
+        "regression_control": zone == "ceiling",
+        "reason": "max-starts-per-probe (6) reached before the treatment's sample was graded" if zone == "undecided" else None,
+        "discriminator": {"transcripts_catching": {d: ([f"{skill}/evals/probes/{probe_id}/transcripts/caught.md"]
+                                                       if number % 16 else []) for d in defects}}
+        if zone == "floor" else None,
+    }
 
 
 def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS) -> dict:
@@ -162,6 +187,7 @@ def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS
                 "edited_without_bump": edited, "on_disk": "edited" if edited else ("superseded" if number % 19 == 0 else "current"),
                 "frozen": frozen, "frozen_matches": (not edited) if frozen else None,
                 "lint": {"when": "report", "findings": findings} if number % 23 else None,
+                "calibration": _calibration(number, zone, len(control + treatment), skill, probe_id, defects),
                 "last_run": max(ended) if ended else None, "starts": control + treatment,
             })
     return {

@@ -14,7 +14,7 @@ from skill_eval.evals.cli import freeze_main, run_main
 from skill_eval.evals.grading import grade_answer
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.viewer_build import build_model, grade_expectations
-from skill_eval.evals.viewer_model import TYPED_DICTS, fisher_one_sided, load_schema, validate
+from skill_eval.evals.viewer_model import TYPED_DICTS, load_schema, validate
 from skill_eval.linter.runs import append_record
 
 
@@ -56,7 +56,7 @@ def test_every_start_with_its_answer_and_grading(suite, tmp_path):
     assert window["arms"]["treatment"] == {**window["arms"]["treatment"], "reps": 2, "caught": 2, "starts": 2}
     assert window["evidence"]["p"] == pytest.approx(1 / 6) and window["evidence"]["separated"] is False
     assert "not separated at this sample" in window["evidence"]["text"]
-    assert window["lint"]["when"] == "report"
+    assert window["lint"]["when"] == "run"  # the runner's preflight findings, kept in its plan record
     records = {r["start_id"]: r for r in suite.records()}
     for start in window["starts"]:
         record = records[start["start_id"]]
@@ -93,7 +93,7 @@ def test_edited_without_a_version_bump_is_its_own_flagged_group(suite):
     assert len(groups) == 2 and all(g["edited_without_bump"] for g in groups)
     old, new = sorted(groups, key=lambda g: g["on_disk"] != "edited")
     assert old["on_disk"] == "edited" and new["on_disk"] == "current"
-    assert old["lint"] is None and new["lint"] is not None
+    assert old["lint"]["when"] == new["lint"]["when"] == "run"  # as each content ran, edits since or not
     assert all(d["expectations"] is None for s in old["starts"] for d in s["grading"])
     assert all("not on disk as it ran" in s["grading_note"] for s in old["starts"])
     assert all(d["expectations"] for s in new["starts"] for d in s["grading"])
@@ -119,6 +119,40 @@ def test_frozen_cases_and_lint_findings(suite):
     assert sorted(f["code"] for f in thawed["lint"]["findings"]) == expected
 
 
+def test_lint_at_report_time_only_for_unchanged_files(suite):
+    """Records without run-time findings (written by hand here, as by a runner
+    before plan records kept them): the probe is linted for the report while
+    its files hash as they ran, and not at all once they changed."""
+    from skill_eval.linter.engine import lint_paths
+    from skill_eval.linter.runs import sha256_file
+
+    folder = suite.probe("euphemized-coverage")
+    record = {"probe": "euphemized-coverage", "version": 1, "probe_sha256": sha256_file(folder / "probe.json"),
+              "artifact_sha256": sha256_file(folder / "question.md"), "skill_sha256": sha256_file(suite.skill / "SKILL.md"),
+              "agent": "hand", "model": "m", "kind": "floor", "defects": ["D1"], "arm": "control", "rep": 1,
+              "status": "ok", "caught": [], "start_id": "s1"}
+    append_record(suite.runs / "old.jsonl", record, fsync=False)
+    (group,) = model_of(suite)["groups"]
+    expected = sorted((d.code, d.message) for d in lint_paths([folder / "probe.json"]).diagnostics if d.probe == folder)
+    assert group["lint"]["when"] == "report"
+    assert sorted((f["code"], f["message"]) for f in group["lint"]["findings"]) == expected
+    assert model_of(suite, lint=False)["groups"][0]["lint"] is None
+    (folder / "question.md").write_text((folder / "question.md").read_text() + "\nedited\n")
+    (group,) = model_of(suite)["groups"]
+    assert group["on_disk"] == "edited" and group["lint"] is None
+
+
+def test_skill_edited_since_the_run(suite):
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
+    assert run(suite, str(suite.probe("two-gaps")), "--reps", "1") == 0
+    skill = suite.skill / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nOne more sentence.\n")
+    (group,) = model_of(suite)["groups"]
+    assert group["on_disk"] == "skill-edited"
+    # probe.json and the artifact are as they ran: the answers are graded again per expectation
+    assert all(d["expectations"] is not None for s in group["starts"] for d in s["grading"])
+
+
 def test_restricted_to_probes_and_agent(suite):
     suite.configure({"a": {"command": agent("rule_agent.py"), "model": "m1"},
                      "b": {"command": agent("rule_agent.py"), "model": "m2"}})
@@ -132,8 +166,12 @@ def test_restricted_to_probes_and_agent(suite):
 
 def test_hostile_and_partial_records(suite):
     """Records the model must read without trusting: an answer path leading out
-    of the runs folder, a start with no outcome, one start in two records, an
+    of the runs folder, a start with no outcome in a file nobody holds, one
+    in a file a runner still holds, usage an outcome reports, and a schema 1
     interrupted start stored as an error."""
+    import fcntl
+    import os
+
     suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
     assert run(suite, str(suite.probe("euphemized-coverage")), "--reps", "1", "--arms", "control") == 0
     (record,) = suite.records()
@@ -141,15 +179,25 @@ def test_hostile_and_partial_records(suite):
     secret.write_text("do not show")
     base = {k: record[k] for k in ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha256", "agent",
                                    "model", "kind", "defects", "arm")}
+
+    def start(rep, start_id, **extra):
+        return {"schema": 2, "type": "start", "start_id": start_id, **base, "rep": rep,
+                "started": f"2025-01-01T00:00:0{rep}Z", **extra}
+
+    def outcome(rep, start_id, **extra):
+        return {"schema": 2, "type": "outcome", "start_id": start_id, "probe": base["probe"], "version": base["version"],
+                "arm": base["arm"], "rep": rep, "ended": f"2025-01-01T00:01:0{rep}Z", **extra}
+
     path = suite.runs / "extra.jsonl"
-    append_record(path, {**base, "rep": 2, "start_id": "s-escape", "status": "ok", "caught": [],
-                         "answer_file": "../../../../secret.txt"}, fsync=False)
-    append_record(path, {**base, "rep": 3, "start_id": "s-open", "started": "2025-01-01T00:00:00Z"}, fsync=False)
-    append_record(path, {**base, "rep": 4, "start_id": "s-two", "started": "2025-01-01T00:00:01Z"}, fsync=False)
-    append_record(path, {"probe": base["probe"], "start_id": "s-two", "status": "ok", "caught": ["D1"],
-                         "tokens_in": 1200, "tokens_out": 80, "cost_usd": 0.01, "turns": 2}, fsync=False)
-    append_record(path, {**base, "rep": 5, "start_id": "s-int", "status": "error",
-                         "error": "interrupted: the run was cancelled while the agent ran"}, fsync=False)
+    for line in (start(2, "s-escape"), outcome(2, "s-escape", status="ok", caught=[], answer_file="../../../../secret.txt"),
+                 start(3, "s-open"),
+                 start(4, "s-two"), outcome(4, "s-two", status="ok", caught=["D1"], passed=True, tokens_in=1200,
+                                            tokens_out=80, cost_usd=0.01, turns=2),
+                 {**base, "rep": 5, "start_id": "s-int", "status": "error",
+                  "error": "interrupted: the run was cancelled while the agent ran"}):
+        append_record(path, line, fsync=False)
+    held = suite.runs / "held.jsonl"
+    append_record(held, start(6, "s-live"), fsync=False)
     (group,) = model_of(suite)["groups"]
     starts = {s["start_id"]: s for s in group["starts"]}
     assert starts["s-escape"]["answer"] is None and "outside" in starts["s-escape"]["grading_note"]
@@ -159,16 +207,49 @@ def test_hostile_and_partial_records(suite):
     assert (two["status"], two["rep"], two["tokens_in"], two["tokens_out"], two["cost_usd"], two["turns"]) == \
         ("ok", 4, 1200, 80, 0.01, 2)
     assert starts["s-int"]["status"] == "interrupted"
+    # nobody holds held.jsonl: its start is interrupted
+    assert starts["s-live"]["status"] == "interrupted"
     control = group["arms"]["control"]
-    assert (control["starts"], control["reps"], control["interrupted"], control["unresolved"]) == (5, 3, 2, 2)
+    assert (control["starts"], control["reps"], control["interrupted"], control["running"], control["unresolved"]) == \
+        (6, 3, 3, 0, 3)
+    # a runner holding it (its flock): running, neither interrupted nor a rep without outcome
+    fd = os.open(held, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        (group,) = model_of(suite)["groups"]
+    finally:
+        os.close(fd)
+    starts = {s["start_id"]: s for s in group["starts"]}
+    assert starts["s-live"]["status"] == "running" and starts["s-live"]["error"] is None
+    control = group["arms"]["control"]
+    assert (control["starts"], control["reps"], control["interrupted"], control["running"], control["unresolved"]) == \
+        (6, 3, 2, 1, 2)
 
 
-def test_fisher_one_sided_known_values():
-    assert fisher_one_sided(2, 2, 0, 2) == pytest.approx(1 / 6)
-    assert fisher_one_sided(3, 3, 0, 3) == pytest.approx(1 / 20)
-    assert fisher_one_sided(3, 4, 1, 4) == pytest.approx(17 / 70)  # Fisher's tea tasting, one-sided
-    assert fisher_one_sided(0, 2, 2, 2) == pytest.approx(1.0)
-    assert fisher_one_sided(5, 5, 0, 5) == pytest.approx(1 / 252)
+def test_one_fisher_test_and_one_separation_rule(suite):
+    """The model's evidence is the records' own sample (sample_rows: the text
+    report, the calibration rules and the editor read the same), including the
+    boundary p = alpha: 3 of 3 against 0 of 3 gives exactly 1/20."""
+    from skill_eval.linter.runs import SEPARATION_ALPHA, fisher_greater, read_runs_file, sample_rows
+
+    assert fisher_greater(3, 3, 0, 3) == pytest.approx(1 / 20)
+    assert fisher_greater(3, 4, 1, 4) == pytest.approx(17 / 70)  # Fisher's tea tasting, one-sided
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
+    assert run(suite, "--reps", "3") == 0
+    model = model_of(suite)
+    records = [r for path in sorted(suite.runs.glob("*.jsonl")) for _l, r in read_runs_file(path).records]
+    samples = sample_rows(records)
+    assert len(samples) == len(model["groups"]) == 2
+    for group in model["groups"]:
+        (sample,) = [v for k, v in samples.items() if k[0] == group["probe"]]
+        assert group["zone"] == sample.zone
+        assert group["evidence"]["p"] == sample.p_value and group["evidence"]["separated"] == sample.separated
+        for arm in ("control", "treatment"):
+            assert (group["arms"][arm]["reps"], group["arms"][arm]["caught"]) == (sample.arms[arm].reps,
+                                                                                  sample.arms[arm].caught)
+    (window,) = by_probe(model, "euphemized-coverage", "rule")
+    assert window["evidence"]["p"] == pytest.approx(SEPARATION_ALPHA) and window["evidence"]["separated"] is True
+    assert window["evidence"]["text"].startswith("separated (p = 0.05, 3 treatment vs 3 control reps)")
 
 
 def test_typed_dicts_name_the_schema_keys():

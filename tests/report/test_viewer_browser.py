@@ -428,6 +428,92 @@ def test_detail_shows_every_start(page, model, screenshots):
     assert page.problems == []
 
 
+def calibration_shown(page) -> dict | None:
+    """The detail's calibration section as the page shows it (null when there is none)."""
+    return page.evaluate("""(() => {
+      const section = document.querySelector('#detail-body section.calibration');
+      if (!section) return null;
+      const fact = name => { const e = section.querySelector(`[data-fact="${name}"]`); return e ? e.textContent : null; };
+      return {zone: fact('zone'), starts: fact('starts'), rule: fact('rule'), control: fact('control'),
+              reason: fact('reason'), discriminator: fact('discriminator'),
+              hash: section.querySelector('[data-fact="rule"] code').textContent, text: section.textContent,
+              facts: document.querySelector('#detail-body dl.facts').textContent};
+    })()""")
+
+
+def rule_text(rule: dict) -> str:
+    cap = rule["max-starts-per-probe"]
+    return (f"reps {rule['reps']}, {rule['caught-in-every-rep']}, "
+            + ("no per-probe cap" if cap is None else f"max-starts-per-probe {cap}"))
+
+
+def check_calibration_shown(page, group: dict) -> dict:
+    """The detail of ``group`` (open) shows its decision: zone, after which arm,
+    the starts it cost, the rule and its full hash, and what its zone asks for."""
+    decision = group["calibration"]
+    shown = calibration_shown(page)
+    assert shown is not None, f"{group['probe']}: no calibration section"
+    assert shown["zone"] == decision["zone"] + (f" after the {decision['decided_after']}" if decision["decided_after"] else "")
+    assert shown["starts"].startswith(f"{decision['starts']} start(s)")
+    if decision["version_starts"] != decision["starts"]:
+        assert f"{decision['version_starts']} for the probe version" in shown["starts"]
+    assert shown["rule"] == f"{rule_text(decision['calibration_rule'])} · sha256 {decision['calibration_rule_sha256']}"
+    assert shown["hash"] == decision["calibration_rule_sha256"]
+    assert (shown["control"] is not None) == (decision["zone"] == "ceiling")
+    assert ("keep as a regression/cost control" in shown["facts"]) == (decision["zone"] == "ceiling")
+    assert shown["reason"] == decision["reason"]
+    if decision["discriminator"]:
+        for defect, paths in decision["discriminator"]["transcripts_catching"].items():
+            expected = (f"known transcripts catching {defect}: {', '.join(paths)}" if paths
+                        else f"no known transcript covers {defect}")
+            assert expected in shown["discriminator"]
+    else:
+        assert shown["discriminator"] is None
+    return shown
+
+
+def test_detail_shows_the_calibration_decision(page, model, screenshots):
+    calibrated = [g for g in model["groups"] if g["calibration"]]
+    picks = {
+        "ceiling": next(g for g in calibrated if g["calibration"]["zone"] == "ceiling"),
+        "floor-covered": next(g for g in calibrated if g["calibration"]["discriminator"]
+                              and all(g["calibration"]["discriminator"]["transcripts_catching"].values())),
+        "floor-uncovered": next(g for g in calibrated if g["calibration"]["discriminator"]
+                                and not any(g["calibration"]["discriminator"]["transcripts_catching"].values())),
+        "undecided": next(g for g in calibrated if g["calibration"]["zone"] == "undecided"),
+        "window": next(g for g in calibrated if g["calibration"]["zone"] == "window"
+                       and g["calibration"]["version_starts"] != g["calibration"]["starts"]),
+    }
+    for name, group in picks.items():
+        open_detail(page, group["key"])
+        check_calibration_shown(page, group)
+        if name in ("ceiling", "floor-covered"):
+            screenshot_element(page, "#detail", screenshots / f"11-detail-calibration-{name}.png")
+    # a ceiling without a decision is still noted as a regression/cost control; no calibration section
+    plain = next(g for g in model["groups"] if not g["calibration"] and g["zone"] == "ceiling")
+    open_detail(page, plain["key"])
+    assert calibration_shown(page) is None
+    assert "keep as a regression/cost control" in page.evaluate("document.querySelector('#detail-body dl.facts').textContent")
+    plain = next(g for g in model["groups"] if not g["calibration"] and g["zone"] == "window")
+    open_detail(page, plain["key"])
+    assert calibration_shown(page) is None
+    assert "regression/cost control" not in page.evaluate("document.getElementById('detail-body').textContent")
+    assert page.problems == []
+
+
+def test_table_filters_calibrated_groups_and_regression_controls(page, model):
+    groups = model["groups"]
+    set_filter(page, "flag", "calibrated")
+    assert sorted(table_keys(page)) == sorted(g["key"] for g in groups if g["calibration"])
+    chips = page.evaluate("Array.from(document.querySelectorAll('#groups tbody tr')).map(r => "
+                          "[r.dataset.key, r.querySelector('.flag.calibrated').textContent])")
+    by_key = {g["key"]: g for g in groups}
+    assert all(text == f"calibrated: {by_key[key]['calibration']['zone']}" for key, text in chips)
+    set_filter(page, "flag", "control")
+    assert sorted(table_keys(page)) == sorted(
+        g["key"] for g in groups if (g["calibration"]["zone"] if g["calibration"] else g["zone"]) == "ceiling")
+
+
 # -- from real runs, and from none ---------------------------------------------------------------
 
 
@@ -467,6 +553,66 @@ def test_a_report_of_real_runs(browser, tmp_path, screenshots):
                 if record["status"] == "error":
                     assert "boom" in view["stderr"]
         page.screenshot(screenshots / "10-real-run-detail.png")
+        assert page.problems == [] and page.requests == [path.as_uri()]
+    finally:
+        page.close()
+
+
+def test_a_report_of_a_calibration(browser, tmp_path, screenshots):
+    """``skill-eval calibrate`` with real subprocess agents on a ceiling, a
+    floor and a window case, then the page: each group's detail shows the
+    decision record of the runs file (read here from its lines), and the
+    starts it cost are the starts the agent itself logged."""
+    import shutil
+
+    from report_helpers import Suite, agent
+    from skill_eval.evals.cli import calibrate_main
+    from skill_eval.evals.probes import Workspace
+    from skill_eval.evals.viewer_build import build_model
+
+    suite = Suite(tmp_path)
+    markers = {"ceiling": "ceiling export", "floor": "floor export", "window": "window export"}
+    source = suite.probe("euphemized-coverage")
+    for name, marker in markers.items():  # copies of one probe, told apart by a marker in their artifacts
+        target = suite.probe(f"{name}-case")
+        shutil.copytree(source, target)
+        (target / "probe.json").write_text((target / "probe.json").read_text().replace("euphemized-coverage", f"{name}-case"))
+        (target / "question.md").write_text((target / "question.md").read_text().replace("export job", f"{marker} job"))
+    shutil.rmtree(source)
+    shutil.rmtree(suite.probe("two-gaps"))
+    log = tmp_path / "agent.log"
+    suite.configure({"calib": {"command": agent("calib_agent.py", "--log", str(log), "--markers", ",".join(markers.values()),
+                                               "--control", markers["ceiling"], "--treatment", markers["ceiling"],
+                                               "--treatment", markers["window"]), "model": "m1"}})
+    assert calibrate_main([str(suite.root), "--no-progress"]) == 0
+    decided = {line["probe"]: line for line in suite.lines() if line.get("type") == "decision"}
+    assert {probe: d["zone"] for probe, d in decided.items()} == {
+        "ceiling-case": "ceiling", "floor-case": "floor", "window-case": "window"}
+    logged = Counter(line.split()[3] for line in log.read_text().splitlines())  # starts per case, the agent's count
+    model = build_model(Workspace.open([suite.root]))
+    path = tmp_path / "calibration.html"
+    write_html(model, path)
+    page = browser.page(1400, 1000)
+    try:
+        page.open(path.as_uri())
+        assert page.evaluate("window.skillEvalReport.ready.then(() => true)", timeout=120)
+        assert len(model["groups"]) == 3
+        for group in model["groups"]:
+            decision = decided[group["probe"]]
+            shown = open_detail(page, group["key"])
+            assert len(shown) == logged[group["probe"].split("-")[0]] == decision["starts"]
+            view = calibration_shown(page)
+            after = f" after the {decision['decided_after']}"
+            assert view["zone"] == decision["zone"] + after
+            assert view["starts"].startswith(f"{decision['starts']} start(s)")
+            assert view["rule"] == (f"{rule_text(decision['calibration_rule'])} · sha256 "
+                                    f"{decision['calibration_rule_sha256']}")
+            assert decision["calibration_rule"] == {"reps": 2, "caught-in-every-rep": "all-reps", "max-starts-per-probe": None}
+            assert ("keep as a regression/cost control" in view["facts"]) == (decision["zone"] == "ceiling")
+            if decision["zone"] == "floor":
+                paths = decision["discriminator"]["transcripts_catching"]["D1"]
+                assert paths and f"known transcripts catching D1: {', '.join(paths)}" in view["discriminator"]
+                page.screenshot(screenshots / "12-real-calibration-floor.png")
         assert page.problems == [] and page.requests == [path.as_uri()]
     finally:
         page.close()

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from functools import lru_cache
-from itertools import islice
+from functools import lru_cache, partial
+from itertools import accumulate, islice
+from operator import add
 from typing import Iterable, Iterator, NamedTuple
 
 from ..._textcache import text_cache
@@ -293,8 +294,9 @@ def _parse(phrase: str, classes: dict[str, tuple[str, ...]] | None = None) -> li
 
 def _alternation(alternatives: Iterable[tuple[str, ...]]) -> str:
     """A regex for word sequences, as a character trie (a few comparisons per
-    position however many alternatives); words are separated by ``[ ~]``; at
-    one position longer alternatives are tried first."""
+    position however many alternatives); words are separated by
+    :data:`_WORD_SEPARATORS`; at one position longer alternatives are tried
+    first."""
     trie: dict = {}
     for words in alternatives:
         node = trie
@@ -303,7 +305,7 @@ def _alternation(alternatives: Iterable[tuple[str, ...]]) -> str:
         node[None] = True
 
     def emit(node: dict) -> str:
-        parts = [("[ ~]" if char == " " else re.escape(char)) + emit(child)
+        parts = [(_WORD_SEPARATORS if char == " " else re.escape(char)) + emit(child)
                  for char, child in sorted((k, v) for k, v in node.items() if k is not None)]
         if None in node:
             parts.append("")
@@ -316,16 +318,16 @@ def _alternation(alternatives: Iterable[tuple[str, ...]]) -> str:
     return emit(trie)
 
 
-_ANY_WORD_REGEX = "[^ ~\n]+"
+_ANY_WORD_REGEX = "[^ ~\n\t\v]+"
 
 
 def _element_regex(element: list[tuple[str, ...]]) -> str:
     """An element after the first: each alternative preceded by a separator."""
     filled = [alt for alt in element if alt]
     if filled == [(ANY_WORD,)]:
-        body = "[ ~]" + _ANY_WORD_REGEX
+        body = _WORD_SEPARATORS + _ANY_WORD_REGEX
     else:
-        body = "[ ~]" + _alternation(filled)
+        body = _WORD_SEPARATORS + _alternation(filled)
     return f"(?:{body})?" if () in element else body
 
 
@@ -367,11 +369,11 @@ class _Phrase:
     use) and the words one of which any match contains.
 
     ``regex`` runs over the words separated by spaces (boundaries unknown, a
-    cheap first pass); ``strict_regex`` over the words with sentence and
-    block boundaries as line breaks, which no phrase crosses (``<start>`` and
-    ``<end>`` hold only there)."""
+    cheap first pass); ``strict_regex`` over :attr:`_Segmented.string`,
+    whose separators say where an occurrence may start, cross and end
+    (:data:`BOUNDARY`, :data:`CLAUSE_START`, :data:`RUN_ON_START`)."""
 
-    __slots__ = ("phrase", "elements", "keys", "required", "_body", "_compiled", "_strict")
+    __slots__ = ("phrase", "elements", "keys", "required", "max_words", "_body", "_compiled", "_strict")
 
     def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]], keys: Iterable[str] | None = None) -> None:
         self.phrase = phrase
@@ -382,6 +384,9 @@ class _Phrase:
             key=lambda witnesses: sum(map(_word_weight, witnesses))))
         """Per mandatory element (the least likely first), the witness words
         one of which a text the phrase occurs in holds."""
+        self.max_words = sum(max((len(alt) for alt in element if alt and alt[0] not in (START, END)), default=0)
+                             for element in elements)
+        """The most artifact words an occurrence spans."""
         self._body: tuple[str, str] | None = None
         self._compiled: re.Pattern | None = None
         self._strict: re.Pattern | None = None
@@ -412,7 +417,11 @@ class _Phrase:
             variants = [_first_regex(v[0]) + "".join(_element_regex(e) for e in v[1:]) for v in _without_leading_options(core)]
             words = variants[0] if len(variants) == 1 else "(?:" + "|".join(variants) + ")"
             loose = " " + words
-            strict = ("\n" if starts else "[ \n]") + words + ("(?=\n)" if ends else "")
+            if starts:
+                opening = "[\n\t]" if ends else "[\n\t\v]"  # a label starts at a line or boundary only
+            else:
+                opening = "[ \n\t\v]"
+            strict = opening + words + ("(?=\n)" if ends else "")
             self._body = (loose, strict)
         return self._body
 
@@ -425,7 +434,7 @@ class _Phrase:
     @property
     def strict_regex(self) -> re.Pattern:
         if self._strict is None:
-            self._strict = re.compile(self._bodies()[1] + "(?=[ \n])")
+            self._strict = re.compile(self._bodies()[1] + "(?=[ \n\t\v])")
         return self._strict
 
 
@@ -505,9 +514,11 @@ class PhraseMatcher:
 
         A first pass looks for the phrases in the words alone; only a text
         where it finds one is split at its sentence and block boundaries
-        (:func:`_segmented`) and searched again: an occurrence never crosses a
-        boundary, and one that is only part of a longer noun phrase (a word
-        glued or run on before or after it, :func:`_stands_alone`) is dropped."""
+        (:func:`_segmented`, and :func:`_structured` when a line break near
+        an occurrence needs the markdown blocks) and searched again: an
+        occurrence never crosses a boundary, and one that is only part of a
+        longer noun phrase (a word glued or run on before or after it,
+        :func:`_stands_alone`) is dropped."""
         candidates = self._candidates(text)
         if not candidates:
             return []
@@ -516,6 +527,8 @@ class PhraseMatcher:
         if not candidates:
             return []
         segmented = _segmented(text)
+        if segmented.line_gaps and _reaches(padded, candidates, segmented):
+            segmented = _structured(text)
         found = []
         for entry in candidates:
             for match in entry.strict_regex.finditer(segmented.string):
@@ -534,65 +547,212 @@ class PhraseMatcher:
 
 class _Segmented(NamedTuple):
     """A text's words for the strict pass: ``string`` holds the normalized
-    words separated by a space, or by a line break where a sentence or block
-    boundary lies between them, with a line break before and after;
-    ``starts`` is where each word starts in it, ``spans`` its original
-    ``(start, end)``, ``words`` the normalized words."""
+    words, each after its separator (a space, :data:`BOUNDARY`,
+    :data:`CLAUSE_START` or :data:`RUN_ON_START`), with a line break before
+    and after; ``starts`` is where each word starts in it, ``spans`` its
+    original ``(start, end)``, ``words`` the normalized words."""
 
     string: str
     starts: list[int]
     spans: list[tuple[int, int]]
     words: list[str]
+    separators: list[str]
+    """The separator before each word (``""`` before the first)."""
+    line_gaps: dict[int, list[int]]
+    """The gaps (by the index of the word after them) whose separator the
+    markdown blocks decide, and the offsets of their line breaks; their
+    separator is a space until :func:`_structured` decides."""
 
+
+BOUNDARY = "\n"
+"""The separator of two words of :attr:`_Segmented.string` with a sentence
+or block boundary between them: no phrase crosses it, one may start after
+it (``<start>``) and end before it (``<end>``)."""
+CLAUSE_START = "\t"
+"""The separator of two words of :attr:`_Segmented.string` where a line
+break inside a block is followed by a capitalised word (a title or log line
+without punctuation, then a sentence): no phrase crosses it, one may start
+after it, none ends before it."""
+RUN_ON_START = "\v"
+"""The separator of two words of :attr:`_Segmented.string` where a
+capitalised word follows one that is not, on one line with nothing but
+spaces or emphasis between ("the totals are below Look carefully at row
+3": a sentence whose period is missing): a phrase may start after it unless
+it is a label (``<start> hint <end>``: "set Hint: to ..." names a field), and
+may cross it (title case: "One of These Rows Is Wrong")."""
+_WORD_SEPARATORS = "[ ~\v]"
+"""What separates two words inside an occurrence: a space, the ``~`` inside
+an expanded contraction, or :data:`RUN_ON_START`."""
 
 _BOUNDARY = re.compile(
-    r"\n[ \t]*\n"                       # a blank line
-    r"|\|"                                # a table cell or row
+    r"(?:\r\n?|\n)[ \t]*(?:\r\n?|\n)"       # a blank line (between blocks, or inside a fence)
+    r"|\|"                               # a table cell or row
     r"|[.!?;:][^\w\s]*\s"                 # a sentence or clause end: . ! ? ; : then a space
     r"|[\u2013\u2014]|\s-+\s"              # a dash between clauses
-    r"|\n[ \t]*(?:[-*+][ \t]|#|```|~~~)"    # a line starting a list item, heading or fence
-    r"|\n[ \t]*[^\w\s]{3,}[ \t]*(?:\n|$)"  # a rule or setext underline (---, ===)
     r"|</?(?:br|p|li|ul|ol|tr|td|th|div|h[1-6]|table|blockquote)\b",
     re.IGNORECASE,
 )
-"""A gap between two words holding one of these is a boundary no phrase crosses."""
+"""A gap between two words holding one of these is a boundary no phrase
+crosses. Block boundaries (headings, list items, table rows, block quotes,
+fences, HTML blocks) come from markdown-it-py's tokens instead
+(:func:`_line_structure`); a blank line (CommonMark: nothing but spaces and
+tabs) is one wherever it lies."""
 
 _ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 
 _MARKUP_ONLY = frozenset(" \t\n*_`~")
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+"""A line break as markdown-it-py counts lines (it normalizes CRLF and lone CR
+to LF before splitting; U+2028, U+0085, form feed... break no line)."""
+
+
+
+def _line_break_offsets(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """The offsets of the :data:`_LINE_BREAK` of ``text[start:end]`` (with
+    ``str.find`` when the text has only LF, as read texts do: 4x faster)."""
+    end = len(text) if end is None else end
+    if "\r" in text:
+        return [m.start() for m in _LINE_BREAK.finditer(text, start, end)]
+    offsets = []
+    at = text.find("\n", start, end)
+    while at != -1:
+        offsets.append(at)
+        at = text.find("\n", at + 1, end)
+    return offsets
+
+
+@lru_cache(maxsize=1)
+def _block_parser():
+    """A CommonMark parser (with GFM tables, as the engine's) that runs the
+    block rules only: the phrase rules need the blocks' line ranges, not their
+    inline children (~2.5x faster than a full parse)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+
+
+_CODE_BLOCKS = frozenset({"fence", "code_block"})
+
+
+def _line_structure(text: str, breaks: list[int]) -> tuple[frozenset[int], frozenset[int]]:
+    """``(block breaks, clause breaks)``: which of the line breaks at offsets
+    ``breaks`` (every :data:`_LINE_BREAK` of ``text``, in order) are block
+    boundaries, and after which of the others a clause may start.
+
+    A line break is a block boundary when it lies just before a block's
+    first line or just after its last: every heading (ATX or setext),
+    paragraph, list and list item, table row, block quote, fence, indented
+    code, HTML block and thematic break, as the ``.map`` line ranges of
+    markdown-it-py's tokens give them. Any other line break lies inside a
+    block; unless that block is code (whose lines are verbatim: a log's
+    ``Hint:`` line is no clause of the artifact), a clause may start after
+    it (:func:`_segmented`)."""
+    block_lines: set[int] = set()
+    code_lines: set[int] = set()
+    for token in _block_parser().parse(text):
+        if token.map is not None:
+            first, end = token.map
+            block_lines.add(first)
+            block_lines.add(end)
+            if token.type in _CODE_BLOCKS:
+                code_lines.update(range(first + 1, end))
+    block_breaks = frozenset(breaks[line - 1] for line in block_lines if 0 < line <= len(breaks))
+    inside = frozenset(breaks[line - 1] for line in code_lines if 0 < line <= len(breaks))
+    return block_breaks, frozenset(breaks).difference(block_breaks, inside)
+
+
+def _starts_clause(word: str) -> bool:
+    """Whether an original word may start a clause where no punctuation says
+    so: capitalised, but not all capitals (``HINT``, ``ERROR``, ``API`` open
+    log lines and names, not sentences)."""
+    return word[0].isupper() and (len(word) == 1 or not word.isupper())
+
+
+_EMPHASIS_OR_SPACE = frozenset(" *_")
+"""What may lie between a word and a capitalised one for :data:`RUN_ON_START`."""
 
 
 @lru_cache(maxsize=256)
 def _segmented(text: str) -> _Segmented:
     """The words of ``text`` with its boundaries (see :class:`_Segmented`).
 
-    The boundaries are found in one pass over the text (entities blanked
-    first, offsets kept); a gap between two words holds one when a boundary
-    starts inside it."""
+    A gap between two words is a :data:`BOUNDARY` when it holds a
+    :data:`_BOUNDARY` (entities blanked first, offsets kept). A gap that holds nothing else but a line break is a line gap: a block
+    boundary or not, only the markdown blocks tell (:func:`_structured`
+    decides; the text is parsed only when an occurrence may touch one). A
+    capitalised word after one that is not, on one line, is a
+    :data:`RUN_ON_START`."""
     words = normalize_words(text).split(" ")
     spans = list(_word_spans(text))
     if not spans or len(words) != len(spans):  # no words (the tokenizations always agree otherwise)
-        return _Segmented("\n\n", [], spans, [])
+        return _Segmented("\n\n", [], spans, [], [], {})
     scanned = _ENTITY.sub(lambda m: " " * len(m.group()), text) if "&" in text else text
-    boundaries = [m.start() for m in _BOUNDARY.finditer(scanned)]
-    boundaries.append(len(text) + 1)
-    parts = ["\n"]
-    starts = []
-    position = 1
-    previous_end = 0
-    next_boundary = 0
-    for word, (start, end) in zip(words, spans):
-        if starts:
-            while boundaries[next_boundary] < previous_end:
-                next_boundary += 1
-            parts.append("\n" if boundaries[next_boundary] < start else " ")
-            position += 1
-        starts.append(position)
-        parts.append(word)
-        position += len(word)
-        previous_end = end
-    parts.append("\n")
-    return _Segmented("".join(parts), starts, spans, words)
+    count = len(spans)
+    word_starts = [start for start, _ in spans]
+    gap_of = partial(bisect_right, word_starts)
+    """The index of the word after the gap an offset lies in (no match of
+    :data:`_BOUNDARY` or :data:`_LINE_BREAK` starts inside a word); 0 or
+    ``count`` for none."""
+    separators = [" "] * count
+    for index in map(gap_of, [m.start() for m in _BOUNDARY.finditer(scanned)]):
+        if 0 < index < count:
+            separators[index] = BOUNDARY
+    breaks = _line_break_offsets(text, spans[0][1], spans[-1][0])
+    line_gaps: dict[int, list[int]] = {}
+    for offset, index in zip(breaks, map(gap_of, breaks)):
+        if separators[index] != BOUNDARY:
+            line_gaps.setdefault(index, []).append(offset)
+    for index in [i for i, start in enumerate(word_starts) if text[start].isupper()]:
+        if index and separators[index] == " " and index not in line_gaps:
+            previous_start, previous_end = spans[index - 1]
+            if not text[previous_start].isupper() and _EMPHASIS_OR_SPACE.issuperset(text[previous_end:word_starts[index]]) \
+                    and _starts_clause(text[word_starts[index]:spans[index][1]]):
+                separators[index] = RUN_ON_START
+    separators[0] = ""
+    string = "\n" + "".join(map(str.__add__, separators, words)) + "\n"
+    starts = list(map(add, accumulate(map(len, words), initial=1), range(count)))  # 1 + the lengths and separators before
+    return _Segmented(string, starts, spans, words, separators, line_gaps)
+
+
+@lru_cache(maxsize=256)
+def _structured(text: str) -> _Segmented:
+    """:func:`_segmented` with the separators of its line gaps decided by the
+    markdown blocks (:func:`_line_structure`): a :data:`BOUNDARY` where a
+    block boundary lies in the gap, a :data:`CLAUSE_START` where a line
+    break inside a block (not code) is followed by a word that may start a
+    clause (:func:`_starts_clause`), a space otherwise."""
+    segmented = _segmented(text)
+    if not segmented.line_gaps:
+        return segmented
+    block_breaks, clause_breaks = _line_structure(text, _line_break_offsets(text))
+    separators = list(segmented.separators)
+    spans = segmented.spans
+    for index, in_gap in segmented.line_gaps.items():
+        if not block_breaks.isdisjoint(in_gap):
+            separators[index] = BOUNDARY
+        elif not clause_breaks.isdisjoint(in_gap) and _starts_clause(text[spans[index][0]:spans[index][1]]):
+            separators[index] = CLAUSE_START
+    string = "\n" + "".join(map(str.__add__, separators, segmented.words)) + "\n"
+    return segmented._replace(string=string, separators=separators, line_gaps={})
+
+
+def _reaches(padded: str, candidates: list[_Phrase], segmented: _Segmented) -> bool:
+    """Whether an occurrence of a candidate may touch a line gap of
+    ``segmented`` (then the blocks must be known): every occurrence the
+    strict pass can find starts inside or at an occurrence of the first pass
+    (over ``padded``, the words) and spans at most ``max_words`` words; it
+    depends on the gaps from the one before its first word to the one after
+    its last."""
+    gaps = sorted(segmented.line_gaps)
+    for entry in candidates:
+        for match in entry.regex.finditer(padded):
+            first = padded.count(" ", 0, match.start() + 1) - 1
+            last = padded.count(" ", 0, match.end()) - 1
+            index = bisect_left(gaps, first)
+            if index < len(gaps) and gaps[index] <= last + entry.max_words + 1:
+                return True
+    return False
 
 
 def _stands_alone(text: str, segmented: _Segmented, first: int, last: int) -> bool:
@@ -601,17 +761,20 @@ def _stands_alone(text: str, segmented: _Segmented, first: int, last: int) -> bo
     the first) is neither glued to it (``argument-hint``, ``use_hint``) nor,
     across plain space, an open-class word run on from an open-class one
     ("note the following *owners*", "find the error *handler*", "type
-    *hint*"). Across a boundary or punctuation anything may follow."""
+    *hint*"). Across a boundary or punctuation anything may follow; after a
+    possible clause start (:data:`CLAUSE_START`) anything may precede, but
+    before one the run-on test still holds (a capitalised next line may
+    continue a title-case name)."""
     spans, words, string = segmented.spans, segmented.words, segmented.string
     function_words = _function_words()
-    if last + 1 < len(words) and string[segmented.starts[last + 1] - 1] != "\n":
+    if last + 1 < len(words) and string[segmented.starts[last + 1] - 1] != BOUNDARY:
         gap = text[spans[last][1]:spans[last + 1][0]]
         if _glued(gap):
             return False
         if _MARKUP_ONLY.issuperset(gap) and _is_open(words[last].rsplit("~", 1)[-1], function_words) \
                 and _is_open(words[last + 1].split("~", 1)[0], function_words):
             return False
-    if first > 0 and string[segmented.starts[first] - 1] != "\n":
+    if first > 0 and string[segmented.starts[first] - 1] not in (BOUNDARY, CLAUSE_START, RUN_ON_START):
         gap = text[spans[first - 1][1]:spans[first][0]]
         if _glued(gap):
             return False

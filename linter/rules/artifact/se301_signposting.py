@@ -17,8 +17,14 @@ class Signposting(Rule):
 
     Matching is on the artifact's words: case, markdown markup, HTML tags,
     punctuation and line breaks are ignored, curly and straight apostrophes are
-    the same, and contractions match their expansions ("there's" = "there
-    is"). The phrase list is data (`linter/data/phrases.toml`, table
+    the same, and contractions match their expansions ("there's" = "there is").
+    An occurrence never runs across a sentence end or a markdown block boundary
+    (a heading, list item, table row, block quote, fence or HTML block, as
+    CommonMark parses them) and may start right after one; a capitalised word
+    that starts a line after a line without punctuation (a title or log line)
+    may start one too.
+
+    The phrase list is data (`linter/data/phrases.toml`, table
     `[signposting]`); `[signposting] extra = [...]` in skill-eval.toml adds
     phrases, and `allow = [...]` exempts occurrences that lie inside an allowed
     phrase (e.g. `allow = ["hint text"]` for a form's hint text).

@@ -1,0 +1,153 @@
+"""What ``skill-eval run`` shows while it runs: progress on stderr.
+
+Two forms, chosen by where stderr goes:
+
+* **a terminal**: a live progress bar from ``rich`` (the ``runner`` extra:
+  ``pip install 'skill-eval[runner]'``) with starts done of planned, elapsed
+  time, an ETA and the catches so far per arm; a start that fails is printed
+  above the bar as a line.
+* **anything else** (a CI log, a pipe, a file), or a terminal without
+  ``rich`` installed: **one line per finished start**, written and flushed as
+  soon as the start's outcome is on record::
+
+      [3/8 ETA 0:00:04] two-gaps v1 treatment rep 2: caught (D1, D2) in 1.4 s
+
+The run's results (what was recorded, per arm, and the budget) are the
+command's output and go to stdout; nothing here writes there. Nothing here is
+imported by the runner or the language server.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Callable, TextIO
+
+ARMS = ("control", "treatment")
+
+
+def clock(seconds: float | None) -> str:
+    """``H:MM:SS`` (as rich prints times), ``-:--:--`` when unknown."""
+    if seconds is None:
+        return "-:--:--"
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def describe_start(record: dict[str, Any]) -> str:
+    """One finished start in words: which start, how it ended, how long it took."""
+    what = f"{record.get('probe')} v{record.get('version')} {record.get('arm')} rep {record.get('rep')}"
+    duration = record.get("duration_s")
+    took = f" in {duration:.1f} s" if isinstance(duration, (int, float)) else ""
+    status = record.get("status")
+    if status == "ok":
+        caught = [str(d) for d in record.get("caught") or []]
+        defects = [str(d) for d in record.get("defects") or []]
+        if record.get("passed"):
+            verdict = "caught" + (f" ({', '.join(caught)})" if caught else "")
+        else:
+            verdict = "missed" + (f" (caught {', '.join(caught) or 'none'} of {', '.join(defects)})" if defects else "")
+        return f"{what}: {verdict}{took}"
+    error = str(record.get("error") or "").splitlines()
+    return f"{what}: {status}{took}" + (f": {error[0]}" if error and error[0] else "")
+
+
+class Tally:
+    """Starts, graded answers and catches per arm, as outcomes come in."""
+
+    def __init__(self) -> None:
+        self.arms = {arm: {"starts": 0, "ok": 0, "caught": 0, "failed": 0} for arm in ARMS}
+
+    def count(self, record: dict[str, Any]) -> None:
+        tally = self.arms.get(record.get("arm"))
+        if tally is None:
+            return
+        tally["starts"] += 1
+        if record.get("status") == "ok":
+            tally["ok"] += 1
+            tally["caught"] += int(bool(record.get("passed")))
+        else:
+            tally["failed"] += 1
+
+    def describe(self) -> str:
+        return "  ".join(f"{arm} {t['caught']}/{t['ok']} caught" + (f" ({t['failed']} failed)" if t["failed"] else "")
+                         for arm, t in self.arms.items() if t["starts"]) or "starting"
+
+
+class LineProgress:
+    """One flushed line per finished start (see the module docstring)."""
+
+    def __init__(self, total: int, stream: TextIO, now: Callable[[], float] = time.monotonic) -> None:
+        self.total = total
+        self.done = 0
+        self.stream = stream
+        self._now = now
+        self._began = now()
+
+    def eta(self) -> float | None:
+        """Seconds left at the pace so far (None before the first start ends)."""
+        if not self.done:
+            return None
+        return (self._now() - self._began) / self.done * (self.total - self.done)
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        self.done += 1
+        where = f"[{self.done}/{self.total}" + (f" ETA {clock(self.eta())}" if self.done < self.total else "") + "]"
+        print(f"{where} {describe_start(record)}", file=self.stream, flush=True)
+
+
+def rich_console(stream: TextIO):
+    """A rich console for ``stream`` when rich is installed and ``stream`` is a
+    terminal rich can draw on (not ``TERM=dumb``); else ``None``. A pipe stays
+    a pipe even when ``FORCE_COLOR`` asks rich to treat it as a terminal: a live
+    bar redrawn into a CI log is noise."""
+    try:
+        if not stream.isatty():
+            return None
+    except (AttributeError, ValueError, OSError):
+        return None
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    console = Console(file=stream)
+    if not console.is_terminal or console.is_dumb_terminal:
+        return None
+    return console
+
+
+def run_with_progress(runner, plan, *, show: bool = True, stream: TextIO | None = None):
+    """``runner.run(plan)`` with its progress on ``stream`` (stderr): a bar on a
+    terminal with rich, lines otherwise, nothing when ``show`` is false.
+    Returns the run's summary."""
+    stream = sys.stderr if stream is None else stream
+    tally = Tally()
+    if not show or not plan.starts:
+        runner.on_record = tally.count
+        return runner.run(plan)
+    console = rich_console(stream)
+    if console is None:
+        lines = LineProgress(len(plan.starts), stream)
+
+        def on_line(record: dict[str, Any]) -> None:
+            tally.count(record)
+            lines(record)
+
+        runner.on_record = on_line
+        return runner.run(plan)
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.description}"), console=console,
+                  transient=False) as progress:
+        task = progress.add_task("starting", total=len(plan.starts))
+
+        def on_bar(record: dict[str, Any]) -> None:
+            tally.count(record)
+            if record.get("status") != "ok":
+                progress.console.print(describe_start(record), markup=False, highlight=False)
+            progress.update(task, advance=1, description=tally.describe())
+
+        runner.on_record = on_bar
+        return runner.run(plan)
