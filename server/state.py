@@ -240,7 +240,7 @@ class WorkspaceState:
         changes = Changes()
         for path in others:
             changes.update(self.lint_file_unit(path, cache))
-        changes.update(self.workspace_pass(None))
+        changes.update(self.workspace_pass(None, cache))
         return changes
 
     def lint_probes(self, paths: Iterable[Path], announce: bool = True) -> Changes:
@@ -282,9 +282,11 @@ class WorkspaceState:
         diagnostics, _checked = lint_targets(self.session, targets, scopes=scopes, cache=cache)
         return Changes(files=self._set((LOCAL, path), diagnostics))
 
-    def workspace_pass(self, probes: set[Path] | None) -> Changes:
+    def workspace_pass(self, probes: set[Path] | None, cache=None) -> Changes:
         """Run the workspace-scope rules over ``probes`` (``None``: all of them),
-        plus the probes they flag now and the probes their findings point at."""
+        plus the probes they flag now and the probes their findings point at.
+        ``cache`` (the start-up scan's): the full pass's findings come from it
+        while every probe's facts and what the rules read are as recorded."""
         changes = Changes()
         if not self.workspace_rules:
             return changes
@@ -295,7 +297,7 @@ class WorkspaceState:
             flagged = {unit for (kind, unit), found in self.store.items() if kind == WIDE and found and unit in self.probes}
             subset = (set(probes) | flagged) & self.probes
             full = False
-        diagnostics = self._run_workspace_rules(subset)
+        diagnostics = self._run_workspace_rules(subset, cache if full else None)
         if not full:
             hops = set()
             for diagnostic in diagnostics:
@@ -318,10 +320,10 @@ class WorkspaceState:
             changes.files |= self._set(key, items)
         return changes
 
-    def _run_workspace_rules(self, probes: set[Path]) -> list[Diagnostic]:
+    def _run_workspace_rules(self, probes: set[Path], cache=None) -> list[Diagnostic]:
         if not probes:
             return []
-        diagnostics, _checked = lint_targets(self.session, Targets(probes=probes), scopes=WORKSPACE_CHECKS)
+        diagnostics, _checked = lint_targets(self.session, Targets(probes=probes), scopes=WORKSPACE_CHECKS, cache=cache)
         return diagnostics
 
     # -- changes -------------------------------------------------------------------

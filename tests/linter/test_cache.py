@@ -372,6 +372,7 @@ def test_the_server_scan_uses_the_cache_and_finds_the_same(tmp_path: Path, looku
     lookups.reset()
     assert scanned(cache=True) == expected
     assert lookups.hits and not lookups.misses
+    assert lookups.workspace == [True], "the workspace-wide findings came from the cache too"
     assert linted == [], "nothing was linted again"
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
 
