@@ -24,6 +24,16 @@ MIN_EXAMPLE_SHINGLES = 10
 (about 14 words); shorter code blocks are snippets, not scenarios."""
 MAX_RELATED = 10
 
+CANDIDATE_FRACTION = 0.625
+"""Candidates for a near-duplicate are the artifacts sharing at least this
+fraction of the threshold as word 5-grams (Jaccard >= 0.5 for the default
+0.8), so that a copy edited in a few scattered places is still compared
+word by word (:func:`word_similarity`): each one-word edit breaks up to five
+5-grams, so a ~90-word artifact copied with three one-word substitutions
+keeps only ~70% of its 5-grams (under 0.8) but 97% of its words in order.
+Down to 0.5, a ~90-word copy may have six scattered substitutions, a
+~250-word one sixteen, and still be found."""
+
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 """Every ASCII character that is not a letter or digit, as a space."""
@@ -53,6 +63,34 @@ def _word_ids(text: str) -> list[int]:
 
 
 @text_cache(16384, 16_000_000)
+def word_ids(text: str) -> array:
+    """The words of ``text`` in order (as :func:`shingles` splits them), as
+    their CRC-32: what :func:`word_similarity` compares. Cached by content."""
+    return array("I", _word_ids(text))
+
+
+def word_similarity(first: array, second: array, cutoff: float = 0.0) -> float:
+    """How alike two word sequences are, edits anywhere counted one by one:
+    twice their longest common subsequence over their total length (the
+    normalized Indel similarity, computed in C by rapidfuzz, which the
+    linter already uses for near-miss names; 0.0 under ``cutoff``). A copy
+    of 90 words with three words substituted scores 0.97 wherever the edits
+    are; two unrelated texts of one domain, sharing vocabulary but not its
+    order, score ~0.3-0.5."""
+    if not first or not second:
+        return 0.0
+    from rapidfuzz.distance import Indel
+
+    return Indel.normalized_similarity(first, second, score_cutoff=cutoff)
+
+
+def candidate_threshold(threshold: float) -> float:
+    """The 5-gram Jaccard similarity from which two artifacts are compared
+    (:data:`CANDIDATE_FRACTION` of ``threshold``)."""
+    return threshold * CANDIDATE_FRACTION
+
+
+@text_cache(16384, 16_000_000)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
     punctuation ignored), as 32-bit hashes in increasing order (an
@@ -71,7 +109,7 @@ def shingles(text: str) -> array:
     32 bits halve what a language server holds for 10,000 artifacts (~9 MB);
     two artifacts of ~250 5-grams share a false one with a chance of ~1 in
     70,000, which moves their similarity by 0.4%."""
-    ids = _word_ids(text)
+    ids = word_ids(text)
     if len(ids) < SHINGLE:
         return array("I")
     grams = zip(*(ids[i:] for i in range(SHINGLE)))
@@ -160,7 +198,11 @@ class ReusedScenario(Rule):
 
     Artifacts are compared as sets of word 5-grams (casefolded words; markup
     and punctuation ignored). Two artifacts are near-duplicates when their
-    Jaccard similarity reaches `near-duplicate-threshold` (0.8 by default). An
+    Jaccard similarity reaches `near-duplicate-threshold` (0.8 by default),
+    or when it reaches five-eighths of that and their words, in order, are
+    that similar (twice their longest common subsequence over their total
+    length): a copy edited in a few scattered places breaks five 5-grams
+    per edited word but keeps almost every word in place. An
     artifact reuses a SKILL.md example when the shared 5-grams reach the
     threshold of the smaller of the two (containment: an example pasted into
     a longer artifact, or an artifact cut from a longer example). Versions of
@@ -170,8 +212,9 @@ class ReusedScenario(Rule):
     locations at the other artifacts or at the SKILL.md block.
 
     The comparison uses an inverted index with prefix filtering: only 5-grams
-    in the rarest ~20% of each artifact are indexed, which is exact for the
-    threshold and keeps a workspace of 10,000 probes far from n² comparisons;
+    in the rarest half of each artifact are indexed, which is exact for the
+    candidates' threshold and keeps a workspace of 10,000 probes far from n²
+    comparisons;
     a run on a few probes (a pre-commit hook) looks for their artifacts'
     5-grams in every other artifact instead, with the same findings.
 
@@ -206,24 +249,29 @@ class ReusedScenario(Rule):
         grams = shingles(artifact.text)
         if not grams:
             return None
-        return ArtifactFacts(probe.probe_id, str(artifact.path), _first_line(artifact.text), grams)
+        return ArtifactFacts(probe.probe_id, str(artifact.path), _first_line(artifact.text), grams,
+                             word_ids(artifact.text))
 
     def check(self, context):
         if isinstance(context, WorkspaceContext):
             threshold = context.config.near_duplicate_threshold
             linted = context.linted
             entries = list(context.probe_facts(self))
+            candidates = candidate_threshold(threshold)
             if _compares_directly(len(linted), len(context.session.all_probe_paths)):
-                candidates_of = _direct_candidates(entries, linted, threshold)
+                candidates_of = _direct_candidates(entries, linted, candidates)
             else:
-                candidates_of = _indexed_candidates(entries, linted, threshold)
+                candidates_of = _indexed_candidates(entries, linted, candidates)
             yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root)
         else:
             yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
 
     def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root):
         """A finding for each linted artifact (by number in ``entries``) whose
-        ``candidates_of`` hold a near-duplicate, its closest first."""
+        ``candidates_of`` hold a near-duplicate, its closest first: 5-grams
+        shared reaching ``threshold``, or else words in order
+        (:func:`word_similarity`)."""
+        lowest = candidate_threshold(threshold)
         for number, candidates in candidates_of.items():
             path, facts = entries[number]
             grams = facts.grams
@@ -234,26 +282,31 @@ class ReusedScenario(Rule):
                 if facts.probe_id is not None and other_facts.probe_id == facts.probe_id:
                     continue
                 small, large = sorted((len(grams), len(other_facts.grams)))
-                if small < threshold * large - 1e-9:
+                if small < lowest * large - 1e-9:
                     continue  # the length filter: Jaccard <= small / large
                 shared = len(mine.intersection(other_facts.grams))
                 similarity = shared / (len(grams) + len(other_facts.grams) - shared)
                 if similarity >= threshold - 1e-9:
-                    matches.append((-similarity, str(other_path), other_path, other_facts, similarity))
+                    matches.append((-similarity, str(other_path), other_path, other_facts, similarity, True))
+                elif similarity >= lowest - 1e-9:
+                    in_order = word_similarity(facts.words, other_facts.words, threshold - 1e-9)
+                    if in_order:
+                        matches.append((-in_order, str(other_path), other_path, other_facts, in_order, False))
             if not matches:
                 continue
             matches.sort(key=lambda m: (m[0], m[1]))
-            _, _, best_path, best_facts, best = matches[0]
+            _, _, best_path, best_facts, best, by_grams = matches[0]
+            measure = "of word 5-grams shared" if by_grams else "of words alike, in order"
             others = f" and {len(matches) - 1} other probe{'s' if len(matches) > 2 else ''}" if len(matches) > 1 else ""
             related = [
                 Related(other_facts.first_line_span(),
                         f"artifact of probe {other_facts.probe_id or _relative(other_path.parent, root)!s} ({similarity:.0%} similar)")
-                for _, _, other_path, other_facts, similarity in matches[:MAX_RELATED]
+                for _, _, other_path, other_facts, similarity, _by_grams in matches[:MAX_RELATED]
             ]
             name = best_facts.probe_id or _relative(best_path.parent, root)
             yield self.diagnostic(
                 facts.first_line_span(),
-                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of the artifact of probe {name!r} "
+                f"artifact is a near-duplicate ({best:.0%} {measure}) of the artifact of probe {name!r} "
                 f"({_relative(best_facts.artifact, root)}){others}: a scenario reused across probes trains toward itself",
                 related=related,
                 probe=path.parent,
@@ -306,35 +359,38 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
     chance make them a pair to verify. Only a 5-gram in two prefixes or more
     can pair two artifacts: those are indexed, and most artifacts have none
     (their prefix is 5-grams met once). Counting the 5-grams near the front
-    of each artifact (one C-level count over about a quarter of them) rather
-    than all of them, to put each artifact's own first: ~500 -> ~200 ms at
-    10,000 probes."""
+    of each artifact (C-level counts over about half of them, for the
+    candidates' threshold) rather than all of them, to put each artifact's
+    own first: ~500 -> ~200 ms at 10,000 probes (at 0.8)."""
     if len(entries) < 2:
         return {}
     from collections import Counter
-    from itertools import chain
+    from itertools import filterfalse, islice
 
     arrays = [facts.grams for _path, facts in entries]
     keeps = [len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1 for grams in arrays]
     fronts = [grams[: keep + MARGIN] for grams, keep in zip(arrays, keeps)]
-    counts = Counter(chain.from_iterable(fronts))
-    met_twice = {gram for gram, count in counts.items() if count > 1}
-    frequent = met_twice
+    met_twice = _met_twice(fronts)
+    frequent = set(met_twice)
     prefixes = []
     beyond: list[int] = []
     for grams, keep, front in zip(arrays, keeps, fronts):
         prefix = grams[:keep]
         if not frequent.isdisjoint(prefix):
-            prefix = [gram for gram in front if gram not in frequent][:keep]
+            skipped = frequent.intersection(front).__contains__
+            prefix = list(islice(filterfalse(skipped, front), keep))
             if len(prefix) < keep and len(front) < len(grams):  # past the front: count those too
-                prefix = [gram for gram in grams if gram not in frequent][:keep]
+                prefix = list(islice(filterfalse(frequent.__contains__, grams), keep))
                 beyond.extend(gram for gram in prefix if gram > front[-1])
             if len(prefix) < keep:
                 prefix += sorted(frequent.intersection(grams))[: keep - len(prefix)]
         prefixes.append(prefix)
     if beyond:
-        counts.update(beyond)
-        met_twice.update(gram for gram in set(beyond) if counts[gram] > 1)
+        counts = Counter(beyond)
+        looked_for = set(counts)
+        for front in fronts:
+            counts.update(looked_for.intersection(front))
+        met_twice.update(gram for gram, count in counts.items() if count > 1)
     index: dict[int, list[int]] = {}
     indexed: list[tuple[int, set[int]]] = []
     for number, prefix in enumerate(prefixes):
@@ -351,6 +407,34 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
         if candidates:
             candidates_of[number] = candidates
     return candidates_of
+
+
+COUNTED_PARTS = 4
+""":func:`_met_twice` counts the 5-grams in this many ranges of their
+hashes, one after the other: a count of all the fronts at once (~900,000
+5-grams at 10,000 probes, for the candidates' threshold) held ~60 MB at its
+peak, which a language server keeps as fragmented memory."""
+
+
+def _met_twice(fronts: list[array]) -> set[int]:
+    """The 5-grams found in two of ``fronts`` (sorted arrays) or more,
+    counted range of hashes by range (a slice of each array, found by
+    bisection), the counts read in C."""
+    from bisect import bisect_left
+    from collections import Counter
+    from itertools import chain, compress
+
+    found: set[int] = set()
+    step = (1 << 32) // COUNTED_PARTS
+    starts = [0] * len(fronts)
+    more_than_once = (1).__lt__
+    for part in range(1, COUNTED_PARTS + 1):
+        bound = part * step if part < COUNTED_PARTS else 1 << 32
+        ends = [bisect_left(front, bound) for front in fronts]
+        counts = Counter(chain.from_iterable(front[start:end] for front, start, end in zip(fronts, starts, ends)))
+        found.update(compress(counts, map(more_than_once, counts.values())))
+        starts = ends
+    return found
 
 
 def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
@@ -388,6 +472,9 @@ class ArtifactFacts(NamedTuple):
     first_line: tuple[int, int]
     """``(line, end column)`` of the artifact's first non-blank line."""
     grams: array
+    """Its distinct word 5-grams (:func:`shingles`)."""
+    words: array = array("I")
+    """Its words in order (:func:`word_ids`), for :func:`word_similarity`."""
 
     def first_line_span(self) -> Span:
         line, end_column = self.first_line
