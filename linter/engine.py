@@ -193,11 +193,23 @@ def lint_paths(
     result = LintResult()
     for root, targets in sorted(by_root.items()):
         root_config = config or resolve_config(root, config_path, [("command line", overrides)] if overrides else ())
-        if root in whole:
-            walked = whole[root]
+        walked = whole.get(root)
+        if walked is not None:
             only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)
             session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
                                   pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None,
+                                  observe=cache)
+        elif any(Scope.WORKSPACE in rule.scopes() for rule in REGISTRY if root_config.is_enabled(rule.code)):
+            # The workspace-wide rules compare the targets with every probe of
+            # the workspace (a pre-commit run on a few files): walk it once, as
+            # a lint of all of it would, so that the session knows its folders
+            # and links (what the walk listed resolves without a stat: the
+            # cache's check of every other probe's facts) and its runs folders.
+            walked = discover(root, reader)
+            inside = (targets.probes <= walked.probes and targets.skills <= walked.skills
+                      and targets.output_specs <= walked.output_specs)
+            session = LintSession(root, root_config, reader, sorted_paths(walked.probes), walked.skills | walked.output_specs,
+                                  pruned_folders=walked.pruned, walked_links=walked.links if inside else None,
                                   observe=cache)
         else:
             session = LintSession(root, root_config, reader, observe=cache)
