@@ -455,8 +455,8 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
     """One chunk of :func:`lint_in_chunks`, in this process: each unit's
     result (its findings; a probe's facts; with ``record``, every query it
     asked, for the cache), computed rule by rule over the chunk (one rule's
-    check over many contexts in a row, its code and data staying hot: all
-    rules per unit in turn cost ~30% more on 1,000 probes), each unit's
+    check over many contexts in a row, its code and data staying hot; see
+    docs/performance.md), each unit's
     findings and queries kept apart. A recorded probe gets a fresh context,
     so that nothing it reads is served from a memo filled unrecorded."""
     found: dict[Unit, list[Diagnostic]] = {unit: [] for unit in units}

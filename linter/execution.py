@@ -52,8 +52,8 @@ pool (importing :mod:`multiprocessing`, forking, each worker's first imports)
 costs more than it saves. See docs/performance.md."""
 
 SKILL_WORK = 10
-"""What linting one SKILL.md weighs against a probe (its parse: ~9 ms against
-~0.8 ms for a probe's checks)."""
+"""What linting one SKILL.md weighs against a probe (its parse against a
+probe's checks; docs/performance.md)."""
 
 SERIAL_CHUNK = 64
 """Units per chunk when everything is linted here (the language server
@@ -86,8 +86,8 @@ LARGEST_CHUNK = 200
 """The size of the first chunks of :func:`guided_chunks`, at most. A chunk is
 linted rule by rule (:func:`~skill_eval.linter.engine.lint_units_here`),
 and the rules share what they compute of an artifact through caches that keep
-the last 256 texts: in chunks of 2,500 probes the artifacts' words were split
-again by each rule (10,000 probes: 0.46 -> 0.3 ms a probe with chunks of 200)."""
+the last 256 texts: in larger chunks the artifacts' words were split again by
+each rule (docs/performance.md)."""
 
 
 def guided_chunks(count: int, jobs: int, smallest: int | None = None) -> list[tuple[int, int]]:

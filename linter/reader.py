@@ -226,7 +226,7 @@ class OverlayReader(FileSystemReader):
         self.buffers = buffers
 
     def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
-        text = self.buffers.get(path if isinstance(path, Path) else Path(path))
+        text = self._buffer(path)
         if text is not None:
             raw = text.encode("utf-8", errors="surrogatepass")
             if limit is not None and len(raw) > limit:
@@ -234,11 +234,19 @@ class OverlayReader(FileSystemReader):
             return raw
         return super().read_bytes(path, limit)
 
+    def _buffer(self, path: Path | str) -> str | None:
+        """The buffer of ``path``, if one is open (no ``Path`` made when
+        none is: the cache checks thousands of paths, given as text)."""
+        buffers = self.buffers
+        if not buffers:
+            return None
+        return buffers.get(path if isinstance(path, Path) else Path(path))
+
     def is_file(self, path: Path) -> bool:
-        return (path if isinstance(path, Path) else Path(path)) in self.buffers or super().is_file(path)
+        return self._buffer(path) is not None or super().is_file(path)
 
     def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
-        if (path if isinstance(path, Path) else Path(path)) in self.buffers:
+        if self._buffer(path) is not None:
             return None
         return super().signature(path)
 

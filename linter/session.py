@@ -215,10 +215,10 @@ class LintSession:
         if kind == "content":
             return self.content_answer(query[1], query[2])[0]
         if kind == "resolve":
-            joined = self._walked_join(query[1], query[2])
+            joined = self._walked_join(query[1], query[2]) or self._plain_join(query[1], query[2])
             return joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
         if kind == "found":
-            found = self._walked_join(*os.path.split(query[1]))
+            found = self._walked_join(*os.path.split(query[1])) or self._plain_join(*os.path.split(query[1]))
             return found if found is not None else _answer_of(self.resolve_found(Path(query[1])))
         if kind == "nearest":
             return _answer_of(self._nearest_below(query[1], query[2], True))
@@ -239,6 +239,33 @@ class LintSession:
         if joined not in self._walked_links and base in self._walked_folders and relative.isascii():
             return joined
         return None
+
+    def _plain_join(self, base: str, relative: str) -> str | None:
+        """``base/relative`` when :meth:`resolve` would give it and it is a
+        plain name whose real path is inside the workspace (told on text:
+        :meth:`_inside`); else ``None`` (then :meth:`resolve` answers, with
+        the problem)."""
+        if os.sep in relative or relative in (".", "..", "") or (os.altsep and os.altsep in relative):
+            return None
+        joined = os.path.join(base, relative)
+        return joined if self._inside(joined) else None
+
+    def _inside(self, path: str) -> bool:
+        """Whether ``path`` (absolute, normal) is inside the workspace once
+        its links are followed, as :meth:`_resolve` checks it, without a
+        ``Path`` (the cache checks thousands of paths)."""
+        if "\x00" in path or not _encodable(path):
+            return False
+        try:
+            real = self._realpath(path, False)
+        except (OSError, RuntimeError, ValueError):
+            return False
+        root = self._real_root_text
+        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+    @cached_property
+    def _real_root_text(self) -> str:
+        return str(self.resolved_root)
 
     def content_answer(self, path: Path | str, limit: int) -> tuple[Hashable, tuple | None]:
         """``(answer, stat signature)`` of reading ``path`` with ``limit``: the
@@ -362,8 +389,7 @@ class LintSession:
         if self._walked_links is not None and path not in self._walked_links \
                 and os.path.dirname(path) in self._walked_folders:
             return True
-        text_path = Path(path)
-        return not isinstance(self._resolve(text_path.parent, text_path.name, remember=False), FileProblem)
+        return self._inside(path)
 
     def _walked_inside(self, path: Path) -> bool:
         """Whether the CLI's walk listed ``path`` as no link in a folder it

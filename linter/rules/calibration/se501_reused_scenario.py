@@ -178,10 +178,10 @@ FEW_LINTED = 4
 """At most this many linted artifacts, and at most an eighth of the
 workspace's (a pre-commit run on a few probes), are compared with every
 other artifact directly (:func:`_compares_directly`), not through the
-workspace-wide shared-5-gram index: folding every artifact's 5-grams into
-that index costs ~34 us an artifact, a direct look for a few artifacts
-~3 us, and each further linted artifact adds checks of every artifact
-that shares one of its 5-grams (all of them, in a templated workspace)."""
+workspace-wide shared-5-gram index: building the index costs far more per
+artifact than a direct look for a few (docs/performance.md), and each
+further linted artifact adds checks of every artifact that shares one of
+its 5-grams (all of them, in a templated workspace)."""
 
 
 def _compares_directly(linted: int, total: int) -> bool:
@@ -361,7 +361,7 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
     (their prefix is 5-grams met once). Counting the 5-grams near the front
     of each artifact (C-level counts over about half of them, for the
     candidates' threshold) rather than all of them, to put each artifact's
-    own first: ~500 -> ~200 ms at 10,000 probes (at 0.8)."""
+    own first (docs/performance.md)."""
     if len(entries) < 2:
         return {}
     from collections import Counter
@@ -411,9 +411,9 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
 
 COUNTED_PARTS = 4
 """:func:`_met_twice` counts the 5-grams in this many ranges of their
-hashes, one after the other: a count of all the fronts at once (~900,000
-5-grams at 10,000 probes, for the candidates' threshold) held ~60 MB at its
-peak, which a language server keeps as fragmented memory."""
+hashes, one after the other: a count of all the fronts at once held several
+times the memory at its peak (docs/performance.md), which a language server
+keeps as fragmented memory."""
 
 
 def _met_twice(fronts: list[array]) -> set[int]:
