@@ -94,6 +94,24 @@ def is_calibration_file(path: Path) -> bool:
     )
 
 
+def release_free_memory() -> None:
+    """Hand the C heap's free memory back to the system (glibc's
+    ``malloc_trim``; nothing elsewhere). A scan allocates and frees much
+    that a long-lived server would otherwise keep resident: the workers'
+    pickled results and the cache's records of what each unit read (at
+    10,000 probes, ~155 -> ~130 MB after a cold scan with the cache)."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):  # not glibc (musl has no malloc_trim)
+        pass
+
+
 class WorkspaceState:
     """Lint state of one workspace root: session, units, stored diagnostics, index."""
 
@@ -219,6 +237,8 @@ class WorkspaceState:
             close = getattr(results, "close", None)
             if close is not None:
                 close()
+            cache = results = None
+            release_free_memory()
 
     def warm_up(self) -> Changes:
         """Lint a probe in this process after a scan whose probe lint ran in
