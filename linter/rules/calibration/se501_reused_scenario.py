@@ -249,8 +249,7 @@ class ReusedScenario(Rule):
         grams = shingles(artifact.text)
         if not grams:
             return None
-        return ArtifactFacts(probe.probe_id, str(artifact.path), _first_line(artifact.text), grams,
-                             word_ids(artifact.text))
+        return ArtifactFacts(probe.probe_id, str(artifact.path), _first_line(artifact.text), grams)
 
     def check(self, context):
         if isinstance(context, WorkspaceContext):
@@ -262,16 +261,28 @@ class ReusedScenario(Rule):
                 candidates_of = _direct_candidates(entries, linted, candidates)
             else:
                 candidates_of = _indexed_candidates(entries, linted, candidates)
-            yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root)
+            yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root, context.session)
         else:
             yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
 
-    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root):
+    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root,
+                         session=None):
         """A finding for each linted artifact (by number in ``entries``) whose
         ``candidates_of`` hold a near-duplicate, its closest first: 5-grams
         shared reaching ``threshold``, or else words in order
-        (:func:`word_similarity`)."""
+        (:func:`word_similarity`, of the two artifacts read through
+        ``session``: only pairs between the two thresholds, few, so the facts
+        need not carry every artifact's words)."""
         lowest = candidate_threshold(threshold)
+        words: dict[str, array] = {}
+
+        def words_of(facts: ArtifactFacts) -> array:
+            found = words.get(facts.artifact)
+            if found is None:
+                document = session.load(Path(facts.artifact)) if session is not None else None
+                found = words[facts.artifact] = word_ids(document.text) if isinstance(document, TextDocument) else array("I")
+            return found
+
         for number, candidates in candidates_of.items():
             path, facts = entries[number]
             grams = facts.grams
@@ -289,7 +300,7 @@ class ReusedScenario(Rule):
                 if similarity >= threshold - 1e-9:
                     matches.append((-similarity, str(other_path), other_path, other_facts, similarity, True))
                 elif similarity >= lowest - 1e-9:
-                    in_order = word_similarity(facts.words, other_facts.words, threshold - 1e-9)
+                    in_order = word_similarity(words_of(facts), words_of(other_facts), threshold - 1e-9)
                     if in_order:
                         matches.append((-in_order, str(other_path), other_path, other_facts, in_order, False))
             if not matches:
@@ -473,8 +484,6 @@ class ArtifactFacts(NamedTuple):
     """``(line, end column)`` of the artifact's first non-blank line."""
     grams: array
     """Its distinct word 5-grams (:func:`shingles`)."""
-    words: array = array("I")
-    """Its words in order (:func:`word_ids`), for :func:`word_similarity`."""
 
     def first_line_span(self) -> Span:
         line, end_column = self.first_line
