@@ -24,6 +24,10 @@ FAIL_LEVELS = ("error", "warning", "info")
 """``--fail-level``: the lowest severity that makes the exit status 1, most
 severe first (the :class:`~skill_eval.linter.diagnostics.Severity` values)."""
 
+FIX_PASSES = 10
+"""``--fix`` applies the safe fixes and lints again, until none applies or
+this many passes are done (fixes that conflict go in turn)."""
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse's default is also 2)
@@ -81,10 +85,14 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
                         help="how to print diagnostics (default: full on a terminal, with source lines and colour; "
                              "text, one line each, otherwise); colour follows NO_COLOR and FORCE_COLOR")
     parser.add_argument("--output-file", "-o", type=Path, help="write the report to this file instead of stdout")
-    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201)")
-    parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--extend-ignore", type=_codes, default=(), help="codes to disable on top of the config's ignore")
+    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. SE1,SE201), "
+                                                      "instead of the config's `select`")
+    parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable, instead of the config's `ignore`")
+    parser.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable on top of the config's `select`")
+    parser.add_argument("--extend-ignore", type=_codes, help="codes or prefixes to disable on top of the config's `ignore`")
     parser.add_argument("--config", type=Path, help="use this skill-eval.toml / pyproject.toml instead of discovery")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the cache (.skill-eval-cache/ at the workspace root)")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes (e.g. SE201's count) in place")
     parser.add_argument("--diff", action="store_true",
                         help="with or without --fix: print the safe fixes as a unified diff instead of writing them "
@@ -240,37 +248,30 @@ def _check_code_flags(args: argparse.Namespace) -> None:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    from .engine import lint_paths
+    from .engine import default_jobs, lint_paths
 
     _check_code_flags(args)
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
-    overrides = {}
-    if args.select is not None:
-        overrides["select"] = args.select
-    if args.ignore is not None:
-        overrides["ignore"] = args.ignore
-    from .engine import default_jobs
-
-    jobs = args.jobs or default_jobs()
-    result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
-    diagnostics = result.diagnostics
-    if args.extend_ignore:
-        diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+    paths = args.paths or [Path(".")]
+    options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs(),
+               "cache": not args.no_cache}
+    result = lint_paths(paths, **options)
     if args.diff:
-        return _print_fix_diff(args, diagnostics)
+        return _print_fix_diff(args, result)
     fixed = 0
     if args.fix:
-        from .fixes import apply_safe_fixes
+        from .fixes import apply_fixes
 
-        fixed, _remaining = apply_safe_fixes(diagnostics)
-        if fixed:
-            result = lint_paths(args.paths or [Path(".")], config_path=args.config, overrides=overrides or None, jobs=jobs)
-            diagnostics = result.diagnostics
-            if args.extend_ignore:
-                diagnostics = [d for d in diagnostics if not any(d.code.startswith(p) for p in args.extend_ignore)]
+        for _ in range(FIX_PASSES):  # a fix left out for a conflict is taken in a later pass
+            applied = apply_fixes(result.diagnostics, result.sessions).fixed
+            if not applied:
+                break
+            fixed += applied
+            result = lint_paths(paths, **options)
+    diagnostics = result.diagnostics
     if not result.checked:
-        names = ", ".join(str(p) for p in (args.paths or [Path(".")]))
+        names = ", ".join(str(p) for p in paths)
         print(f"skill-eval-lint: warning: no probe.json, SKILL.md or output-spec.md found in {names}", file=sys.stderr)
     report = _render(args, diagnostics, len(result.checked), fixed)
     if args.output_file:
@@ -289,13 +290,17 @@ def _exit_status(args: argparse.Namespace, diagnostics) -> int:
     return EXIT_FINDINGS
 
 
-def _print_fix_diff(args: argparse.Namespace, diagnostics) -> int:
+def _print_fix_diff(args: argparse.Namespace, result) -> int:
     """``--diff``: the safe fixes as a unified patch on stdout (or
     ``--output-file``), no file written; a count on stderr; ruff's exit
-    status: 1 when there is something to fix, else 0."""
+    status: 1 when there is something to fix, else 0. The patch is what one
+    pass of ``--fix`` writes (:func:`~skill_eval.linter.fixes.plan_fixes`, the
+    one fix applier), on each file's own text."""
+    from .fixes import plan_fixes
     from .output.diff import render
 
-    changes, fixable = _fixed_texts(diagnostics)
+    planned = plan_fixes(result.diagnostics, result.sessions)
+    changes = [(path, before, after) for path, (_real, _bom, before, after) in sorted(planned.changes.items())]
     patch = render(changes)
     if args.output_file:
         args.output_file.write_text(patch, encoding="utf-8")
@@ -305,38 +310,20 @@ def _print_fix_diff(args: argparse.Namespace, diagnostics) -> int:
     if not files:
         print("skill-eval-lint: no safe fix to apply", file=sys.stderr)
         return EXIT_CLEAN
-    print(f"skill-eval-lint: would fix {fixable} problem{'s' if fixable != 1 else ''} "
+    print(f"skill-eval-lint: would fix {planned.fixed} problem{'s' if planned.fixed != 1 else ''} "
           f"in {files} file{'s' if files != 1 else ''}", file=sys.stderr)
     return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
 
 
-def _fixed_texts(diagnostics) -> tuple[list[tuple[Path, str, str]], int]:
-    """What ``--fix`` would make of each file it would touch: ``(path, text,
-    fixed text)``, in path order, and the number of diagnostics fixed. The
-    edits are the first safe fix of each diagnostic, made by the engine's one
-    fix applier (:func:`~skill_eval.linter.fixes.apply_edits`) on the text as
-    the engine decodes it; a file that cannot be read is left out."""
-    from .fixes import apply_edits
-    from .reader import read_regular_file
-    from .textfile import DEFAULT_MAX_FILE_SIZE, UnreadableFile, decode_text
-
-    by_path: dict[Path, list] = {}
-    fixable = 0
-    for diagnostic in diagnostics:
-        fix = next((fix for fix in diagnostic.fixes if fix.safe), None)
-        if fix is None or not fix.edits:
-            continue
-        fixable += 1
-        for edit in fix.edits:
-            by_path.setdefault(edit.span.path, []).append(edit)
-    changes = []
-    for path in sorted(by_path):
-        try:
-            before = decode_text(read_regular_file(path, DEFAULT_MAX_FILE_SIZE))  # as the engine read it
-        except (OSError, UnreadableFile):
-            continue
-        changes.append((path, before, apply_edits(before, by_path[path])))
-    return changes, fixable
+def _overrides(args: argparse.Namespace) -> dict:
+    """The command line's layer of the config (config-file keys, applied over
+    the config file: :func:`~skill_eval.linter.config.resolve_config`)."""
+    layer = {}
+    for key in ("select", "ignore", "extend_select", "extend_ignore"):
+        value = getattr(args, key)
+        if value is not None:
+            layer[key.replace("_", "-")] = list(value)
+    return layer
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:

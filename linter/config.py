@@ -1,13 +1,18 @@
 """Typed configuration, resolved in one stated order.
 
-Resolution order (later wins):
+Resolution order (later wins), :func:`resolve_config`:
 
 1. built-in defaults (the fields of :class:`Config`);
 2. the workspace's config file: ``skill-eval.toml`` at the workspace root, else
    ``[tool.skill-eval]`` in its ``pyproject.toml`` — or, instead of either, the
    file named by ``--config``;
-3. overrides from the caller: command-line flags (``--select``, ``--ignore``,
-   ...) or the editor's settings in the language server.
+3. layers from the caller, in order (:func:`apply_layer`): the command line
+   (``--select``, ``--ignore``, ``--extend-select``, ``--extend-ignore``) or
+   the editor's settings (``initializationOptions``, then
+   ``workspace/configuration``) in the language server. A layer uses the
+   config file's keys; a key it sets replaces the value below it, except
+   ``extend-select`` and ``extend-ignore``, which add codes to the
+   ``select`` and ``ignore`` resolved below (or set in the same layer).
 
 Keys use rules.md's spelling (``per-file-ignores``, ``max-artifact-lines``...).
 An unknown key or a value of the wrong type is a :class:`ConfigError` naming
@@ -160,13 +165,6 @@ class Config(NamedTuple):
                         return False
         return True
 
-    def with_overrides(self, **overrides: Any) -> "Config":
-        """A copy with caller overrides applied (step 3 of the order); an
-        ``extend_exclude`` override adds to the file's, as its name says."""
-        values = {k: v for k, v in overrides.items() if v is not None}
-        if "extend_exclude" in values:
-            values["extend_exclude"] = (*self.extend_exclude, *values["extend_exclude"])
-        return self._replace(**values)
 
 
 _KNOWN_KEYS = {
@@ -188,6 +186,8 @@ def _fail(source: str, key: str, problem: str, known: set[str] | None = None) ->
 def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
+    if isinstance(value, tuple):
+        value = list(value)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _fail(source, key, f"`{key}` must be a list of rule codes such as [\"SE303\"]")
     codes = tuple(v.strip().upper() for v in value)
@@ -436,3 +436,77 @@ def load_config(root: Path, explicit: Path | None = None) -> Config:
     """Defaults overlaid by ``explicit`` or else the workspace's config file."""
     path = explicit or find_config_file(root)
     return read_config_file(path) if path else Config()
+
+
+
+LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
+"""Keys a layer may set besides the config file's (:func:`apply_layer`)."""
+
+
+def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
+    """``config`` with the keys present in ``settings`` (a layer: the command
+    line, the editor's settings; config-file keys) on top of it: each replaces
+    the value below it; ``extend-select`` and ``extend-ignore`` add codes to
+    the ``select`` and ``ignore`` resolved so far (an empty ``select``, every
+    rule, stays every rule), ``extend-exclude`` its globs to those below; the ``[calibration]`` keys a layer names replace
+    only themselves (a layer naming ``max-starts`` leaves the predeclared
+    stop as the file has it).
+
+    Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
+    if not settings:
+        return config
+    extend = {key: _codes(settings[key], source, key) for key in LAYER_KEYS if key in settings}
+    plain = {key: value for key, value in settings.items() if key not in LAYER_KEYS}
+    parsed = config_from_mapping(dict(plain), source)
+    overrides: dict[str, Any] = {}
+    for key in plain:
+        if key == "calibration":
+            overrides.update(_calibration_overrides(config, parsed, plain[key]))
+            continue
+        for name in _fields_for(key):
+            overrides[name] = getattr(parsed, name)
+    below = config
+    config = config._replace(**overrides)
+    if "extend-exclude" in plain:  # adds to the globs below, as its name says
+        config = config._replace(extend_exclude=(*below.extend_exclude, *parsed.extend_exclude))
+    if extend.get("extend-select") and config.select:
+        config = config._replace(select=_union(config.select, extend["extend-select"]))
+    if extend.get("extend-ignore"):
+        config = config._replace(ignore=_union(config.ignore, extend["extend-ignore"]))
+    return config
+
+
+def _union(codes: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
+    return codes + tuple(code for code in more if code not in codes)
+
+
+def _fields_for(key: str) -> list[str]:
+    """The :class:`Config` fields a config key sets (``max-artifact-lines`` ->
+    ``max_artifact_lines``; ``calibration`` -> ``calibration_max_starts``)."""
+    name = key.replace("-", "_")
+    names = list(Config._fields)
+    if name in names:
+        return [name]
+    return [field for field in names if field.startswith(name + "_")]
+
+
+def _calibration_overrides(config: Config, parsed: Config, table: Mapping[str, Any]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if "max-starts" in table:
+        overrides["calibration_max_starts"] = parsed.calibration_max_starts
+    rule = {key.replace("-", "_"): getattr(parsed.calibration_rule, key.replace("-", "_"))
+            for key in table if key != "max-starts"}
+    if rule:
+        overrides["calibration_rule"] = config.calibration_rule._replace(**rule)
+    return overrides
+
+
+def resolve_config(
+    root: Path, explicit: Path | None = None, layers: Sequence[tuple[str, Mapping[str, Any]]] = ()
+) -> Config:
+    """The one resolution order: defaults < the config file (``explicit``, or
+    the workspace's) < each ``(source, settings)`` layer in turn."""
+    config = load_config(root, explicit)
+    for source, settings in layers:
+        config = apply_layer(config, settings, source)
+    return config

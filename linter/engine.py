@@ -1,30 +1,47 @@
-"""Running the rules: discovery, dispatch by scope, SE000, suppression, filtering.
+"""What one lint is: units of work, the workspace-wide rules over their facts,
+then filtering.
 
-``lint_paths`` is what the CLI calls; ``lint_targets`` is what the language
-server calls with its own session (an overlay reader of unsaved buffers).
+A lint of some targets in one workspace (:func:`lint_targets`):
+
+1. **Probe units**: each linted probe's checks (rules with the probe scope)
+   and its :class:`~skill_eval.linter.context.ProbeFacts` (the map step of
+   the workspace-wide rules). Probes that are only compared with the linted
+   ones (a pre-commit run on a few files) get their facts alone. Units come
+   from the cache when their answers still hold (:mod:`.cache`), else are
+   computed here or in worker processes (:mod:`.execution`).
+2. **File units**: each SKILL.md's and output-spec.md's checks.
+3. **The workspace pass**: rules with the workspace scope, over every
+   probe's facts (the reduce step).
+4. **Filtering**: config (select, ignore, per-file ignores), each probe's
+   ``x-skill-eval-disable``, ``<!-- skill-eval: ... -->`` directives; then
+   sorted and deduplicated.
+
+:func:`lint_paths` is what the CLI calls: discovery, then :func:`lint_targets`
+per workspace root. The language server calls :func:`lint_targets` with its
+own session (an overlay reader of unsaved buffers) and :func:`lint_probe_chunks`
+for its start-up scan.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from .config import Config, load_config
-from .context import LintSession, WorkspaceContext, probe_facts_of
+from .config import Config
+from .context import ProbeFacts, WorkspaceContext, compute_probe_facts
 from .diagnostics import Diagnostic
-from .markdown import parse_markdown
 from .reader import FileSystemReader, Reader
 from .rules import REGISTRY, Rule
 from .rules.base import Scope
 from .rules.files.se000_internal_error import InternalError
+from .session import LintSession, session_query
 from .textfile import Span, TextDocument
-from .workspace import Exclusion, Targets, absolute, discover, find_workspace_root, sorted_paths
+from .workspace import PROBE_FILE, Exclusion, Targets, absolute, discover, find_workspace_root, sorted_paths
 
-if TYPE_CHECKING:
-    from .task_sharing import Helpers
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache import Cache
 
 
 class LintResult:
@@ -45,167 +62,9 @@ def enabled_rules(config: Config) -> list[Rule]:
     return [rule() for rule in REGISTRY if config.is_enabled(rule.code)]
 
 
-def lint_paths(
-    paths: Sequence[Path | str],
-    *,
-    config: Config | None = None,
-    config_path: Path | None = None,
-    reader: Reader | None = None,
-    overrides: dict | None = None,
-    jobs: int = 1,
-) -> LintResult:
-    """Lint ``paths`` (files or folders), each under its own workspace root.
-
-    ``config`` replaces config discovery; otherwise the root's config file (or
-    ``config_path``) is read and ``overrides`` applied on top of it.
-    ``jobs`` > 1 shares the lint of a workspace with enough work
-    (:data:`SHARE_MIN_WORK`) between this process and ``jobs`` - 1 forked
-    helpers; the result is the same.
-    Raises :class:`~skill_eval.linter.config.ConfigError` and
-    :class:`FileNotFoundError` for unusable input; rule crashes never escape.
-    """
-    reader = reader or FileSystemReader()
-    helpers = _EarlyHelpers(jobs)
-    try:
-        return _lint_paths(paths, config, config_path, reader, overrides, jobs, helpers)
-    finally:
-        helpers.close()
-
-
-def _lint_paths(
-    paths: Sequence[Path | str],
-    config: Config | None,
-    config_path: Path | None,
-    reader: Reader,
-    overrides: dict | None,
-    jobs: int,
-    early: _EarlyHelpers,
-) -> LintResult:
-    """:func:`lint_paths`, forking helpers with ``early`` as soon as a folder
-    walk finds enough probes to share: the first workspace whose lint is
-    shared takes them; any other forks helpers of its own."""
-    by_root: dict[Path, Targets] = {}
-    whole: dict[Path, Targets] = {}
-    configs: dict[Path, Config] = {}
-    for raw in paths:
-        path = absolute(raw)
-        if not reader.is_file(path) and not reader.is_dir(path):
-            raise FileNotFoundError(f"{raw}: no such file or folder")
-        root = find_workspace_root(path)
-        if root not in configs:
-            configs[root] = config or load_config(root, config_path)
-            if overrides:
-                configs[root] = configs[root].with_overrides(**overrides)
-        discovered = discover(path, reader, early.on_found, Exclusion.of(configs[root], root))
-        by_root.setdefault(root, Targets()).update(discovered)
-        if path == root:
-            whole[root] = discovered
-    result = LintResult()
-    for root, targets in sorted(by_root.items()):
-        root_config = configs[root]
-        if root in whole:
-            walked = whole[root]
-            only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)
-            session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
-                                  pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None)
-        else:
-            session = LintSession(root, root_config, reader)
-        result.sessions.append(session)
-        if jobs > 1 and _workers_pay_off(session, targets) and _can_fork():
-            diagnostics, checked = _lint_in_workers(session, targets, jobs, early.take())
-        else:
-            diagnostics, checked = lint_targets(session, targets)
-        result.diagnostics.extend(diagnostics)
-        result.checked |= checked
-    result.diagnostics.sort(key=Diagnostic.sort_key)
-    return result
-
-
-class _EarlyHelpers:
-    """The helpers of a parallel :func:`lint_paths`, forked while discovery is
-    still walking the workspace, as soon as what it has found is work enough
-    to share (:meth:`on_found`, :data:`SHARE_MIN_WORK`): they import what
-    linting needs (:func:`_prepare_helper`, ~70 ms) while this process walks
-    on, loads the config and cuts the tasks, instead of after. Not forked on
-    speculation: with a helper waiting, a small workspace's lint was ~10%
-    slower (copy-on-write faults, and the two CPUs of a VM slowing each
-    other)."""
-
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
-        self.helpers: Helpers | None = None
-        self.used = jobs < 2 or not _can_fork()
-
-    def on_found(self, found: Targets) -> None:
-        """Called by :func:`~skill_eval.linter.workspace.discover` with what
-        its walk has found so far, after each fixture."""
-        if not self.used and _work(found) >= SHARE_MIN_WORK:
-            from .task_sharing import Helpers
-
-            self.used = True
-            self.helpers = Helpers(self.jobs - 1, start=_start_chunk_tasks, prepare=_prepare_helper)
-
-    def take(self) -> Helpers | None:
-        """The helpers, for the first workspace that shares its lint (``None``
-        for any other, or when none were forked)."""
-        helpers, self.helpers, self.used = self.helpers, None, True
-        return helpers
-
-    def close(self) -> None:
-        """Dismiss helpers no workspace took."""
-        if self.helpers is not None:
-            self.helpers.close()
-            self.helpers = None
-
-
-def _prepare_helper() -> None:
-    """What a helper imports while it waits for its tasks: what the tasks
-    would import on first use (markdown-it, with the parser built, PyYAML,
-    json-source-map), ~70 ms of each process's start that the helper spends
-    while this process is still walking the workspace, not after."""
-    from .markdown import _parser
-
-    _parser()
-    import json_source_map  # noqa: F401
-    import yaml  # noqa: F401
-
-
-PARALLEL_MIN_PROBES = 200
-"""From this many probes, the language server's scan forks workers, and a
-run on a few files of a workspace shares the loading of every probe's facts
-(:func:`_workers_pay_off`)."""
-
-SHARE_MIN_WORK = 120
-"""A run of ``skill-eval-lint`` shares its lint with helpers (``jobs`` > 1)
-from this much work on (:func:`_work`). Measured with helpers forked while
-discovery walks (alternating runs, 15-21 each, on trees of
-``make_bench_corpus.py``): they paid off at 25 probes of 10 skills (0.297 ->
-0.276 s) and 120 probes of one skill (0.323 -> 0.305 s), broke even at 60 of
-one skill, and cost time at 10 probes of 10 skills (0.217 -> 0.223 s) and 30
-of one skill (0.223 -> 0.242 s)."""
-
-SKILL_WORK = 10
-"""What parsing one SKILL.md weighs in :func:`_work`, in probes (~9 ms
-against ~0.8 ms for a probe's checks)."""
-
-
-def _work(targets: Targets) -> int:
-    """The work of linting ``targets``, in probes: each probe, and
-    :data:`SKILL_WORK` for each SKILL.md."""
-    return len(targets.probes) + SKILL_WORK * len(targets.skills)
-
-
-def _workers_pay_off(session: LintSession, targets: Targets) -> bool:
-    """Whether to share the lint with helpers: for work enough
-    (:data:`SHARE_MIN_WORK`), or for a few probes in a large workspace whose
-    probes the workspace-wide rules compare them with (a pre-commit run on
-    three files of a thousand-probe workspace spends most of its time
-    loading the other probes' facts)."""
-    if _work(targets) >= SHARE_MIN_WORK:
-        return True
-    if not targets.probes or not any(rule.uses_probe_facts for rule in enabled_rules(session.config)):
-        return False
-    return len(session.all_probe_paths) >= PARALLEL_MIN_PROBES
+def fact_rules(rules: Iterable[Rule]) -> list[Rule]:
+    """Of ``rules``, the workspace-wide ones that compare probes through facts."""
+    return [rule for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.compares_probes()]
 
 
 def default_jobs() -> int:
@@ -216,327 +75,66 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _can_fork() -> bool:
-    """Whether this platform forks (POSIX); asked without importing
-    :mod:`multiprocessing` (~30 ms), which offers ``fork`` exactly there."""
-    return hasattr(os, "fork")
+# -- units ----------------------------------------------------------------------------
 
 
-def _fork_pool(session: LintSession, workers: int, tasks: list):
-    """A pool of ``workers`` processes forked from this one, inheriting ``session``
-    and ``tasks``: a task is sent to a worker as its index in ``tasks`` (pickling
-    thousands of paths per task to a process that already has them cost ~0.1 s
-    at 1,000 probes). Forked as
-    :func:`~skill_eval.linter.task_sharing.forking` describes."""
-    import multiprocessing
+PROBE, FACTS, SKILL, SPEC, WORKSPACE = "probe", "facts", "skill", "spec", "workspace"
+"""Kinds of unit: a probe linted (and its facts), a probe's facts alone, a
+SKILL.md, an output-spec.md, the workspace-wide rules of one lint (cached
+only)."""
 
-    from .task_sharing import forking
-
-    global _WORKER_SESSION, _WORKER_TASKS
-    with forking():
-        _WORKER_SESSION, _WORKER_TASKS = session, tasks
-        try:
-            return multiprocessing.get_context("fork").Pool(workers)
-        finally:
-            _WORKER_SESSION, _WORKER_TASKS = None, []
+Unit = tuple[str, Path]
+"""``(kind, path)``: the probe.json, SKILL.md or output-spec.md of a unit."""
 
 
-_WORKER_SESSION: LintSession | None = None
-"""The session a forked worker inherits from the parent (set just before forking)."""
+class UnitResult(NamedTuple):
+    """What linting one unit gives: plain data, so that it travels between
+    processes and into the cache."""
 
-_WORKER_TASKS: list[tuple[Targets, frozenset, Sequence]] = []
-"""The tasks a forked worker inherits: ``(targets, scopes, rule codes)`` for
-:func:`_lint_probes_task`."""
-
-
-def _lint_probes_task(index: int) -> tuple[int, list[Diagnostic]]:
-    """Task ``index`` of :data:`_WORKER_TASKS` for :func:`lint_probes_in_workers`:
-    the index (results arrive out of order) and the chunk's diagnostics under
-    the given rules."""
-    targets, scopes, codes = _WORKER_TASKS[index]
-    rules = [rule for rule in enabled_rules(_WORKER_SESSION.config) if rule.code in codes]
-    return index, lint_targets(_WORKER_SESSION, targets, rules, scopes=scopes)[0]
+    diagnostics: tuple[Diagnostic, ...] | None
+    """The unit's findings before filtering (``None`` for a facts-only unit)."""
+    facts: ProbeFacts | None = None
+    """A probe's facts (``None`` for a SKILL.md or output-spec.md)."""
+    deps: dict[tuple, tuple] | None = None
+    """When recorded for the cache: every query the unit asked, with its
+    answer and (for a file's content) the file's ``stat`` signature."""
 
 
-def _lint_in_workers(session: LintSession, targets: Targets, jobs: int, helpers: Helpers | None = None) -> tuple[list[Diagnostic], set[str]]:
-    """Lint ``targets`` in this process and ``jobs`` - 1 forked helpers (those
-    given, forked early, or new ones; see
-    :class:`~skill_eval.linter.task_sharing.Helpers`), with the same result
-    as :func:`lint_targets`.
+class Plan:
+    """The rules of a lint, by what they check: built once per run (and once
+    per worker process) from the config and the scopes asked for."""
 
-    Map, then reduce. The workspace's probes are cut into contiguous chunks
-    (neighbours share a SKILL.md, so each worker parses few skills), largest
-    first (:func:`_guided_chunks`); each output-spec.md is checked in the
-    chunk holding the first probe below its folder (the probes its checks
-    read are loaded there anyway), every SKILL.md in the first chunk a helper
-    takes (:func:`_chunk_tasks`). A worker lints the probes,
-    skills and specs of its chunk that are among ``targets``, and computes the
-    :meth:`~skill_eval.linter.rules.base.Rule.probe_facts` of all its probes
-    for the workspace-wide rules that compare probes through them (reused
-    scenarios, duplicate ids, erased cases): the linted probes are compared
-    with every probe of the workspace, so a run on three files of a large
-    workspace is mostly this. This process folds the facts in as each chunk
-    arrives and runs the workspace-wide rules over them at the end: no probe
-    is loaded twice, where a task per workspace-wide rule loaded every probe
-    (and parsed every SKILL.md) once more, ~0.5 s of CPU at 1,000 probes.
+    def __init__(self, config: Config, rules: Sequence[Rule] | None = None, scopes: frozenset[Scope] | None = None) -> None:
+        rules = enabled_rules(config) if rules is None else list(rules)
+        wanted = frozenset(Scope) if scopes is None else scopes
+        self.rules = rules
+        self.probe_rules = [r for r in rules if Scope.PROBE in r.scopes()] if Scope.PROBE in wanted else []
+        self.skill_rules = [r for r in rules if Scope.SKILL in r.scopes()] if Scope.SKILL in wanted else []
+        self.spec_rules = [r for r in rules if Scope.OUTPUT_SPEC in r.scopes()] if Scope.OUTPUT_SPEC in wanted else []
+        self.workspace_rules = [r for r in rules if Scope.WORKSPACE in r.scopes()] if Scope.WORKSPACE in wanted else []
+        self.fact_rules = fact_rules(rules)
+        """Every enabled rule that compares probes: a probe's facts hold all of
+        theirs whatever the scopes, so that facts kept in a session (or the
+        cache) serve any later lint."""
 
-    A helper gets the session and the tasks pickled (~2 ms here at 1,000
-    probes); its results come back pickled and are merged, deduped and sorted
-    here.
-    """
-    rules = enabled_rules(session.config)
-    wide = [rule for rule in rules if Scope.WORKSPACE in rule.scopes()]
-    by_code = {rule.code: rule for rule in wide if rule.uses_probe_facts}
-    # every probe of the workspace when facts are wanted: the linted ones are compared with all
-    probes = sorted_paths(set(session.all_probe_paths) | targets.probes if by_code else targets.probes)
-    tasks = _chunk_tasks(probes, targets, jobs, facts_wanted=bool(by_code))
-    index_of = {str(path): number for number, path in enumerate(probes)}
-    diagnostics: list[Diagnostic] = []
-    seen: set[str] = set()
-    facts: dict[str, dict[Path, object]] = {code: {} for code in by_code}
-    refs: set[str] = set()
-    if helpers is None:
-        from .task_sharing import Helpers
-
-        helpers = Helpers(jobs - 1, start=_start_chunk_tasks)
-    results = helpers.share((session, tasks), len(tasks))
-    try:
-        for rule in wide:  # while the helpers start
-            _ahead_of_check(rule.prepare, session)
-        for _index, (found, checked_here, chunk_facts, refs_here) in results:  # as each chunk is done
-            diagnostics.extend(found)
-            seen.update(checked_here)
-            for code, pairs in chunk_facts.items():
-                pairs = [(probes[index_of[path]], value) for path, value in pairs]
-                facts[code].update(pairs)
-                _ahead_of_check(by_code[code].absorb_facts, pairs, len(probes), len(targets.probes))
-            refs.update(refs_here)
-    finally:
-        results.close()
-    fixture_paths = set(targets.skills) | set(targets.output_specs) | set(map(Path, refs))
-    diagnostics.extend(_workspace_diagnostics(session, sorted_paths(targets.probes), wide, facts, fixture_paths))
-    diagnostics.sort(key=Diagnostic.sort_key)
-    return _dedupe(diagnostics), seen
+    def codes(self) -> tuple[tuple[str, ...], frozenset[Scope] | None]:
+        """What rebuilds this plan in another process, with the config."""
+        scopes = frozenset(scope for scope, rules in ((Scope.PROBE, self.probe_rules), (Scope.SKILL, self.skill_rules),
+                                                      (Scope.OUTPUT_SPEC, self.spec_rules),
+                                                      (Scope.WORKSPACE, self.workspace_rules)) if rules)
+        return tuple(rule.code for rule in self.rules), scopes
 
 
-def _ahead_of_check(step, *args) -> None:
-    """Run ``step`` (a rule's ``prepare`` or ``absorb_facts``), which only gets
-    ahead of work its ``check`` would do anyway: if it crashes, ``check`` does
-    that work, and reports the crash as SE000 if it recurs there."""
-    try:
-        step(*args)
-    except Exception:  # noqa: BLE001, S110 - check() redoes it and reports a crash
-        pass
-
-
-def _chunk_tasks(probes: list[Path], targets: Targets, jobs: int, facts_wanted: bool) -> list[tuple]:
-    """The tasks of :func:`_lint_in_workers`, one per chunk of ``probes``
-    (:func:`_guided_chunks`): ``(what to lint, scopes, probes whose facts to
-    compute)``. A chunk lints its probes that are among ``targets``, and the
-    output-spec files of ``targets`` whose folder holds its first probe (the
-    probes its checks read are loaded there anyway); a spec with no probe
-    below goes to a last task of its own. Every SKILL.md of ``targets`` goes
-    to the last task, the first a helper takes: their checks read only the
-    front matter, with PyYAML, which helpers import while they wait for
-    their tasks (:func:`_prepare_helper`), so this process need not (~20
-    ms)."""
-    bounds = _guided_chunks(len(probes), jobs)
-    chunks = [Targets(probes=targets.probes.intersection(probes[start:end])) for start, end in bounds]
-    chunk_of = [number for number, (start, end) in enumerate(bounds) for _ in range(start, end)]
-    by_text = sorted((str(path), number) for number, path in enumerate(probes))
-    leftover = Targets()
-    for path in sorted_paths(targets.output_specs):
-        folder = str(path.parent).rstrip(os.sep) + os.sep
-        first = bisect.bisect_left(by_text, (folder,))
-        below = first < len(by_text) and by_text[first][0].startswith(folder)
-        (chunks[chunk_of[by_text[first][1]]] if below else leftover).output_specs.add(path)
-    tasks = [(chunk, _LOCAL_SCOPES, probes[start:end] if facts_wanted else ()) for chunk, (start, end) in zip(chunks, bounds)]
-    if leftover.output_specs or not tasks:
-        tasks.append((leftover, _LOCAL_SCOPES, ()))
-    tasks[-1][0].skills.update(targets.skills)
-    return tasks
-
-
-_LOCAL_SCOPES = frozenset({Scope.PROBE, Scope.SKILL, Scope.OUTPUT_SPEC})
-
-
-def _guided_chunks(count: int, jobs: int, smallest: int = 16) -> list[tuple[int, int]]:
-    """``(start, end)`` of contiguous chunks of ``count`` probes for ``jobs``
-    workers, in probe order, largest at both ends and smallest in the middle
-    ("guided" scheduling from two ends: in
-    :meth:`~skill_eval.linter.task_sharing.Helpers.share` the first worker
-    takes chunks from the front, the others from the back). Chunk sizes are
-    the remaining probes over ``2 * jobs``, down to ``smallest``, dealt to the
-    two ends in turn. Big chunks keep per-task costs low; small ones last keep
-    one worker from finishing a long chunk while the others wait (with equal
-    chunks of an eighth of the probes that wait was up to a chunk's length,
-    ~0.1 s at 1,000 probes); from two ends each worker's chunks are
-    neighbours, so a SKILL.md is rarely parsed by two workers."""
-    import math
-
-    sizes = []
-    remaining = count
-    while remaining > 0:
-        size = min(remaining, max(smallest, math.ceil(remaining / (2 * jobs))))
-        sizes.append(size)
-        remaining -= size
-    front, back = sizes[0::2], sizes[1::2]
-    bounds = []
-    start = 0
-    for size in front + back[::-1]:
-        bounds.append((start, start + size))
-        start += size
-    return bounds
-
-
-def _start_chunk_tasks(order: tuple[LintSession, list[tuple]]) -> Callable[[int], tuple]:
-    """The runner of the tasks of :func:`_lint_in_workers` in a process given
-    ``order``, ``(session, tasks)``: :func:`_lint_chunk_task` by index."""
-    session, tasks = order
-    return lambda index: _lint_chunk_task(session, tasks[index])
-
-
-def _lint_chunk_task(session: LintSession, task: tuple) -> tuple[list[Diagnostic], list[str], dict[str, list], list[str]]:
-    """One chunk of :func:`_lint_in_workers`, ``(targets, scopes, probes whose
-    facts to compute)``: its diagnostics, the files it checked, its probes'
-    facts for the workspace-wide rules (by code) and the SKILL.md/output-spec
-    paths its probes name (paths as strings: cheaper to pickle)."""
-    targets, scopes, facts_for = task
-    rules = enabled_rules(session.config)
-    diagnostics, checked = lint_targets(session, targets, rules, scopes=scopes)
-    compared = [session.probe(path) for path in facts_for]
-    errors: list[Diagnostic] = []
-    facts = {
-        rule.code: [(str(probe.json_path), probe_facts_of(rule, probe, errors)) for probe in compared]
-        for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.uses_probe_facts
-    }
-    diagnostics.extend(d for d in errors if _is_reported(d, session, set()))
-    probes = [session.probe(path) for path in sorted_paths(targets.probes)]
-    refs = [str(ref) for probe in probes for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path)]
-    return diagnostics, list(checked), facts, refs
-
-
-def _workspace_diagnostics(
-    session: LintSession, probe_paths: list[Path], rules: Sequence[Rule], facts: dict, fixture_paths: set[Path]
-) -> list[Diagnostic]:
-    """The workspace-scope findings of ``rules`` for the linted ``probe_paths``,
-    over the facts the workers computed (a rule without facts reads the probes
-    here), filtered as :func:`lint_targets` filters."""
-    workspace = WorkspaceContext(session, [session.probe(path) for path in probe_paths], facts)
-    found: list[Diagnostic] = []
-    for rule in rules:
-        found.extend(_run(rule, workspace, session.root, None))
-    found.extend(workspace.fact_errors)
-    return [d for d in found if _is_reported(d, session, fixture_paths)]
-
-
-def lint_probes_in_workers(
-    session: LintSession,
-    probe_paths: Sequence[Path],
-    rules: Sequence[Rule],
-    workers: int,
-    chunk: int = 64,
-) -> Iterator[tuple[list[Path], list[Diagnostic]]]:
-    """Run ``rules``' probe checks over ``probe_paths`` in ``workers`` forked
-    processes; iterate ``(chunk of probe paths, their diagnostics)`` as each
-    chunk finishes (in no fixed order), for a caller that reports progress.
-
-    The workers start at once: the caller may do other work (the language
-    server runs the workspace-wide rules) before it iterates. Each chunk's
-    diagnostics are exactly what :func:`lint_targets` gives for it. The
-    workers inherit ``session`` (its reader, unsaved buffers included) as it is
-    at the call; what they load stays in them, so the caller's session is not
-    warmed (nor its memory grown). With ``workers`` = 0, fewer than
-    :data:`PARALLEL_MIN_PROBES` probes or no ``fork``, the chunks are linted
-    in this process, lazily.
-    """
-    paths = sorted_paths(probe_paths)
-    chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
-    if workers < 1 or len(paths) < PARALLEL_MIN_PROBES or not _can_fork():
-        return ((part, lint_targets(session, Targets(probes=set(part)), rules, scopes=_PROBE_SCOPE)[0]) for part in chunks)
-    codes = tuple(rule.code for rule in rules)
-    tasks = [(Targets(probes=set(part)), _PROBE_SCOPE, codes) for part in chunks]
-    pool = _fork_pool(session, workers, tasks)
-    results = pool.imap_unordered(_lint_probes_task, range(len(tasks)))
-    return PoolResults(pool, results, chunks)
-
-
-_PROBE_SCOPE = frozenset({Scope.PROBE})
-
-
-class PoolResults:
-    """What :func:`lint_probes_in_workers` returns when it forked workers: their
-    results by chunk; the pool ends with the iteration or with :meth:`close`
-    (a caller that stops early)."""
-
-    def __init__(self, pool, results, chunks: list[list[Path]]) -> None:
-        self._pool = pool
-        self._results = results
-        self._chunks = chunks
-
-    def __iter__(self) -> PoolResults:
-        return self
-
-    def __next__(self) -> tuple[list[Path], list[Diagnostic]]:
-        try:
-            index, diagnostics = next(self._results)
-        except BaseException:
-            self.close()
-            raise
-        return self._chunks[index], diagnostics
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
-
-
-def lint_targets(
-    session: LintSession,
-    targets: Targets,
-    rules: Sequence[Rule] | None = None,
-    scopes: frozenset[Scope] | None = None,
-) -> tuple[list[Diagnostic], set[str]]:
-    """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``;
-    ``scopes``, when given, limits the run to rules' checks of those scopes."""
-    rules = enabled_rules(session.config) if rules is None else rules
-    probes = [session.probe(path) for path in sorted_paths(targets.probes)]
-    skills = [session.skill(path) for path in sorted_paths(targets.skills)]
-    specs = [session.output_spec(path) for path in sorted_paths(targets.output_specs)]
-    diagnostics: list[Diagnostic] = []
-    workspace = WorkspaceContext(session, probes)
-    for rule in rules:
-        for scope in rule.scopes():
-            if scopes is not None and scope not in scopes:
-                continue
-            if scope is Scope.PROBE:
-                for probe in probes:
-                    diagnostics.extend(_run(rule, probe, probe.json_path, probe.folder))
-            elif scope is Scope.SKILL:
-                for skill in skills:
-                    diagnostics.extend(_run(rule, skill, skill.path, None))
-            elif scope is Scope.OUTPUT_SPEC:
-                for spec in specs:
-                    diagnostics.extend(_run(rule, spec, spec.path, None))
-            elif scope is Scope.WORKSPACE and probes:
-                diagnostics.extend(_run(rule, workspace, session.root, None))
-    diagnostics.extend(workspace.fact_errors)
-    checked = {str(p.json_path) for p in probes} | {str(s.path) for s in skills} | {str(s.path) for s in specs}
-    for probe in probes:
-        for ref in (probe.artifact_ref,):
-            if isinstance(ref, Path):
-                checked.add(str(ref))
-    fixture_paths: set[Path] | None = None
-    if any(d.path.suffix.lower() == ".md" and d.path.name not in ("SKILL.md", "output-spec.md") for d in diagnostics):
-        # Only a finding in a custom-named .md can need this set (is that file a
-        # skill or spec, which honours directives, or an artifact, which does not?).
-        fixture_paths = {s.path for s in skills} | {s.path for s in specs}
-        for probe in probes:
-            fixture_paths.update(ref for ref in (probe.skill_ref, probe.output_spec_ref) if isinstance(ref, Path))
-    kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths or set())]
-    kept.sort(key=Diagnostic.sort_key)
-    return _dedupe(kept), checked
+def dependencies(session: LintSession, queries: Iterable[tuple]) -> dict[tuple, tuple]:
+    """``{query: (answer, stat signature or None)}`` for ``queries`` as the
+    session answered them."""
+    deps = {}
+    for query in queries:
+        if query[0] == "content":
+            deps[query] = session.content_answer(Path(query[1]), query[2])
+        else:
+            deps[query] = (session.answer(query), None)
+    return deps
 
 
 def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Diagnostic]:
@@ -548,29 +146,389 @@ def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Dia
 
         return [InternalError.from_exception(rule, error, path, traceback.format_exc())]
     if found and probe_folder is not None:
-        found = [d if d.probe is not None else _with_probe(d, probe_folder) for d in found]
+        found = [d if d.probe is not None else d._replace(probe=probe_folder) for d in found]
     return found
 
 
-def _with_probe(diagnostic: Diagnostic, folder: Path) -> Diagnostic:
-    return diagnostic._replace(probe=folder)
+# -- a lint ---------------------------------------------------------------------------
 
 
-def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: set[Path]) -> bool:
+def lint_paths(
+    paths: Sequence[Path | str],
+    *,
+    config: Config | None = None,
+    config_path: Path | None = None,
+    reader: Reader | None = None,
+    overrides: dict | None = None,
+    jobs: int = 1,
+    cache: bool = False,
+    start_method: str | None = None,
+) -> LintResult:
+    """Lint ``paths`` (files or folders), each under its own workspace root.
+
+    ``config`` replaces config discovery; otherwise the root's config file (or
+    ``config_path``) is read and ``overrides`` (config-file keys, as the
+    command line gives them) applied on top of it, in the one order of
+    :func:`~skill_eval.linter.config.resolve_config`. ``jobs`` > 1 shares
+    the work with ``jobs`` - 1 worker processes (:mod:`.execution`; the
+    result is the same); ``cache`` reads and writes ``.skill-eval-cache/`` at
+    each workspace root (:mod:`.cache`; the result is the same).
+    Raises :class:`~skill_eval.linter.config.ConfigError` and
+    :class:`FileNotFoundError` for unusable input; rule crashes never escape.
+    """
+    from .config import resolve_config
+
+    reader = reader or FileSystemReader()
+    by_root: dict[Path, Targets] = {}
+    whole: dict[Path, Targets] = {}
+    configs: dict[Path, Config] = {}
+    for raw in paths:
+        path = absolute(raw)
+        if not reader.is_file(path) and not reader.is_dir(path):
+            raise FileNotFoundError(f"{raw}: no such file or folder")
+        root = find_workspace_root(path)
+        if root not in configs:  # before the walk: its exclude/extend-exclude leave folders out
+            configs[root] = config or resolve_config(root, config_path, [("command line", overrides)] if overrides else ())
+        discovered = discover(path, reader, exclude=Exclusion.of(configs[root], root))
+        by_root.setdefault(root, Targets()).update(discovered)
+        if path == root:
+            whole[root] = discovered
+    result = LintResult()
+    for root, targets in sorted(by_root.items()):
+        root_config = configs[root]
+        walked = whole.get(root)
+        if walked is not None:
+            only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)
+            session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
+                                  pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None,
+                                  observe=cache)
+        elif any(Scope.WORKSPACE in rule.scopes() for rule in REGISTRY if root_config.is_enabled(rule.code)):
+            # The workspace-wide rules compare the targets with every probe of
+            # the workspace (a pre-commit run on a few files): walk it once, as
+            # a lint of all of it would, so that the session knows its folders
+            # and links (what the walk listed resolves without a stat: the
+            # cache's check of every other probe's facts) and its runs folders.
+            walked = discover(root, reader, exclude=Exclusion.of(root_config, root))
+            inside = (targets.probes <= walked.probes and targets.skills <= walked.skills
+                      and targets.output_specs <= walked.output_specs)
+            # A target the walk did not list (named on the command line inside
+            # an excluded or tool folder) finds its SKILL.md by looking, not
+            # in the walk's list of them.
+            session = LintSession(root, root_config, reader, sorted_paths(walked.probes),
+                                  walked.skills | walked.output_specs if inside else None,
+                                  pruned_folders=walked.pruned, walked_links=walked.links if inside else None,
+                                  observe=cache)
+        else:
+            session = LintSession(root, root_config, reader, observe=cache)
+        result.sessions.append(session)
+        store = None
+        if cache:
+            from .cache import Cache
+
+            store = Cache.open(session)
+        diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method)
+        if store is not None:
+            store.save(prune=root in whole and session._walked_links is not None)
+            store.close()
+        result.diagnostics.extend(diagnostics)
+        result.checked |= checked
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def lint_targets(
+    session: LintSession,
+    targets: Targets,
+    rules: Sequence[Rule] | None = None,
+    scopes: frozenset[Scope] | None = None,
+    *,
+    jobs: int = 1,
+    cache: Cache | None = None,
+    start_method: str | None = None,
+) -> tuple[list[Diagnostic], set[str]]:
+    """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``;
+    ``scopes``, when given, limits the run to rules' checks of those scopes.
+    The facts of every probe the run reads are kept in ``session.probe_facts``.
+    Returns the findings (filtered, sorted, deduplicated) and the files checked."""
+    plan = Plan(session.config, rules, scopes)
+    if rules is not None:
+        cache = None  # the cache holds what the config's rules find, not a chosen few's
+    probes = sorted_paths(targets.probes)
+    skills = sorted_paths(targets.skills)
+    specs = sorted_paths(targets.output_specs)
+    compare = bool(probes and plan.workspace_rules and plan.fact_rules)
+    units: list[Unit] = [(PROBE, path) for path in probes] if plan.probe_rules or compare else []
+    if compare:
+        linted = set(probes)
+        units.extend((FACTS, path) for path in session.all_probe_paths if path not in linted)
+    units.extend((SKILL, path) for path in skills if plan.skill_rules)
+    units.extend((SPEC, path) for path in specs if plan.spec_rules)
+    results = run_units(session, units, plan, jobs=jobs, cache=cache, start_method=start_method)
+    diagnostics: list[Diagnostic] = []
+    for unit in units:
+        found = results[unit].diagnostics
+        if found and unit[0] != FACTS:
+            diagnostics.extend(found)
+    if probes and plan.workspace_rules:
+        diagnostics.extend(_workspace_pass(session, probes, plan, cache))
+    checked = {str(path) for path in probes} | {str(path) for path in skills} | {str(path) for path in specs}
+    for path in probes:
+        facts = session.probe_facts.get(path)
+        artifact = facts.refs[0] if facts is not None else None
+        if isinstance(artifact, str):
+            checked.add(artifact)
+    return finish(session, diagnostics, probes, skills, specs), checked
+
+
+def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache: Cache | None) -> tuple[Diagnostic, ...]:
+    """The workspace-wide rules' findings for the linted ``probes``, over
+    every probe's facts (in ``session.probe_facts``): from the cache when
+    the facts (:func:`_facts_digest`) and everything else the rules read
+    are as recorded, else computed (and recorded)."""
+    from hashlib import blake2b
+
+    linted = blake2b("\0".join(map(str, probes)).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    unit = (WORKSPACE, Path(f"{session.root}#{linted}"))
+    found = cache.lookup(unit) if cache is not None else None
+    if found is not None:
+        return found.diagnostics
+    queries: set[tuple] = set()
+    if cache is not None:
+        session.record_into(queries)
+    try:
+        session.query("facts", linted)
+        workspace = WorkspaceContext(session, probes)
+        diagnostics: list[Diagnostic] = []
+        for rule in plan.workspace_rules:
+            diagnostics.extend(_run(rule, workspace, session.root, None))
+        diagnostics.extend(workspace.fact_errors)
+    finally:
+        session.record_into(None)
+    if cache is not None:
+        cache.store(unit, UnitResult(tuple(diagnostics), None, dependencies(session, queries)))
+    return tuple(diagnostics)
+
+
+@session_query("facts")
+def _facts_digest(session: LintSession, linted: str) -> str:
+    """A digest of every probe's facts, in the workspace's order (and of the
+    linted probes, ``linted`` being their digest): the workspace-wide rules'
+    input besides what they read themselves."""
+    from hashlib import blake2b
+
+    digest = blake2b(linted.encode(), digest_size=16)
+    known = session.probe_facts
+    rules = None
+    for path in session.all_probe_paths:
+        facts = known.get(path)
+        if facts is None:
+            rules = rules or fact_rules(enabled_rules(session.config))
+            facts = known[path] = compute_probe_facts(session.probe(path), rules)
+        digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0" + facts.digest)
+    return digest.hexdigest()
+
+
+def finish(session: LintSession, diagnostics: list[Diagnostic], probes: Iterable[Path] = (),
+           skills: Iterable[Path] = (), specs: Iterable[Path] = ()) -> list[Diagnostic]:
+    """``diagnostics`` of a lint of ``probes``, ``skills`` and ``specs``
+    filtered (config, per-probe ``x-skill-eval-disable``, directives), sorted
+    and deduplicated."""
+    fixture_paths: set[str] = set()
+    if any(d.path.suffix.lower() == ".md" and d.path.name not in ("SKILL.md", "output-spec.md") for d in diagnostics):
+        # Only a finding in a custom-named .md can need this set (is that file a
+        # skill or spec, which honours directives, or an artifact, which does not?).
+        fixture_paths = {str(path) for path in (*skills, *specs)}
+        for path in probes:
+            fixture_paths.update(ref for ref in session.probe_refs(path)[1:] if isinstance(ref, str))
+    kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths)]
+    kept.sort(key=Diagnostic.sort_key)
+    return _dedupe(kept)
+
+
+def lint_probe_chunks(
+    session: LintSession,
+    probe_paths: Sequence[Path],
+    *,
+    workers: int = 0,
+    cache: Cache | None = None,
+    start_method: str | None = None,
+) -> Iterator[tuple[list[Path], list[Diagnostic]]]:
+    """Every rule's probe checks over ``probe_paths``, in chunks: ``(probe
+    paths, their findings as :func:`lint_targets` reports them)`` as each
+    chunk is done, in no fixed order (the language server's start-up scan,
+    which reports progress between chunks). Probes come from ``cache`` when
+    it still holds them; the rest are linted in ``workers`` worker processes
+    (none: here), so that what they load stays there. Their facts are kept
+    in ``session.probe_facts`` (the workspace-wide rules read them there)."""
+    from .execution import SERIAL_CHUNK
+
+    plan = Plan(session.config, None, frozenset({Scope.PROBE}))
+    pending: list[Unit] = []
+    cached: list[tuple[Unit, UnitResult]] = []
+    for path in sorted_paths(probe_paths):
+        unit = (PROBE, path)
+        found = cache.lookup(unit) if cache is not None else None
+        if found is None:
+            pending.append(unit)
+        else:
+            session.probe_facts[path] = found.facts
+            cached.append((unit, found))
+    chunks = [cached[start:start + SERIAL_CHUNK] for start in range(0, len(cached), SERIAL_CHUNK)]
+    computed = lint_in_chunks(session, pending, plan, jobs=workers, record=cache is not None,
+                              start_method=start_method, here=not workers)
+    for chunk in chunks:
+        yield _finished_chunk(session, chunk)
+    for chunk in computed:
+        if cache is not None:
+            for unit, result in chunk:
+                cache.store(unit, result)
+        yield _finished_chunk(session, chunk)
+
+
+def _finished_chunk(session: LintSession, chunk: list[tuple[Unit, UnitResult]]) -> tuple[list[Path], list[Diagnostic]]:
+    paths = [unit[1] for unit, _result in chunk]
+    found = [d for _unit, result in chunk for d in result.diagnostics or ()]
+    return paths, finish(session, found, paths)
+
+
+def run_units(
+    session: LintSession,
+    units: Sequence[Unit],
+    plan: Plan,
+    *,
+    jobs: int = 1,
+    cache: Cache | None = None,
+    start_method: str | None = None,
+) -> dict[Unit, UnitResult]:
+    """Every unit's result: from ``cache`` when its answers still hold, else
+    computed (in this process and ``jobs`` - 1 workers when that pays off,
+    :func:`~skill_eval.linter.execution.run_in_chunks`). Probe facts are
+    kept in ``session.probe_facts`` as they come."""
+    results: dict[Unit, UnitResult] = {}
+    pending: list[Unit] = []
+    specs: list[Unit] = []
+    facts_only = not plan.probe_rules
+    # output-spec units last: their cached answers name the probes' references,
+    # read from the facts the probes before them left in the session
+    for unit in sorted(units, key=lambda unit: unit[0] == SPEC):
+        if unit[0] == FACTS or (facts_only and unit[0] == PROBE):
+            known = session.probe_facts.get(unit[1])
+            if known is not None:  # computed earlier in this session (the language server's)
+                results[unit] = UnitResult(None if unit[0] == FACTS else (), known)
+                continue
+        found = cache.lookup(unit) if cache is not None else None
+        if found is None:
+            (specs if unit[0] == SPEC else pending).append(unit)
+        else:
+            results[unit] = found
+            if found.facts is not None:
+                session.probe_facts[unit[1]] = found.facts
+    for chunk in lint_in_chunks(session, pending, plan, jobs=jobs, record=cache is not None, start_method=start_method,
+                                tail=specs):
+        for unit, result in chunk:
+            results[unit] = result
+            if cache is not None:
+                cache.store(unit, result)
+    return results
+
+
+def lint_in_chunks(
+    session: LintSession,
+    units: Sequence[Unit],
+    plan: Plan,
+    *,
+    jobs: int = 1,
+    record: bool = False,
+    start_method: str | None = None,
+    here: bool = True,
+    tail: Sequence[Unit] = (),
+) -> Iterator[list[tuple[Unit, UnitResult]]]:
+    """``[(unit, result), ...]`` per chunk of ``units`` as each is done (in
+    no fixed order), linted here and, when the work pays for them
+    (:data:`~skill_eval.linter.execution.PARALLEL_MIN_WORK`), in ``jobs`` - 1
+    worker processes (``here=False``: in ``jobs`` workers, none here).
+    Probe facts are kept in ``session.probe_facts``."""
+    from .execution import run_in_chunks
+
+    for chunk in run_in_chunks(session, units, plan, jobs=jobs, record=record, start_method=start_method, here=here,
+                               tail=tail):
+        for unit, result in chunk:
+            if result.facts is not None:
+                session.probe_facts[unit[1]] = result.facts
+        yield chunk
+
+
+def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, record: bool) -> list[tuple[Unit, UnitResult]]:
+    """One chunk of :func:`lint_in_chunks`, in this process: each unit's
+    result (its findings; a probe's facts; with ``record``, every query it
+    asked, for the cache), computed rule by rule over the chunk (one rule's
+    check over many contexts in a row, its code and data staying hot; see
+    docs/performance.md), each unit's
+    findings and queries kept apart. A recorded probe gets a fresh context,
+    so that nothing it reads is served from a memo filled unrecorded."""
+    found: dict[Unit, list[Diagnostic]] = {unit: [] for unit in units}
+    queries: dict[Unit, set[tuple]] = {unit: set() for unit in units}
+    contexts = {}
+    for unit in units:
+        kind, path = unit
+        if kind == PROBE or kind == FACTS:
+            contexts[unit] = session.fresh_probe(path) if record else session.probe(path)
+        elif kind == SKILL:
+            contexts[unit] = session.skill(path)
+        else:
+            contexts[unit] = session.output_spec(path)
+    def group(kind: str) -> list[tuple]:
+        return [(contexts[unit], found[unit], queries[unit], unit[1], contexts[unit].folder if kind == PROBE else None)
+                for unit in units if unit[0] == kind]
+
+    passes = ((plan.probe_rules, group(PROBE)), (plan.skill_rules, group(SKILL)), (plan.spec_rules, group(SPEC)))
+    facts: dict[Unit, ProbeFacts] = {}
+    record_into = session.record_into
+    try:
+        for rules, members in passes:
+            for rule in rules:
+                for context, bucket, asked, path, folder in members:
+                    if record:
+                        record_into(asked)
+                    bucket.extend(_run(rule, context, path, folder))
+        for unit in units:
+            if unit[0] == PROBE or unit[0] == FACTS:
+                if record:
+                    session.record_into(queries[unit])
+                facts[unit] = compute_probe_facts(contexts[unit], plan.fact_rules)
+    finally:
+        session.record_into(None)
+    results = []
+    for unit in units:
+        result = UnitResult(None if unit[0] == FACTS else tuple(found[unit]), facts.get(unit))
+        if record:
+            result = result._replace(deps=dependencies(session, queries[unit]))
+        results.append((unit, result))
+    return results
+
+
+def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: set[str]) -> bool:
     """Apply config (select/ignore/per-file-ignores) and suppressions."""
     config = session.config
     if not config.is_enabled(diagnostic.code, diagnostic.path, session.root):
         return False
-    if diagnostic.probe is not None:
-        probe = session.probe(diagnostic.probe / "probe.json")
-        if diagnostic.code in probe.disabled_codes:
-            return False
+    if diagnostic.probe is not None and diagnostic.code in _disabled_codes(session, diagnostic.probe / PROBE_FILE):
+        return False
     if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path, fixture_paths):
         loaded = session.load(diagnostic.path)
         if isinstance(loaded, TextDocument) and "skill-eval" in loaded.text:
+            from .markdown import parse_markdown
+
             if parse_markdown(loaded.text).is_suppressed(diagnostic.code, diagnostic.start.line):
                 return False
     return True
+
+
+def _disabled_codes(session: LintSession, json_path: Path) -> frozenset[str]:
+    """The codes a probe's probe.json turns off: from its facts when the run
+    has them (no need to load it), else from its context."""
+    facts = session.probe_facts.get(json_path)
+    return facts.disabled if facts is not None else session.probe(json_path).disabled_codes
 
 
 def _dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -584,4 +542,4 @@ def _dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return unique
 
 
-__all__ = ["LintResult", "Span", "enabled_rules", "lint_paths", "lint_probes_in_workers", "lint_targets"]
+__all__ = ["LintResult", "Plan", "Span", "UnitResult", "enabled_rules", "lint_paths", "lint_targets", "lint_units_here"]

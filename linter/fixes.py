@@ -1,60 +1,254 @@
-"""Applying fixes to files on disk (``skill-eval-lint --fix``).
+"""Applying fixes: one applier for ``skill-eval-lint --fix`` and the editor's
+"fix all" (the editor's quick fixes carry one fix's edits as they are).
 
-Edits are made on the decoded text and written back with the file's own
-byte-order mark and line endings, so a fix never rewrites a whole file's
-newlines.
+Which fixes (:func:`select_fixes`): the first safe fix of each diagnostic,
+in the diagnostics' order, taken whole or not at all: a fix is left out when
+one of its edits conflicts with an edit of a fix already taken (or with
+another of its own edits); a fix identical to one taken (two findings that
+the same edit resolves) is taken once and resolves both. Two edits conflict
+when their ranges overlap, or both insert at one place (which goes first
+would be a guess); an insertion at either end of a replaced range does not
+conflict. What was left out is fixed by a later pass, once the fixes taken
+are in the file (the CLI re-lints and applies again), or stays reported.
+
+How (:func:`apply_edits`, :func:`apply_fixes`): edits are made on the file's
+text as it is on disk, with its own line endings (positions count lines as
+the engine does: CRLF, CR and LF each end one) and byte-order mark; a line
+break inside an edit's new text is written as the file's own.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable
+from typing import NamedTuple
 
-from .diagnostics import Diagnostic, TextEdit
-from .textfile import TextDocument, decode_text
+from .diagnostics import Diagnostic, Fix, TextEdit
+from .textfile import Position
+
+
+class Selected(NamedTuple):
+    """The fixes :func:`select_fixes` takes: each with the diagnostics it
+    resolves, and every edit to make, by file."""
+
+    fixes: list[tuple[Fix, list[Diagnostic]]]
+    edits: dict[Path, list[TextEdit]]
+
+    @property
+    def resolved(self) -> int:
+        """How many diagnostics the fixes resolve."""
+        return sum(len(diagnostics) for _fix, diagnostics in self.fixes)
+
+
+def _range(edit: TextEdit) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (edit.span.start.line, edit.span.start.column), (edit.span.end.line, edit.span.end.column)
+
+
+def edits_conflict(first: TextEdit, second: TextEdit) -> bool:
+    """Whether two edits of one file cannot both be made unambiguously."""
+    if first.span.path != second.span.path:
+        return False
+    (a_start, a_end), (b_start, b_end) = _range(first), _range(second)
+    if a_start == a_end and b_start == b_end:
+        return a_start == b_start  # two insertions at one place
+    return a_start < b_end and b_start < a_end
+
+
+def select_fixes(diagnostics: Iterable[Diagnostic]) -> Selected:
+    """The first safe fix of each of ``diagnostics`` that can be taken whole
+    (see the module's docstring)."""
+    taken: list[tuple[Fix, list[Diagnostic]]] = []
+    index: dict[tuple, int] = {}
+    edits: dict[Path, list[TextEdit]] = {}
+    for diagnostic in diagnostics:
+        fix = next((fix for fix in diagnostic.fixes if fix.safe), None)
+        if fix is None or not fix.edits:
+            continue
+        identity = tuple(fix.edits)
+        if identity in index:
+            taken[index[identity]][1].append(diagnostic)
+            continue
+        own = list(fix.edits)
+        if any(edits_conflict(a, b) for number, a in enumerate(own) for b in own[number + 1:]):
+            continue
+        if any(edits_conflict(edit, other) for edit in own for other in edits.get(edit.span.path, ())):
+            continue
+        index[identity] = len(taken)
+        taken.append((fix, [diagnostic]))
+        for edit in own:
+            edits.setdefault(edit.span.path, []).append(edit)
+    return Selected(taken, edits)
+
+
+def safe_edits(diagnostics: Iterable[Diagnostic]) -> list[TextEdit]:
+    """Every edit of :func:`select_fixes` (the editor's "fix all")."""
+    return [edit for _path, edits in select_fixes(diagnostics).edits.items() for edit in edits]
+
+
+def _line_starts(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of each line of ``text`` without its break
+    (CRLF, CR and LF each end a line)."""
+    lines = []
+    start = 0
+    length = len(text)
+    position = 0
+    while True:
+        cr = text.find("\r", position)
+        lf = text.find("\n", position)
+        if cr == -1 and lf == -1:
+            lines.append((start, length))
+            return lines
+        end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
+        lines.append((start, end))
+        position = end + (2 if text.startswith("\r\n", end) else 1)
+        start = position
+
+
+def _offset(lines: list[tuple[int, int]], position: Position) -> int:
+    """The offset of a 1-based engine position (clamped to its line, as the
+    engine clamps)."""
+    line = min(max(position.line, 1), len(lines)) - 1
+    start, end = lines[line]
+    return min(start + max(position.column, 1) - 1, end)
+
+
+def _line_break(text: str) -> str:
+    """The file's own line break: that of its first line (``\\n`` if none)."""
+    for index, character in enumerate(text):
+        if character == "\r":
+            return "\r\n" if text.startswith("\r\n", index) else "\r"
+        if character == "\n":
+            return "\n"
+    return "\n"
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
-    """``text`` with non-overlapping ``edits`` applied (overlapping ones skipped)."""
-    document = TextDocument(Path("<text>"), text)
-    spans = sorted(
-        ((document.offset(e.span.start), document.offset(e.span.end), e.new_text) for e in edits),
-        key=lambda item: item[0],
+    """``text`` (as on disk: any line endings, no byte-order mark) with
+    ``edits`` made, which must not conflict (:func:`edits_conflict`;
+    :class:`ValueError` otherwise). Line breaks in the new text are written
+    as ``text``'s own."""
+    lines = _line_starts(text)
+    newline = _line_break(text)
+    placed = sorted(
+        ((_offset(lines, edit.span.start), _offset(lines, edit.span.end), edit.new_text) for edit in edits),
+        key=lambda item: (item[0], item[1]),
     )
-    out, cursor = [], 0
-    for start, end, new_text in spans:
-        if start < cursor:
-            continue
+    out, cursor, previous = [], 0, None
+    for start, end, new_text in placed:
+        if start < cursor or (start == end and previous == (start, end)):
+            raise ValueError("conflicting edits")
         out.append(text[cursor:start])
+        if newline != "\n" and "\n" in new_text:
+            new_text = new_text.replace("\r\n", "\n").replace("\n", newline)
         out.append(new_text)
-        cursor = end
+        cursor, previous = end, (start, end)
     out.append(text[cursor:])
     return "".join(out)
 
 
-def apply_safe_fixes(diagnostics: Iterable[Diagnostic]) -> tuple[int, list[Diagnostic]]:
-    """Apply the first safe fix of each diagnostic; return how many were applied
-    and the diagnostics that remain."""
-    by_path: dict[Path, list[TextEdit]] = defaultdict(list)
-    fixed_ids = set()
-    remaining = []
-    for diagnostic in diagnostics:
-        safe = next((fix for fix in diagnostic.fixes if fix.safe), None)
-        if safe is None:
-            remaining.append(diagnostic)
-            continue
-        for edit in safe.edits:
-            by_path[edit.span.path].append(edit)
-        fixed_ids.add(id(diagnostic))
-    for path, edits in by_path.items():
-        raw = path.read_bytes()
-        text = decode_text(raw)
-        new_text = apply_edits(text, edits)
-        if raw.count(b"\r\n") and raw.count(b"\r\n") == raw.count(b"\n"):
-            new_text = new_text.replace("\n", "\r\n")
-        data = new_text.encode("utf-8")
-        if raw.startswith(b"\xef\xbb\xbf"):
-            data = b"\xef\xbb\xbf" + data
-        path.write_bytes(data)
-    return len(fixed_ids), remaining
+class Applied(NamedTuple):
+    """What :func:`apply_fixes` did."""
+
+    fixed: int
+    """Diagnostics resolved by the fixes written."""
+    files: list[Path]
+    """The files written."""
+    skipped: list[Path]
+    """Files whose fixes were not written (unreadable, outside the workspace,
+    changed into something that is no text)."""
+
+
+class Planned(NamedTuple):
+    """What :func:`apply_fixes` would write: per file, ``(real path, BOM,
+    text before, text after)``; how many diagnostics that fixes; the files
+    left out (unreadable now, not UTF-8, outside the workspace)."""
+
+    changes: dict[Path, tuple[str, bytes, str, str]]
+    fixed: int
+    skipped: list[Path]
+
+
+def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = ()) -> Applied:
+    """Write the fixes :func:`select_fixes` takes into their files
+    (:func:`plan_fixes`), each file whole. Only the fixes of files written
+    count."""
+    planned = plan_fixes(diagnostics, sessions)
+    for real, bom, _before, after in planned.changes.values():
+        _write(real, bom + after.encode("utf-8"))
+    return Applied(planned.fixed, list(planned.changes), planned.skipped)
+
+
+def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = ()) -> Planned:
+    """The texts the fixes :func:`select_fixes` takes make, nothing written
+    (``--diff`` prints them, :func:`apply_fixes` writes them): a file is read
+    and checked as the engine reads it (inside the workspace of one of
+    ``sessions``, the lint's, a regular UTF-8 text file within the size
+    limit); a fix is taken only when every file it edits was read and every
+    edit lies within its text."""
+    selected = select_fixes(diagnostics)
+    texts: dict[Path, tuple[str, bytes, str]] = {}
+    skipped: list[Path] = []
+    for path in selected.edits:
+        found = _read(path, sessions)
+        try:
+            if found is None:
+                raise ValueError
+            real, raw = found
+            bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
+            texts[path] = (real, bom, raw[len(bom):].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            skipped.append(path)
+    applicable = [(fix, found) for fix, found in selected.fixes
+                  if all(edit.span.path in texts and _within(texts[edit.span.path][2], edit) for edit in fix.edits)]
+    by_file: dict[Path, list[TextEdit]] = {}
+    for fix, _found in applicable:
+        for edit in fix.edits:
+            by_file.setdefault(edit.span.path, []).append(edit)
+    changes = {}
+    for path, edits in by_file.items():
+        real, bom, text = texts[path]
+        changes[path] = (real, bom, text, apply_edits(text, edits))
+    return Planned(changes, sum(len(found) for _fix, found in applicable), skipped)
+
+
+def _within(text: str, edit: TextEdit) -> bool:
+    """Whether both ends of ``edit`` are positions of ``text`` (a line that
+    exists, a column at most one past its end)."""
+    lines = _line_starts(text)
+    for position in (edit.span.start, edit.span.end):
+        if not 1 <= position.line <= len(lines):
+            return False
+        start, end = lines[position.line - 1]
+        if not 1 <= position.column <= end - start + 1:
+            return False
+    return True
+
+
+def _read(path: Path, sessions: Sequence) -> tuple[str, bytes] | None:
+    """``(real path, bytes)`` of ``path`` when it is, now, a regular file
+    (links followed) inside the workspace of one of ``sessions`` and within
+    its size limit; else ``None``. Checked afresh: the lint's walk may be
+    out of date by now."""
+    import os
+
+    from .reader import read_regular_file
+
+    for session in sessions:
+        root = session.root
+        if path == root or root in path.parents:
+            real = os.path.realpath(path)
+            inside = str(session.resolved_root).rstrip(os.sep) + os.sep
+            if not real.startswith(inside):
+                return None
+            try:
+                return real, read_regular_file(real, session.config.max_file_size)
+            except OSError:
+                return None
+    return None
+
+
+def _write(path: str, data: bytes) -> None:
+    """Write ``data`` over ``path`` in place (its inode, mode and links kept)."""
+    with open(path, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()

@@ -27,6 +27,14 @@ class Reader(Protocol):
     def is_file(self, path: Path) -> bool:
         """Whether ``path`` is a regular file (or an unsaved buffer)."""
 
+    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
+        ``path`` from its ``lstat`` (a link is not followed), or ``None``: no
+        such file, not a regular file, or not read from disk (a buffer). Two
+        equal signatures taken some time apart mean the file was not written
+        in between, unless it was written within one tick of the file
+        system's clock (the cache's "racy" case)."""
+
     def is_dir(self, path: Path) -> bool:
         """Whether ``path`` is a directory."""
 
@@ -202,6 +210,15 @@ class FileSystemReader:
     def is_file(self, path: Path) -> bool:
         return os.path.isfile(path)
 
+    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        try:
+            status = os.lstat(path)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
     def is_dir(self, path: Path) -> bool:
         return os.path.isdir(path)
 
@@ -228,7 +245,7 @@ class OverlayReader(FileSystemReader):
         self.buffers = buffers
 
     def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
-        text = self.buffers.get(path if isinstance(path, Path) else Path(path))
+        text = self._buffer(path)
         if text is not None:
             raw = text.encode("utf-8", errors="surrogatepass")
             if limit is not None and len(raw) > limit:
@@ -236,8 +253,21 @@ class OverlayReader(FileSystemReader):
             return raw
         return super().read_bytes(path, limit)
 
+    def _buffer(self, path: Path | str) -> str | None:
+        """The buffer of ``path``, if one is open (no ``Path`` made when
+        none is: the cache checks thousands of paths, given as text)."""
+        buffers = self.buffers
+        if not buffers:
+            return None
+        return buffers.get(path if isinstance(path, Path) else Path(path))
+
     def is_file(self, path: Path) -> bool:
-        return (path if isinstance(path, Path) else Path(path)) in self.buffers or super().is_file(path)
+        return self._buffer(path) is not None or super().is_file(path)
+
+    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        if self._buffer(path) is not None:
+            return None
+        return super().signature(path)
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,

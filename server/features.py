@@ -23,7 +23,7 @@ from ..linter.outputspec import OutputSpec, parse_output_spec
 from ..linter.probejson import pointer, probe_schema
 from ..linter.quotes import find_quote
 from ..linter.rules import get_rule
-from ..linter.textfile import Position, Span, TextDocument
+from ..linter.textfile import Span, TextDocument
 from ..linter.workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE
 from .convert import contains, overlaps, path_of, uri_of
 from .jsoncursor import JsonCursor, locate
@@ -601,20 +601,11 @@ def code_actions(ls: "SkillEvalLanguageServer", params: types.CodeActionParams) 
 
 
 def _safe_edits(diagnostics: list[Diagnostic]) -> list[TextEdit]:
-    """The first safe fix of each diagnostic, dropping edits that overlap earlier ones."""
-    chosen: list[TextEdit] = []
-    taken: dict[Path, list[tuple[Position, Position]]] = {}
-    for diagnostic in diagnostics:
-        fix = next((f for f in diagnostic.fixes if f.safe), None)
-        if fix is None:
-            continue
-        spans = [(e.span.path, (e.span.start.line, e.span.start.column), (e.span.end.line, e.span.end.column)) for e in fix.edits]
-        if any(s < e2 and s2 < e for p, s, e in spans for s2, e2 in taken.get(p, [])):
-            continue
-        for p, s, e in spans:
-            taken.setdefault(p, []).append((s, e))
-        chosen.extend(fix.edits)
-    return chosen
+    """The edits of "fix all": the engine's one fix applier chooses them
+    (:func:`~skill_eval.linter.fixes.safe_edits`: each fix whole or not at all)."""
+    from ..linter.fixes import safe_edits
+
+    return safe_edits(diagnostics)
 
 
 def register_extensions(ls: "SkillEvalLanguageServer", feature) -> None:

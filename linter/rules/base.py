@@ -42,39 +42,34 @@ class Rule:
     """One scope, or several: ``check`` is then called with each kind of
     context (dispatch on ``isinstance``)."""
     tags: ClassVar[tuple[str, ...]] = ()
-    uses_probe_facts: ClassVar[bool] = False
-    """A workspace-wide rule that compares probes only through
-    :meth:`probe_facts` (read with ``WorkspaceContext.probe_facts``): the
-    parallel CLI computes the facts in the workers that lint the probes, and
-    runs the rule over them in the main process, which then never loads the
-    probes itself."""
 
     @classmethod
     def scopes(cls) -> tuple[Scope, ...]:
         return cls.scope if isinstance(cls.scope, tuple) else (cls.scope,)
 
     def check(self, context) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
+        """The findings of this rule in ``context`` (its type follows :attr:`scope`).
+        A workspace-wide check reads other probes through
+        ``context.probe_facts(self)`` (see :meth:`probe_facts`). A rule keeps
+        nothing between calls: an instance may check any number of contexts,
+        of any number of runs, in any order."""
         raise NotImplementedError
 
-    def prepare(self, session) -> None:
-        """For a workspace-wide rule: read ahead, into ``session``'s caches,
-        what it reads of the workspace besides the probes (the eval runs'
-        records). The parallel CLI calls this while its workers lint the
-        probes; by default there is nothing to read."""
-
-    def absorb_facts(self, pairs: list[tuple[Any, Any]], expected: int, linted: int) -> None:
-        """For a rule that :attr:`uses_probe_facts`: digest a batch of
-        ``(probe.json path, facts)`` ahead of :meth:`check` (the parallel CLI
-        passes each worker's batch as it arrives, ``expected`` being the number
-        of probes in all, ``linted`` how many of them are linted);
-        :meth:`check` still receives every fact. By default there is nothing
-        to digest."""
-
     def probe_facts(self, probe) -> Any:
-        """For a rule that :attr:`uses_probe_facts`: what it compares of one
-        probe (a ``ProbeContext``), as a small picklable value, or ``None``
-        when the probe has nothing to compare."""
-        raise NotImplementedError(f"{type(self).__name__} sets uses_probe_facts but does not define probe_facts")  # pragma: no cover
+        """For a workspace-wide rule that compares probes (the map step, as
+        pylint's ``get_map_data``): what it compares of one probe (a
+        ``ProbeContext``), as a small value of plain data (it travels between
+        processes and into the cache), or ``None`` when the probe has nothing
+        to compare. It may read the probe's own files (probe.json and the
+        files it references), nothing else. Its ``check`` (the reduce step)
+        gets every probe's facts from ``WorkspaceContext.probe_facts(self)``,
+        computed wherever each probe was linted."""
+        return None
+
+    @classmethod
+    def compares_probes(cls) -> bool:
+        """Whether this rule defines :meth:`probe_facts`."""
+        return cls.probe_facts is not Rule.probe_facts
 
     def diagnostic(
         self,

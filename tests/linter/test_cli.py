@@ -169,16 +169,19 @@ def test_examples_are_linted(capsys) -> None:
 
 
 def test_fix_applies_every_edit_of_a_fix(tmp_path: Path) -> None:
+    from skill_eval.linter.config import Config
     from skill_eval.linter.diagnostics import Diagnostic, Fix, Severity, TextEdit
-    from skill_eval.linter.fixes import apply_safe_fixes
+    from skill_eval.linter.fixes import apply_fixes
+    from skill_eval.linter.reader import FileSystemReader
+    from skill_eval.linter.session import LintSession
     from skill_eval.linter.textfile import Span
 
     target = tmp_path / "f.txt"
     target.write_bytes(b"alpha beta\r\ngamma\r\n")
     edits = (TextEdit(Span.at(target, 1, 1, 1, 6), "ALPHA"), TextEdit(Span.at(target, 2, 1, 2, 6), "GAMMA"))
     diagnostic = Diagnostic("SE999", "x", Severity.ERROR, "m", Span.at(target, 1, 1, 1, 2), fixes=(Fix("t", edits, safe=True),))
-    fixed, remaining = apply_safe_fixes([diagnostic])
-    assert fixed == 1 and not remaining
+    applied = apply_fixes([diagnostic], [LintSession(tmp_path, Config(), FileSystemReader())])
+    assert applied.fixed == 1 and applied.files == [target]
     assert target.read_bytes() == b"ALPHA beta\r\nGAMMA\r\n"
 
 
@@ -195,14 +198,15 @@ def test_schema_command_prints_the_file_verbatim() -> None:
 
 def test_worker_processes_give_the_same_diagnostics(tmp_path: Path) -> None:
     """A workspace large enough for workers lints the same with -j 1 and -j 2."""
-    from skill_eval.linter.engine import PARALLEL_MIN_PROBES, lint_paths
+    from skill_eval.linter.engine import lint_paths
+    from skill_eval.linter.execution import PARALLEL_MIN_WORK
 
     from _large_workspace import copy_examples_with_probes
 
-    target = copy_examples_with_probes(tmp_path / "big", PARALLEL_MIN_PROBES)
+    target = copy_examples_with_probes(tmp_path / "big", PARALLEL_MIN_WORK)
     serial = lint_paths([target], jobs=1).diagnostics
     parallel = lint_paths([target], jobs=2).diagnostics
-    assert len(serial) > PARALLEL_MIN_PROBES
+    assert len(serial) > PARALLEL_MIN_WORK
     assert [(d.code, d.path, d.start, d.message) for d in parallel] == [(d.code, d.path, d.start, d.message) for d in serial]
 
 

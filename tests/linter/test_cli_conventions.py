@@ -190,7 +190,9 @@ def test_the_base_install_requires_what_sarif_imports() -> None:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file below ``root`` but the lint cache's (which any lint writes)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".skill-eval-cache" not in p.relative_to(root).parts}
 
 
 @pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")

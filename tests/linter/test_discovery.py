@@ -68,9 +68,9 @@ def test_exclude_and_extend_exclude_leave_folders_and_probes_out(tmp_path: Path)
     explicit = lint_paths([tmp_path / "skills" / "legacy" / "evals" / "probes" / "legacy"], jobs=1)
     assert {d.code for d in explicit.diagnostics} >= {"SE101"}
     # the editor's (a caller's) extend-exclude adds to the file's; its exclude replaces the file's
-    more = lint_paths([tmp_path], jobs=1, overrides={"extend_exclude": ("kept",)})
+    more = lint_paths([tmp_path], jobs=1, overrides={"extend-exclude": ["kept"]})
     assert not [d for d in more.diagnostics if d.code == "SE101"]
-    replaced = lint_paths([tmp_path], jobs=1, overrides={"exclude": ()})
+    replaced = lint_paths([tmp_path], jobs=1, overrides={"exclude": []})
     assert {d.path.parent.name for d in replaced.diagnostics if d.code == "SE101"} == {"kept", "draft"}
 
 

@@ -46,51 +46,51 @@ def _full(diagnostics) -> list[tuple]:
     return [(d.code, d.path, d.span, d.message, d.severity, d.related, d.fixes) for d in diagnostics]
 
 
-@pytest.mark.parametrize("case", PARALLEL_CASES, ids=[c.name for c in PARALLEL_CASES])
-def test_forked_workers_lint_each_fixture_alike(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parallel CLI (probe, SKILL.md and output-spec checks in forked
-    workers; workspace-wide rules over the workers' probe facts in this
-    process) reports exactly what one process does, related locations and
-    fixes included: every fixture is linted both ways, with workers forced."""
-    from skill_eval.linter import engine
+@pytest.fixture
+def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Workers for any amount of work, one unit per chunk; the list counts
+    the chunks the pool linted (their results are loaded here)."""
+    from skill_eval.linter import execution
 
-    if not engine._can_fork():
-        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(execution, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(execution, "SMALLEST_CHUNK", 1)
+    from_pool: list[int] = []
+    original = execution.loads
+    monkeypatch.setattr(execution, "loads", lambda data: from_pool.append(1) or original(data))
+    return from_pool
+
+
+@pytest.mark.parametrize("case", PARALLEL_CASES, ids=[c.name for c in PARALLEL_CASES])
+def test_workers_lint_each_fixture_alike(case: Path, workers_always: list[int]) -> None:
+    """A lint shared with a worker process (probe and SKILL.md units in the
+    worker and here; output specs and the workspace-wide rules over every
+    probe's facts here) reports exactly what one process does, related
+    locations and fixes included: every fixture is linted both ways."""
     serial = lint_paths([case], jobs=1).diagnostics
-    monkeypatch.setattr(engine, "PARALLEL_MIN_PROBES", 1)
-    monkeypatch.setattr(engine, "SHARE_MIN_WORK", 1)
+    assert not workers_always
     parallel = lint_paths([case], jobs=2).diagnostics
+    assert workers_always, "the worker linted nothing"
     assert _full(parallel) == _full(serial)
 
 
 @pytest.mark.parametrize("case", [FIXTURES / "se006-duplicate-probe-id", FIXTURES / "se501-reused-scenario", ROOT / "examples"],
                          ids=lambda case: case.name)
-def test_forked_workers_lint_one_file_of_a_workspace_alike(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run on one probe.json (a pre-commit run) of a workspace large enough
-    for workers: the workers compute every probe's facts, the file's probe is
-    compared with all of them, and the result is what one process reports."""
-    from skill_eval.linter import engine
-
-    if not engine._can_fork():
-        pytest.skip("no fork on this platform")
+def test_workers_lint_one_file_of_a_workspace_alike(case: Path, workers_always: list[int]) -> None:
+    """A run on one probe.json (a pre-commit run): the other probes' facts
+    are computed (here and in the worker), the file's probe is compared with
+    all of them, and the result is what one process reports."""
     for probe in sorted(case.rglob("probe.json"))[:4]:
         serial = lint_paths([probe], jobs=1).diagnostics
-        with monkeypatch.context() as patched:
-            patched.setattr(engine, "PARALLEL_MIN_PROBES", 1)
-            patched.setattr(engine, "SHARE_MIN_WORK", 1)
-            forked = []
-            original = engine._lint_in_workers
-            patched.setattr(engine, "_lint_in_workers", lambda *a, **k: forked.append(1) or original(*a, **k))
-            parallel = lint_paths([probe], jobs=2).diagnostics
-        assert forked, "the workers were not used"
+        del workers_always[:]
+        parallel = lint_paths([probe], jobs=2).diagnostics
+        assert workers_always, "the worker linted nothing"
         assert _full(parallel) == _full(serial), probe
 
 
-def test_a_crash_computing_probe_facts_is_se000_for_that_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_computing_probe_facts_is_se000_for_that_probe(monkeypatch: pytest.MonkeyPatch, workers_always: list[int]) -> None:
     """A workspace-wide rule whose probe_facts raises on one probe: SE000 on
     that probe.json, the probe is left out of the comparison, every other
-    finding stays; one process and forked workers agree."""
-    from skill_eval.linter import engine
+    finding stays; one process and a worker agree."""
     from skill_eval.linter.rules.files.se006_duplicate_probe_id import DuplicateProbeId
 
     case = FIXTURES / "se006-duplicate-probe-id"
@@ -107,10 +107,8 @@ def test_a_crash_computing_probe_facts_is_se000_for_that_probe(monkeypatch: pyte
     crashes = [d for d in serial if d.code == "SE000"]
     assert [(d.path, "SE006" in d.message) for d in crashes] == [(victim, True)]
     assert any(d.code == "SE006" for d in serial)
-    if engine._can_fork():
-        monkeypatch.setattr(engine, "PARALLEL_MIN_PROBES", 1)
-        monkeypatch.setattr(engine, "SHARE_MIN_WORK", 1)
-        assert _full(lint_paths([case], jobs=2).diagnostics) == _full(serial)
+    assert _full(lint_paths([case], jobs=2).diagnostics) == _full(serial)
+    assert workers_always
 
 
 def test_there_are_fixtures() -> None:

@@ -1,7 +1,7 @@
-"""A workspace large enough for the start-up scan to fork workers, driven by a
-real LSP client: the server (whose stdin-reading thread is busy while it
-forks) must finish the scan, publish exactly the CLI's findings, and keep
-serving edits afterwards."""
+"""A workspace large enough for the start-up scan to start worker processes
+(from a fork server: the server has threads), driven by a real LSP client:
+the server must finish the scan, publish exactly the CLI's findings, and
+keep serving edits afterwards."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from _lsp_helpers import SERVER, probe_json, scan_done, start, uri, wait_until, write_workspace
-from skill_eval.linter.engine import PARALLEL_MIN_PROBES, _can_fork, lint_paths
-
-pytestmark = pytest.mark.skipif(not _can_fork(), reason="the scan forks workers only where fork exists")
+from skill_eval.linter.engine import lint_paths
+from skill_eval.linter.execution import PARALLEL_MIN_WORK as PARALLEL_MIN_PROBES
 
 COUNT = PARALLEL_MIN_PROBES + 20
 

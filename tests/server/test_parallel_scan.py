@@ -1,5 +1,5 @@
-"""The start-up scan of a large workspace lints probes in forked workers
-(:func:`skill_eval.linter.engine.lint_probes_in_workers`): the findings must be
+"""The start-up scan of a large workspace lints probes in worker processes
+(:func:`skill_eval.linter.engine.lint_probe_chunks`): the findings must be
 the serial scan's, and an edit made while the workers run must win over their
 older findings."""
 
@@ -12,10 +12,8 @@ import pytest
 from _large_workspace import copy_examples_with_probes
 
 from skill_eval.linter.config import load_config
-from skill_eval.linter.engine import PARALLEL_MIN_PROBES, _can_fork
+from skill_eval.linter.execution import PARALLEL_MIN_WORK as PARALLEL_MIN_PROBES
 from skill_eval.server.state import WorkspaceState
-
-pytestmark = pytest.mark.skipif(not _can_fork(), reason="workers are forked")
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +22,8 @@ def big_workspace(tmp_path_factory) -> Path:
     return copy_examples_with_probes(tmp_path_factory.mktemp("parallel") / "big", PARALLEL_MIN_PROBES)
 
 
-def scanned(root: Path, jobs: int, buffers: dict | None = None) -> WorkspaceState:
-    state = WorkspaceState(root, load_config(root), buffers if buffers is not None else {}, jobs=jobs)
+def scanned(root: Path, jobs: int, buffers: dict | None = None, cache: bool = False) -> WorkspaceState:
+    state = WorkspaceState(root, load_config(root), buffers if buffers is not None else {}, jobs=jobs, cache=cache)
     steps = list(state.scan())
     assert steps[-1][0] == steps[-1][1], "the last step reports everything done"
     return state
@@ -51,7 +49,7 @@ def test_an_edit_during_the_scan_wins_over_the_workers_older_findings(big_worksp
     """Workers lint the files as they were when the scan started; a probe an
     edit re-lints meanwhile keeps the edit's findings."""
     buffers: dict[Path, str] = {}
-    state = WorkspaceState(big_workspace, load_config(big_workspace), buffers, jobs=2)
+    state = WorkspaceState(big_workspace, load_config(big_workspace), buffers, jobs=2, cache=False)
     probe = sorted(state.discover().probes)[-1]  # in the last chunk: still running when the edit lands
     data = json.loads(probe.read_text())
     steps = state.scan()

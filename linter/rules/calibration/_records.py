@@ -14,31 +14,39 @@ higher). Reads are cached per lint session, so the workspace's
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 from typing import Any
 
-from ...context import RECORDS_MAX_SIZE, FileProblem
 from ...runs import RunsFile, find_runs_files, frozen_path, parse_runs, read_frozen, runs_files_in, suite_folder
 from ...runs import suite_runs_files as _suite_files
-from ...textfile import Span
+from ...session import FileProblem, session_query
+from ...textfile import Span, normalize_newlines
 
-_RUNS_FILES: "weakref.WeakKeyDictionary[Any, list[Path]]" = weakref.WeakKeyDictionary()
-_SUITE_FILES: "weakref.WeakKeyDictionary[Any, dict[Path, list[Path]]]" = weakref.WeakKeyDictionary()
-_FROZEN_PATHS: "weakref.WeakKeyDictionary[Any, dict[Path, Path]]" = weakref.WeakKeyDictionary()
-_PARSED: "weakref.WeakKeyDictionary[Any, dict[Path, RunsFile | FileProblem]]" = weakref.WeakKeyDictionary()
+
+@session_query("workspace-runs")
+def _workspace_runs(session) -> tuple[str, ...]:
+    """Every ``evals/runs/*.jsonl`` of the workspace (from the folders the
+    CLI's walk left out, when it walked the whole workspace)."""
+    pruned = session.pruned_folders
+    return tuple(map(str, find_runs_files(session.root) if pruned is None else runs_files_in(pruned)))
+
+
+@session_query("suite-runs")
+def _suite_runs(session, suite: str) -> tuple[str, ...]:
+    """The runs files of the suite at ``suite``."""
+    return tuple(map(str, _suite_files(Path(suite))))
 
 
 def runs_file(session, path: Path) -> RunsFile | FileProblem:
     """The parsed runs file at ``path``, or why it was not read; once per
     session (the language server starts a fresh session when a calibration
     file changes). The bytes are not kept, only the records."""
-    parsed = _PARSED.get(session)
-    if parsed is None:
-        parsed = _PARSED[session] = {}
+    limit = session.records_limit
+    session.note(("content", str(path), limit))
+    parsed = session.derived.setdefault("runs-files", {})
     found = parsed.get(path)
     if found is None:
-        raw = session.read_safely(path, max(session.config.max_file_size, RECORDS_MAX_SIZE))
+        raw = session.read_safely(path, limit)
         found = parsed[path] = raw if isinstance(raw, FileProblem) else parse_runs(path, raw)
     return found
 
@@ -63,7 +71,7 @@ def frozen_problem(context) -> FileProblem | None:
     (outside the workspace, not a regular file, too large)."""
     if context.probe_id is None:
         return None
-    found = context.session.raw_problem(_for_suite(_FROZEN_PATHS, context, frozen_path))
+    found = context.session.raw_problem(_frozen_path(context))
     return found if isinstance(found, FileProblem) and found.kind != "missing" else None
 
 
@@ -75,11 +83,7 @@ def suite_of(context) -> Path:
 
 def suite_runs_files(session) -> list[Path]:
     """Every ``evals/runs/*.jsonl`` of the session's workspace (walked once per session)."""
-    files = _RUNS_FILES.get(session)
-    if files is None:
-        pruned = session.pruned_folders
-        files = _RUNS_FILES[session] = find_runs_files(session.root) if pruned is None else runs_files_in(pruned)
-    return files
+    return [Path(path) for path in session.query("workspace-runs")]
 
 
 def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
@@ -88,7 +92,7 @@ def probe_records(context) -> list[tuple[int, dict[str, Any]]]:
     probe_id = context.probe_id
     if probe_id is None or _walked_without_runs_files(context.session):
         return []
-    return [(line, record) for path in _for_suite(_SUITE_FILES, context, _suite_files)
+    return [(line, record) for path in _suite_runs_files(context)
             for line, record in read_runs(context.session, path).records if record.get("probe") == probe_id]
 
 
@@ -97,30 +101,29 @@ def probe_runs(context) -> list[tuple[Path, Any]]:
     session's walk of the workspace found no runs files)."""
     if context.probe_id is None or _walked_without_runs_files(context.session):
         return []
-    return [(path, read_runs(context.session, path)) for path in _for_suite(_SUITE_FILES, context, _suite_files)]
+    return [(path, read_runs(context.session, path)) for path in _suite_runs_files(context)]
 
 
 def _walked_without_runs_files(session) -> bool:
     """Whether the session walked the whole workspace (the CLI) and found no
     runs files. A session that did not (the language server's) is not
-    walked for this: each of its forked workers would walk it again."""
-    return session.pruned_folders is not None and not suite_runs_files(session)
+    walked for this: each of its workers would walk it again."""
+    return session.pruned_folders is not None and not session.query("workspace-runs")
 
 
-def _for_suite(store: "weakref.WeakKeyDictionary", context, compute):
-    """``compute(suite_of(context))``, remembered in ``store`` for the session
-    (the probes of a suite share it: a thousand probes asked a thousand
-    times). Keyed by what decides the suite: the probe's SKILL.md, whose
-    ``Path`` the suite's probes share (its hash computed once), else the
-    probe's folder."""
-    by_key = store.get(context.session)
-    if by_key is None:
-        by_key = store[context.session] = {}
+def _suite_runs_files(context) -> list[Path]:
+    return [Path(path) for path in context.session.query("suite-runs", str(suite_of(context)))]
+
+
+def _frozen_path(context) -> Path:
+    """The probe's suite's frozen.json (remembered per skill: the probes of
+    a suite share it, and a thousand probes asked a thousand times)."""
     skill = context.skill_ref
     key = skill if isinstance(skill, Path) else context.folder
-    found = by_key.get(key)
+    paths = context.session.derived.setdefault("frozen-paths", {})
+    found = paths.get(key)
     if found is None:
-        found = by_key[key] = compute(suite_of(context))
+        found = paths[key] = frozen_path(suite_of(context))
     return found
 
 
@@ -130,7 +133,7 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
     probe_id = context.probe_id
     if probe_id is None:
         return None
-    path = _for_suite(_FROZEN_PATHS, context, frozen_path)
+    path = _frozen_path(context)
     raw = context.session.read_raw(path)
     if raw is None:
         return None
@@ -139,9 +142,13 @@ def frozen_case(context) -> tuple[Path, bytes, dict[str, Any]] | None:
 
 
 def line_span_of(path: Path, raw: bytes, needle: str) -> Span:
-    """The span of the first line of ``raw`` holding ``needle`` (else the file start)."""
-    text = raw.decode("utf-8", errors="replace")
-    for number, line in enumerate(text.splitlines(), 1):
+    """The span of the first line of ``raw`` holding ``needle`` (else the file
+    start), its lines counted as the engine counts them: a byte-order mark
+    dropped, CRLF and CR as one break, and only those (``str.splitlines``
+    also breaks at U+2028, U+2029, U+0085 and form feeds, which a JSON
+    string may hold: the line would be off by one for each)."""
+    text = normalize_newlines(raw.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    for number, line in enumerate(text.split("\n"), 1):
         if needle in line:
             stripped = len(line) - len(line.lstrip())
             return Span.at(path, number, stripped + 1, number, len(line) + 1)

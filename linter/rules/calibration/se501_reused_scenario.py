@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from zlib import crc32
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
@@ -13,7 +14,7 @@ from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
 from ...markdown import MarkdownDocument, parse_markdown
 from ...textfile import Span, TextDocument
-from ...words import plain_ascii_words
+from ...words import _ASCII_LOWER_WORDS, plain_ascii_words
 from ..base import Rule, Scope
 
 SHINGLE = 5
@@ -22,6 +23,16 @@ MIN_EXAMPLE_SHINGLES = 10
 """A SKILL.md block is a worked example when it has at least this many shingles
 (about 14 words); shorter code blocks are snippets, not scenarios."""
 MAX_RELATED = 10
+
+CANDIDATE_FRACTION = 0.625
+"""Candidates for a near-duplicate are the artifacts sharing at least this
+fraction of the threshold as word 5-grams (Jaccard >= 0.5 for the default
+0.8), so that a copy edited in a few scattered places is still compared
+word by word (:func:`word_similarity`): each one-word edit breaks up to five
+5-grams, so a ~90-word artifact copied with three one-word substitutions
+keeps only ~70% of its 5-grams (under 0.8) but 97% of its words in order.
+Down to 0.5, a ~90-word copy may have six scattered substitutions, a
+~250-word one sixteen, and still be found."""
 
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
@@ -42,20 +53,67 @@ def _words(text: str) -> Sequence[str]:
     return _WORD.findall(folded)
 
 
+def _word_ids(text: str) -> list[int]:
+    """The CRC-32 of each of :func:`_words`'s words: for an ASCII text, of the
+    words of its lowercased bytes (one ``translate``, one ``encode``, one
+    ``split``: no ``encode`` per word)."""
+    if text.isascii():
+        return list(map(crc32, text.translate(_ASCII_LOWER_WORDS).encode("ascii").split()))
+    return list(map(crc32, map(str.encode, _words(text))))
+
+
+@text_cache(16384, 16_000_000)
+def word_ids(text: str) -> array:
+    """The words of ``text`` in order (as :func:`shingles` splits them), as
+    their CRC-32: what :func:`word_similarity` compares. Cached by content."""
+    return array("I", _word_ids(text))
+
+
+def word_similarity(first: array, second: array, cutoff: float = 0.0) -> float:
+    """How alike two word sequences are, edits anywhere counted one by one:
+    twice their longest common subsequence over their total length (the
+    normalized Indel similarity, computed in C by rapidfuzz, which the
+    linter already uses for near-miss names; 0.0 under ``cutoff``). A copy
+    of 90 words with three words substituted scores 0.97 wherever the edits
+    are; two unrelated texts of one domain, sharing vocabulary but not its
+    order, score ~0.3-0.5."""
+    if not first or not second:
+        return 0.0
+    from rapidfuzz.distance import Indel
+
+    return Indel.normalized_similarity(first, second, score_cutoff=cutoff)
+
+
+def candidate_threshold(threshold: float) -> float:
+    """The 5-gram Jaccard similarity from which two artifacts are compared
+    (:data:`CANDIDATE_FRACTION` of ``threshold``)."""
+    return threshold * CANDIDATE_FRACTION
+
+
 @text_cache(16384, 16_000_000)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
-    punctuation ignored), as 32-bit hashes (in no particular order: nothing
-    needs them sorted, and sorting was ~15% of the work). Cached by content.
+    punctuation ignored), as 32-bit hashes in increasing order (an
+    artifact's prefix in :func:`_indexed_candidates` is then a slice).
+    Cached by content.
+
+    The hashes are stable: the same in every process and every run, however
+    the process started (they travel between processes and are kept in the
+    on-disk cache). A word is its CRC-32 (:func:`zlib.crc32` of its UTF-8,
+    in C); a 5-gram the hash of the tuple of its five words' CRCs: Python
+    salts the hash of a string (``PYTHONHASHSEED``), never that of an int or
+    of a tuple of ints (CPython's tuple hash of ints is fixed for a given
+    build, which the cache's key holds). Hashing each 5-gram's text with
+    ``blake2b`` instead cost ~4x the whole computation.
 
     32 bits halve what a language server holds for 10,000 artifacts (~9 MB);
     two artifacts of ~250 5-grams share a false one with a chance of ~1 in
     70,000, which moves their similarity by 0.4%."""
-    words = _words(text)
-    if len(words) < SHINGLE:
+    ids = word_ids(text)
+    if len(ids) < SHINGLE:
         return array("I")
-    grams = zip(*(words[i:] for i in range(SHINGLE)))
-    return array("I", {hash(gram) & 0xFFFFFFFF for gram in grams})
+    grams = zip(*(ids[i:] for i in range(SHINGLE)))
+    return array("I", sorted({hash(gram) & 0xFFFFFFFF for gram in grams}))
 
 
 def _first_line_span(document: TextDocument) -> Span:
@@ -116,70 +174,14 @@ def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
     return tuple(result)
 
 
-class SharedGrams:
-    """Every 5-gram found in two of the added arrays or more, plus (for a large
-    workspace) some that are not, in :attr:`shared`: those are harmless, only
-    indexed needlessly, since pairs are verified exactly. Arrays may be added
-    as they come (the parallel CLI adds each worker's as it arrives, while the
-    others still lint).
-
-    "Seen before" is a set of the 5-grams for up to ``exact_limit`` expected
-    5-grams: two C-level set operations per array, about half the time of a
-    Python loop over its 5-grams (~50 ms where the loop took ~90 ms at 1,000
-    probes, spent in the parallel CLI's main process while its workers need
-    the CPU). Beyond that it is a bitmap of ~16 bits per 5-gram: a set of 2
-    million Python ints (10,000 artifacts) peaked at ~130 MB and left the
-    language server's memory fragmented. A bitmap has false positives (a
-    5-gram of one artifact taken as shared, ~6%) but no false negatives, which
-    is what prefix filtering needs: no shared 5-gram is ever left out.
-    """
-
-    def __init__(self, expected: int, exact_limit: int = 600_000) -> None:
-        """``expected``: how many 5-grams will be added (a guess will do);
-        ``exact_limit``: up to this many, an exact set (~35 MB at the limit,
-        ~2,500 artifacts)."""
-        self.shared: set[int] = set()
-        self._seen_set: set[int] | None = set() if expected <= exact_limit else None
-        bits = 1 << max(16, (expected * 16).bit_length()) if self._seen_set is None else 8
-        self._mask = bits - 1
-        self._seen = bytearray(bits >> 3)
-
-    def add(self, grams: array) -> None:
-        seen_set = self._seen_set
-        if seen_set is not None:
-            self.shared.update(seen_set.intersection(grams))
-            seen_set.update(grams)
-            return
-        mask, seen, shared = self._mask, self._seen, self.shared
-        for gram in grams:
-            bit = gram & mask
-            flag = 1 << (bit & 7)
-            if seen[bit >> 3] & flag:
-                shared.add(gram)
-            else:
-                seen[bit >> 3] |= flag
-
-
-_SPENT: list[tuple[SharedGrams, set[Path]]] = []
-"""The absorbed state (:meth:`ReusedScenario.absorb_facts`) of the last
-near-duplicate pass, kept until the next one consumes its own instead of
-being freed when its pass ends. Only the parallel CLI absorbs, at the very
-end of a run whose process then exits without freeing anything: freeing the
-~220,000 ints of its seen set one by one there took ~6 ms at 1,000 probes,
-all of it in the run's serial tail. (Beyond ~2,500 artifacts the seen set is
-a bitmap, and frees at once.)"""
-
-GRAMS_PER_ARTIFACT = 256
-"""What :meth:`ReusedScenario.absorb_facts` sizes its bitmap for, per probe."""
-
 FEW_LINTED = 4
 """At most this many linted artifacts, and at most an eighth of the
 workspace's (a pre-commit run on a few probes), are compared with every
 other artifact directly (:func:`_compares_directly`), not through the
-workspace-wide shared-5-gram index: folding every artifact's 5-grams into
-that index costs ~34 us an artifact, a direct look for a few artifacts
-~3 us, and each further linted artifact adds checks of every artifact
-that shares one of its 5-grams (all of them, in a templated workspace)."""
+workspace-wide shared-5-gram index: building the index costs far more per
+artifact than a direct look for a few (docs/performance.md), and each
+further linted artifact adds checks of every artifact that shares one of
+its 5-grams (all of them, in a templated workspace)."""
 
 
 def _compares_directly(linted: int, total: int) -> bool:
@@ -196,7 +198,11 @@ class ReusedScenario(Rule):
 
     Artifacts are compared as sets of word 5-grams (casefolded words; markup
     and punctuation ignored). Two artifacts are near-duplicates when their
-    Jaccard similarity reaches `near-duplicate-threshold` (0.8 by default). An
+    Jaccard similarity reaches `near-duplicate-threshold` (0.8 by default),
+    or when it reaches five-eighths of that and their words, in order, are
+    that similar (twice their longest common subsequence over their total
+    length): a copy edited in a few scattered places breaks five 5-grams
+    per edited word but keeps almost every word in place. An
     artifact reuses a SKILL.md example when the shared 5-grams reach the
     threshold of the smaller of the two (containment: an example pasted into
     a longer artifact, or an artifact cut from a longer example). Versions of
@@ -206,8 +212,9 @@ class ReusedScenario(Rule):
     locations at the other artifacts or at the SKILL.md block.
 
     The comparison uses an inverted index with prefix filtering: only 5-grams
-    in the rarest ~20% of each artifact are indexed, which is exact for the
-    threshold and keeps a workspace of 10,000 probes far from n² comparisons;
+    in the rarest half of each artifact are indexed, which is exact for the
+    candidates' threshold and keeps a workspace of 10,000 probes far from n²
+    comparisons;
     a run on a few probes (a pre-commit hook) looks for their artifacts'
     5-grams in every other artifact instead, with the same findings.
 
@@ -233,7 +240,6 @@ class ReusedScenario(Rule):
     severity = Severity.WARNING
     scope = (Scope.PROBE, Scope.WORKSPACE)
     tags = ("calibration", "reuse")
-    uses_probe_facts = True
 
     def probe_facts(self, probe):
         """The artifact's word 5-grams, with what a finding about it needs."""
@@ -248,51 +254,35 @@ class ReusedScenario(Rule):
     def check(self, context):
         if isinstance(context, WorkspaceContext):
             threshold = context.config.near_duplicate_threshold
-            linted = {probe.json_path for probe in context.probes}
+            linted = context.linted
             entries = list(context.probe_facts(self))
+            candidates = candidate_threshold(threshold)
             if _compares_directly(len(linted), len(context.session.all_probe_paths)):
-                self._absorbed = None
-                candidates_of = _direct_candidates(entries, linted, threshold)
+                candidates_of = _direct_candidates(entries, linted, candidates)
             else:
-                candidates_of = self._indexed_candidates(entries, linted, threshold)
-            yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root)
+                candidates_of = _indexed_candidates(entries, linted, candidates)
+            yield from self._near_duplicates(entries, candidates_of, threshold, context.session.root, context.session)
         else:
             yield from self._reused_examples(context, context.config.near_duplicate_threshold, context.session.root)
 
-    def absorb_facts(self, pairs, expected: int, linted: int) -> None:
-        """Fold 5-grams into the shared-gram bitmap as the workers deliver
-        them; nothing when the check will compare the few linted artifacts
-        directly."""
-        if _compares_directly(linted, expected):
-            return
-        if self._absorbed is None:
-            self._absorbed = (SharedGrams(expected * GRAMS_PER_ARTIFACT), set())
-        shared, paths = self._absorbed
-        for path, facts in pairs:
-            if facts is not None:
-                shared.add(facts.grams)
-                paths.add(path)
-
-    _absorbed: tuple[SharedGrams, set[Path]] | None = None
-
-    def _shared_grams(self, entries: list[tuple[Path, ArtifactFacts]]) -> set[int]:
-        """The shared 5-grams of ``entries``: those absorbed already, plus the
-        rest (all of them when nothing was absorbed). The absorbed state is
-        consumed: a rule instance may be asked again (the language server)."""
-        absorbed, self._absorbed = self._absorbed, None
-        if absorbed is None:
-            absorbed = (SharedGrams(sum(len(facts.grams) for _path, facts in entries)), set())
-        else:
-            _SPENT[:] = [absorbed]
-        shared, paths = absorbed
-        for path, facts in entries:
-            if path not in paths:
-                shared.add(facts.grams)
-        return shared.shared
-
-    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root):
+    def _near_duplicates(self, entries: list[tuple[Path, ArtifactFacts]], candidates_of: dict[int, set[int]], threshold, root,
+                         session=None):
         """A finding for each linted artifact (by number in ``entries``) whose
-        ``candidates_of`` hold a near-duplicate, its closest first."""
+        ``candidates_of`` hold a near-duplicate, its closest first: 5-grams
+        shared reaching ``threshold``, or else words in order
+        (:func:`word_similarity`, of the two artifacts read through
+        ``session``: only pairs between the two thresholds, few, so the facts
+        need not carry every artifact's words)."""
+        lowest = candidate_threshold(threshold)
+        words: dict[str, array] = {}
+
+        def words_of(facts: ArtifactFacts) -> array:
+            found = words.get(facts.artifact)
+            if found is None:
+                document = session.load(Path(facts.artifact)) if session is not None else None
+                found = words[facts.artifact] = word_ids(document.text) if isinstance(document, TextDocument) else array("I")
+            return found
+
         for number, candidates in candidates_of.items():
             path, facts = entries[number]
             grams = facts.grams
@@ -303,75 +293,35 @@ class ReusedScenario(Rule):
                 if facts.probe_id is not None and other_facts.probe_id == facts.probe_id:
                     continue
                 small, large = sorted((len(grams), len(other_facts.grams)))
-                if small < threshold * large - 1e-9:
+                if small < lowest * large - 1e-9:
                     continue  # the length filter: Jaccard <= small / large
                 shared = len(mine.intersection(other_facts.grams))
                 similarity = shared / (len(grams) + len(other_facts.grams) - shared)
                 if similarity >= threshold - 1e-9:
-                    matches.append((-similarity, str(other_path), other_path, other_facts, similarity))
+                    matches.append((-similarity, str(other_path), other_path, other_facts, similarity, True))
+                elif similarity >= lowest - 1e-9:
+                    in_order = word_similarity(words_of(facts), words_of(other_facts), threshold - 1e-9)
+                    if in_order:
+                        matches.append((-in_order, str(other_path), other_path, other_facts, in_order, False))
             if not matches:
                 continue
             matches.sort(key=lambda m: (m[0], m[1]))
-            _, _, best_path, best_facts, best = matches[0]
+            _, _, best_path, best_facts, best, by_grams = matches[0]
+            measure = "of word 5-grams shared" if by_grams else "of words alike, in order"
             others = f" and {len(matches) - 1} other probe{'s' if len(matches) > 2 else ''}" if len(matches) > 1 else ""
             related = [
                 Related(other_facts.first_line_span(),
                         f"artifact of probe {other_facts.probe_id or _relative(other_path.parent, root)!s} ({similarity:.0%} similar)")
-                for _, _, other_path, other_facts, similarity in matches[:MAX_RELATED]
+                for _, _, other_path, other_facts, similarity, _by_grams in matches[:MAX_RELATED]
             ]
             name = best_facts.probe_id or _relative(best_path.parent, root)
             yield self.diagnostic(
                 facts.first_line_span(),
-                f"artifact is a near-duplicate ({best:.0%} of word 5-grams shared) of the artifact of probe {name!r} "
+                f"artifact is a near-duplicate ({best:.0%} {measure}) of the artifact of probe {name!r} "
                 f"({_relative(best_facts.artifact, root)}){others}: a scenario reused across probes trains toward itself",
                 related=related,
                 probe=path.parent,
             )
-
-    def _indexed_candidates(self, entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
-        """The artifacts each linted artifact may be a near-duplicate of (by
-        its number in ``entries``, linted ones with any only, in order), from
-        an index of every artifact's prefix."""
-        if len(entries) < 2:
-            return {}
-        shared_anywhere = self._shared_grams(entries)
-        # Prefix filtering: order every set by one global order (5-grams of a
-        # single artifact first, then by hash); two sets of Jaccard >= t share
-        # an element among the first |x| - ceil(t|x|) + 1 of each. Only those
-        # that are shared at all are indexed and looked up. An artifact with
-        # that many 5-grams of its own has an empty prefix: most artifacts of a
-        # workspace, told by one C-level test of that many of its 5-grams
-        # (~4x cheaper than counting its shared ones), or else by counting
-        # the shared ones among twice that many.
-        has_none_shared = shared_anywhere.isdisjoint
-        index: dict[int, list[int]] = {}
-        prefixes: dict[int, list[int]] = {}
-        for number, (_path, facts) in enumerate(entries):
-            grams = facts.grams
-            size = len(grams)
-            keep = size - math.ceil(threshold * size - 1e-9) + 1
-            if has_none_shared(grams[:keep]):
-                continue
-            head = grams[: 2 * keep]
-            common = shared_anywhere.intersection(head)
-            if len(head) - len(common) >= keep:
-                continue  # `keep` of its first 2 * keep 5-grams are its own already
-            if len(head) < size:
-                common = shared_anywhere.intersection(grams)
-            unique = size - len(common)
-            if unique >= keep:
-                continue
-            prefix = prefixes[number] = sorted(common)[: keep - unique]
-            for gram in prefix:
-                index.setdefault(gram, []).append(number)
-        candidates_of: dict[int, set[int]] = {}
-        for number, prefix in prefixes.items():
-            if entries[number][0] not in linted:
-                continue
-            candidates = {other for gram in prefix for other in index[gram] if other != number}
-            if candidates:
-                candidates_of[number] = candidates
-        return candidates_of
 
     def _reused_examples(self, probe, threshold, root):
         artifact, skill_document = probe.artifact, probe.skill_document
@@ -398,6 +348,104 @@ class ReusedScenario(Rule):
                 related=[Related(span, f"worked example ({kind}) the artifact reuses")],
                 probe=probe.folder,
             )
+
+
+MARGIN = 16
+"""How far past its prefix an artifact's 5-grams are counted."""
+
+
+def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
+    """The artifacts each linted artifact may be a near-duplicate of (by
+    its number in ``entries``, linted ones with any only, in order), from
+    an index of every artifact's prefix.
+
+    Prefix filtering: under any one order of all 5-grams, two sets of
+    Jaccard >= t share an element among the first ``keep`` = |x| - ceil(t|x|)
+    + 1 of each (their prefixes). The order here is by hash (each artifact's
+    array is sorted, so its prefix is mostly a slice), except that the
+    5-grams met near the front of two artifacts or more (among the first
+    ``keep`` + :data:`MARGIN` of each) go last, by hash among themselves: a
+    template every artifact of a workspace holds would otherwise make every
+    artifact a candidate of every other, and a 5-gram two artifacts share by
+    chance make them a pair to verify. Only a 5-gram in two prefixes or more
+    can pair two artifacts: those are indexed, and most artifacts have none
+    (their prefix is 5-grams met once). Counting the 5-grams near the front
+    of each artifact (C-level counts over about half of them, for the
+    candidates' threshold) rather than all of them, to put each artifact's
+    own first (docs/performance.md)."""
+    if len(entries) < 2:
+        return {}
+    from collections import Counter
+    from itertools import filterfalse, islice
+
+    arrays = [facts.grams for _path, facts in entries]
+    keeps = [len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1 for grams in arrays]
+    fronts = [grams[: keep + MARGIN] for grams, keep in zip(arrays, keeps)]
+    met_twice = _met_twice(fronts)
+    frequent = set(met_twice)
+    prefixes = []
+    beyond: list[int] = []
+    for grams, keep, front in zip(arrays, keeps, fronts):
+        prefix = grams[:keep]
+        if not frequent.isdisjoint(prefix):
+            skipped = frequent.intersection(front).__contains__
+            prefix = list(islice(filterfalse(skipped, front), keep))
+            if len(prefix) < keep and len(front) < len(grams):  # past the front: count those too
+                prefix = list(islice(filterfalse(frequent.__contains__, grams), keep))
+                beyond.extend(gram for gram in prefix if gram > front[-1])
+            if len(prefix) < keep:
+                prefix += sorted(frequent.intersection(grams))[: keep - len(prefix)]
+        prefixes.append(prefix)
+    if beyond:
+        counts = Counter(beyond)
+        looked_for = set(counts)
+        for front in fronts:
+            counts.update(looked_for.intersection(front))
+        met_twice.update(gram for gram, count in counts.items() if count > 1)
+    index: dict[int, list[int]] = {}
+    indexed: list[tuple[int, set[int]]] = []
+    for number, prefix in enumerate(prefixes):
+        common = met_twice.intersection(prefix)
+        if common:
+            indexed.append((number, common))
+            for gram in common:
+                index.setdefault(gram, []).append(number)
+    candidates_of: dict[int, set[int]] = {}
+    for number, common in indexed:
+        if entries[number][0] not in linted:
+            continue
+        candidates = {other for gram in common for other in index[gram] if other != number}
+        if candidates:
+            candidates_of[number] = candidates
+    return candidates_of
+
+
+COUNTED_PARTS = 4
+""":func:`_met_twice` counts the 5-grams in this many ranges of their
+hashes, one after the other: a count of all the fronts at once held several
+times the memory at its peak (docs/performance.md), which a language server
+keeps as fragmented memory."""
+
+
+def _met_twice(fronts: list[array]) -> set[int]:
+    """The 5-grams found in two of ``fronts`` (sorted arrays) or more,
+    counted range of hashes by range (a slice of each array, found by
+    bisection), the counts read in C."""
+    from bisect import bisect_left
+    from collections import Counter
+    from itertools import chain, compress
+
+    found: set[int] = set()
+    step = (1 << 32) // COUNTED_PARTS
+    starts = [0] * len(fronts)
+    more_than_once = (1).__lt__
+    for part in range(1, COUNTED_PARTS + 1):
+        bound = part * step if part < COUNTED_PARTS else 1 << 32
+        ends = [bisect_left(front, bound) for front in fronts]
+        counts = Counter(chain.from_iterable(front[start:end] for front, start, end in zip(fronts, starts, ends)))
+        found.update(compress(counts, map(more_than_once, counts.values())))
+        starts = ends
+    return found
 
 
 def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, threshold) -> dict[int, set[int]]:
@@ -435,6 +483,7 @@ class ArtifactFacts(NamedTuple):
     first_line: tuple[int, int]
     """``(line, end column)`` of the artifact's first non-blank line."""
     grams: array
+    """Its distinct word 5-grams (:func:`shingles`)."""
 
     def first_line_span(self) -> Span:
         line, end_column = self.first_line

@@ -46,11 +46,11 @@ class FrozenCaseEdited(Rule):
             return
         frozen_file, raw, case = found
         changed = []
-        reader = context.session.reader
-        if isinstance(context.document, TextDocument) and _sha256(reader, context.json_path) != case.get("probe_sha256"):
+        session = context.session
+        if isinstance(context.document, TextDocument) and _sha256(session, context.json_path) != case.get("probe_sha256"):
             changed.append(context.json_path.name)
         artifact = context.artifact_document
-        if isinstance(artifact, TextDocument) and _sha256(reader, artifact.path) != case.get("artifact_sha256"):
+        if isinstance(artifact, TextDocument) and _sha256(session, artifact.path) != case.get("artifact_sha256"):
             changed.append(artifact.path.name)
         if not changed:
             return
@@ -70,9 +70,8 @@ class FrozenCaseEdited(Rule):
         )
 
 
-def _sha256(reader, path) -> str | None:
-    """SHA-256 of the file's bytes as the session reads them (unsaved buffers first)."""
-    try:
-        return sha256_bytes(reader.read_bytes(path))
-    except OSError:
-        return None
+def _sha256(session, path) -> str | None:
+    """SHA-256 of the file's bytes as the session reads them (safely, and an
+    unsaved buffer first), ``None`` when they cannot be read."""
+    raw = session.read_raw(path)
+    return None if raw is None else sha256_bytes(raw)

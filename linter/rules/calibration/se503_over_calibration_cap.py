@@ -44,11 +44,6 @@ class OverCalibrationCap(Rule):
     scope = Scope.WORKSPACE
     tags = ("calibration",)
 
-    def prepare(self, session):
-        """The workspace's runs files, and their records."""
-        for path in suite_runs_files(session):
-            read_runs(session, path)
-
     def check(self, context):
         cap = context.config.calibration_max_starts
         if cap is None:

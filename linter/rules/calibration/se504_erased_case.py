@@ -39,17 +39,10 @@ class ErasedCase(Rule):
     scope = Scope.WORKSPACE
     tags = ("calibration",)
 
-    uses_probe_facts = True
-
     def probe_facts(self, probe):
         """The probe's ``(id, version)``."""
         probe_id = probe.probe_id
         return None if probe_id is None else (probe_id, probe.version)
-
-    def prepare(self, session):
-        """The workspace's runs files, and their records."""
-        for path in suite_runs_files(session):
-            read_runs(session, path)
 
     def check(self, context):
         files = suite_runs_files(context.session)

@@ -80,9 +80,9 @@ class CalibrationRuleChanged(Rule):
         if not problems:
             return
         source = config.source
-        if isinstance(source, Path) and source.is_file():
-            related.append(Related(line_span_of(source, source.read_bytes(), "[calibration]"),
-                                   f"the declared rule: {_describe(declared)}"))
+        raw = context.session.read_raw(source) if isinstance(source, Path) else None
+        if raw is not None:
+            related.append(Related(line_span_of(source, raw, "[calibration]"), f"the declared rule: {_describe(declared)}"))
         has_version = context.data is not None and context.get("version", int) is not None
         span = context.value_span("version") if has_version else context.value_span("id")
         yield self.diagnostic(

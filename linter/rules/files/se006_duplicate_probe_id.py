@@ -41,8 +41,6 @@ class DuplicateProbeId(Rule):
     scope = Scope.WORKSPACE
     tags = ("files",)
 
-    uses_probe_facts = True
-
     def probe_facts(self, probe):
         """The probe's ``id``."""
         return probe.probe_id
@@ -52,14 +50,14 @@ class DuplicateProbeId(Rule):
         for path, probe_id in context.probe_facts(self):
             by_id[probe_id].append(path)
         session = context.session
-        linted = {probe.json_path: probe for probe in context.probes}
+        linted = context.linted
         for probe_id, sharing in by_id.items():
             if len(sharing) < 2:
                 continue
             for path in sharing:
-                probe = linted.get(path)
-                if probe is None:
+                if path not in linted:
                     continue
+                probe = session.probe(path)
                 others = [other for other in sharing if other != path]
                 names = ", ".join(_relative(session.root, other) for other in others)
                 yield self.diagnostic(
