@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import fisher_exact
 
 from skill_eval.evals.cli import report_main
-from evals_helpers import skill_tree_sha256
+from _skill_tree import skill_tree_sha256
 from skill_eval.linter.runs import append_record, fisher_greater, sha256_file
 
 PROBE = "euphemized-coverage"

@@ -1,7 +1,7 @@
 """A rep's identity covers the whole skill folder (``skill_tree_sha256``), not
 only SKILL.md: an edited reference makes earlier reps another identity for
 resume, the report and ``probe_status`` alike. The expected hash is computed
-here independently of the runner (evals_helpers.skill_tree_sha256)."""
+here independently of the runner (tests/_skill_tree.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from skill_eval.evals.probes import Workspace
 from skill_eval.evals.viewer_build import build_model
 from skill_eval.linter.runs import sha256_file
 
-from evals_helpers import agent_command, skill_tree_sha256
+from _skill_tree import skill_tree_sha256
+from evals_helpers import agent_command
 
 PROBE = "euphemized-coverage"
 RULE = {"command": agent_command("rule_agent.py"), "model": "m1", "timeout": 30}

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from report_helpers import SUITE, Suite, agent, skill_tree_sha256
+from _skill_tree import skill_tree_sha256
+from report_helpers import SUITE, Suite, agent
 from skill_eval.evals.cli import freeze_main, run_main
 from skill_eval.evals.grading import grade_answer
 from skill_eval.evals.probes import Workspace
