@@ -87,6 +87,10 @@ class Cache:
         signature: the shards of entries asking them are rewritten."""
         self._used: set[tuple[str, str]] = set()
         self._loaded = False
+        self._shared: dict[Hashable, Hashable] = {}
+        """One object per distinct query and answer stored (:meth:`store`):
+        units of one skill ask the same queries, and a shard pickles an object
+        met again as a reference to it (a smaller shard, loaded faster)."""
 
     # -- opening ------------------------------------------------------------------------
 
@@ -129,16 +133,16 @@ class Cache:
 
     def _verified(self, data: bytes) -> bytes | None:
         """The payload of a shard whose MAC verifies, else ``None``."""
-        import hmac
+        from ._hashing import compare_digest
 
         if not data.startswith(MAGIC) or len(data) < len(MAGIC) + MAC_SIZE:
             return None
         mac = data[len(MAGIC):len(MAGIC) + MAC_SIZE]
         payload = data[len(MAGIC) + MAC_SIZE:]
-        return payload if hmac.compare_digest(mac, self._mac(payload)) else None
+        return payload if compare_digest(mac, self._mac(payload)) else None
 
     def _mac(self, payload: bytes) -> bytes:
-        from hashlib import blake2b
+        from ._hashing import blake2b
 
         return blake2b(payload, key=self._secret, person=b"skill-eval", digest_size=MAC_SIZE).digest()
 
@@ -188,8 +192,10 @@ class Cache:
         self._load()
         key = _unit_key(unit)
         dependencies = []
+        share = self._shared.setdefault
         for query, (answer, signature) in result.deps.items():
-            dependencies.append((query, answer))
+            query = share(query, query)
+            dependencies.append((query, share(answer, answer)))
             self._current[query] = answer
             if signature is not None:
                 self._signatures[query] = (answer, signature)
@@ -265,7 +271,7 @@ def cache_key(session: LintSession) -> str:
     """What the cache of ``session`` is keyed by, as a hex digest (see the
     module's docstring)."""
     import sys
-    from hashlib import blake2b
+    from ._hashing import blake2b
 
     from skill_eval import __version__
 

@@ -299,10 +299,12 @@ class ProbeFacts(NamedTuple):
     probe's facts stay the same)."""
 
 
-def compute_probe_facts(probe: ProbeContext, rules: Iterable) -> ProbeFacts:
+def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = True) -> ProbeFacts:
     """The :class:`ProbeFacts` of ``probe`` for the workspace-wide ``rules``
     that compare probes; a rule that crashes leaves the probe out of its
-    comparison, with SE000 for the probe's probe.json."""
+    comparison, with SE000 for the probe's probe.json. Without ``digest``
+    (a run without the cache) the facts' digest is left empty: only the
+    cache reads it, and :func:`with_digest` fills it in when needed."""
     values: dict[str, Any] = {}
     errors: dict[str, Diagnostic] = {}
     for rule in rules:
@@ -316,12 +318,19 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable) -> ProbeFacts:
             errors[rule.code] = InternalError.from_exception(rule, error, probe.json_path, traceback.format_exc())
     refs = (_answer_of(probe.artifact_ref), _answer_of(probe.skill_ref), _answer_of(probe.output_spec_ref))
     disabled = probe.disabled_codes
-    return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors))
+    return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
+
+
+def with_digest(facts: ProbeFacts) -> ProbeFacts:
+    """``facts`` with their digest (computed now if they were made without)."""
+    if facts.digest:
+        return facts
+    return facts._replace(digest=_digest(facts.values, facts.refs, facts.disabled, facts.errors))
 
 
 def _digest(values: dict, refs: tuple, disabled: frozenset, errors: dict) -> bytes:
     import pickle
-    from hashlib import blake2b
+    from ._hashing import blake2b
 
     data = pickle.dumps((values, refs, sorted(disabled), [(code, error.message) for code, error in errors.items()]),
                         protocol=5)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .config import Config
-from .context import ProbeFacts, WorkspaceContext, compute_probe_facts
+from .context import ProbeFacts, WorkspaceContext, compute_probe_facts, with_digest
 from .diagnostics import Diagnostic
 from .reader import FileSystemReader, Reader
 from .rules import REGISTRY, Rule
@@ -285,7 +285,7 @@ def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache:
     every probe's facts (in ``session.probe_facts``): from the cache when
     the facts (:func:`_facts_digest`) and everything else the rules read
     are as recorded, else computed (and recorded)."""
-    from hashlib import blake2b
+    from ._hashing import blake2b
 
     linted = blake2b("\0".join(map(str, probes)).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     unit = (WORKSPACE, Path(f"{session.root}#{linted}"))
@@ -296,7 +296,8 @@ def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache:
     if cache is not None:
         session.record_into(queries)
     try:
-        session.query("facts", linted)
+        if cache is not None:  # the facts' digest is only ever read from the cache
+            session.query("facts", linted)
         workspace = WorkspaceContext(session, probes)
         diagnostics: list[Diagnostic] = []
         for rule in plan.workspace_rules:
@@ -314,7 +315,7 @@ def _facts_digest(session: LintSession, linted: str) -> str:
     """A digest of every probe's facts, in the workspace's order (and of the
     linted probes, ``linted`` being their digest): the workspace-wide rules'
     input besides what they read themselves."""
-    from hashlib import blake2b
+    from ._hashing import blake2b
 
     digest = blake2b(linted.encode(), digest_size=16)
     known = session.probe_facts
@@ -324,6 +325,8 @@ def _facts_digest(session: LintSession, linted: str) -> str:
         if facts is None:
             rules = rules or fact_rules(enabled_rules(session.config))
             facts = known[path] = compute_probe_facts(session.probe(path), rules)
+        elif not facts.digest:
+            facts = known[path] = with_digest(facts)
         digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0" + facts.digest)
     return digest.hexdigest()
 
@@ -495,7 +498,7 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
             if unit[0] == PROBE or unit[0] == FACTS:
                 if record:
                     session.record_into(queries[unit])
-                facts[unit] = compute_probe_facts(contexts[unit], plan.fact_rules)
+                facts[unit] = compute_probe_facts(contexts[unit], plan.fact_rules, digest=record)
     finally:
         session.record_into(None)
     results = []

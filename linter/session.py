@@ -348,7 +348,7 @@ class LintSession:
             if isinstance(found, FileProblem):
                 answer: Hashable = found.answer()
             else:
-                from hashlib import blake2b
+                from ._hashing import blake2b
 
                 answer = ("bytes", blake2b(found, digest_size=16).digest())
             self._observed[("content", str(path), limit)] = (answer, _settled(signature))
