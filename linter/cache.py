@@ -21,6 +21,13 @@ later change within one tick of the file system's clock keeps all of them:
 such a file is read and hashed instead). An edit that keeps the size and
 restores the mtime still moves the ctime.
 
+A whole-workspace lint also leaves a **run record** (:meth:`Cache.replay`):
+its findings as reported, with every query any of its units or its
+filtering asked (each answered once), in one file of its own. A repeat run
+of the same targets checks those answers and prints the findings without
+loading the per-unit shards; any answer that differs, and the run goes
+unit by unit as above (the answers checked so far are not asked again).
+
 Safe when several lints run at once: a shard is written to a new file and
 renamed over the old one (a reader sees the old or the new, never a torn
 one); the last writer wins, and a lost entry only costs its recomputation.
@@ -47,6 +54,9 @@ if TYPE_CHECKING:  # pragma: no cover
 CACHE_DIR = ".skill-eval-cache"
 FORMAT = 2
 """The layout of a shard's data (raise it when it changes)."""
+
+RUN_RECORD = "run"
+"""The name (after the key) of the run record's file (:meth:`Cache.replay`)."""
 
 SHARDS = 16
 """Entries are spread over this many files by their path, so that a run that
@@ -87,6 +97,10 @@ class Cache:
         signature: the shards of entries asking them are rewritten."""
         self._used: set[tuple[str, str]] = set()
         self._loaded = False
+        self._run_deps: dict[tuple, Hashable] = {}
+        """Every query a unit used in this run asked (served or stored), with
+        its answer: what the run record checks (:meth:`record_run`)."""
+        self._run_refreshed = False
         self._shared: dict[Hashable, Hashable] = {}
         """One object per distinct query and answer stored (:meth:`store`):
         units of one skill ask the same queries, and a shard pickles an object
@@ -167,7 +181,78 @@ class Cache:
             if now != answer:
                 return None
         self._used.add(key)
+        self._run_deps.update(dependencies)
         return result
+
+    # -- the run record -----------------------------------------------------------------
+
+    def replay(self, targets: str) -> tuple[list, set[str]] | None:
+        """The findings and checked files of the last whole-workspace lint of
+        ``targets`` (a digest of what was linted), when every query its record
+        holds answers the same now; else ``None``. Only the run record is
+        read: the shards are loaded if the run goes unit by unit after all."""
+        data = _read_file(self._folder_fd, f"{self.key}-{RUN_RECORD}")
+        payload = self._verified(data) if data is not None else None
+        if payload is None:
+            return None
+        from .execution import loads
+
+        try:
+            fmt, recorded_targets, diagnostics, checked, queries = loads(payload)
+        except Exception:  # noqa: BLE001 - an unreadable record is no record
+            return None
+        if fmt != FORMAT or recorded_targets != targets:
+            return None
+        signatures = self._signatures
+        for query, answer, signature in queries:
+            if signature is not None:
+                signatures.setdefault(query, (answer, signature))
+        current = self._current
+        for query, answer, _signature in queries:
+            now = current.get(query, _UNKNOWN)
+            if now is _UNKNOWN:
+                now = current[query] = self._answer_now(query)
+            if now != answer:
+                return None
+        self._run_refreshed = bool(self._refreshed)
+        self._run_deps = {query: answer for query, answer, _signature in queries}  # for record_run, if rewritten
+        return diagnostics, checked
+
+    def note_run_dependencies(self, deps: dict[tuple, tuple]) -> None:
+        """Add ``deps`` (:func:`~skill_eval.linter.engine.dependencies`: what
+        the run's filtering asked) to what the run record checks."""
+        for query, (answer, signature) in deps.items():
+            self._run_deps[query] = answer
+            if signature is not None:
+                self._signatures[query] = (answer, signature)
+
+    def record_run(self, targets: str, diagnostics: list, checked: set[str], probes: frozenset[str]) -> None:
+        """Write the run record of a whole-workspace lint of ``targets``:
+        ``diagnostics`` as reported, ``checked``, and every query the units
+        used and the filtering asked, with their answers and signatures.
+        Left out, as derived from queries the record holds: every probe's
+        facts (``facts``), and where a linted probe's (one of ``probes``)
+        references lead (``refs``): its own unit asked what they came from
+        (its probe.json, where each path leads), and answering them again
+        would load every probe."""
+        from .execution import dumps
+
+        signatures = self._signatures
+        queries = []
+        for query, answer in self._run_deps.items():
+            if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
+                continue
+            recorded = signatures.get(query)
+            queries.append((query, answer, recorded[1] if recorded is not None and recorded[0] == answer else None))
+        payload = dumps((FORMAT, targets, diagnostics, checked, queries))
+        _write_file(self._folder_fd, f"{self.key}-{RUN_RECORD}", MAGIC + self._mac(payload) + payload)
+
+    @property
+    def replayed_with_new_signatures(self) -> bool:
+        """Whether the run replayed found files rewritten with the same
+        content (their record is worth writing again: their new signatures
+        spare the next run reading them)."""
+        return self._run_refreshed
 
     def _answer_now(self, query: tuple) -> Hashable:
         """What ``query`` answers now: a file's recorded answer when its
@@ -193,9 +278,11 @@ class Cache:
         key = _unit_key(unit)
         dependencies = []
         share = self._shared.setdefault
+        run_deps = self._run_deps
         for query, (answer, signature) in result.deps.items():
             query = share(query, query)
             dependencies.append((query, share(answer, answer)))
+            run_deps[query] = answer
             self._current[query] = answer
             if signature is not None:
                 self._signatures[query] = (answer, signature)

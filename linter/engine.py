@@ -226,14 +226,42 @@ def lint_paths(
             from .cache import Cache
 
             store = Cache.open(session)
-        diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method)
+        # A lint of the whole workspace, walked: entries it did not use are of
+        # files that are gone, and its findings are worth a run record.
+        whole_run = store is not None and root in whole and session._walked_links is not None
+        replayed = None
+        if whole_run:
+            run_targets = _targets_digest(targets)
+            linted_probes = frozenset(map(str, targets.probes))
+            replayed = store.replay(run_targets)
+        if replayed is not None:
+            diagnostics, checked = replayed
+            if store.replayed_with_new_signatures:
+                store.record_run(run_targets, diagnostics, checked, linted_probes)
+        else:
+            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method)
+            if whole_run:
+                store.record_run(run_targets, diagnostics, checked, linted_probes)
         if store is not None:
-            store.save(prune=root in whole and session._walked_links is not None)
+            store.save(prune=whole_run)
             store.close()
         result.diagnostics.extend(diagnostics)
         result.checked |= checked
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _targets_digest(targets: Targets) -> str:
+    """A digest of what a lint covers (its probes, SKILL.md and output-spec
+    files): a run record serves only a lint of the same."""
+    from ._hashing import blake2b
+
+    digest = blake2b(digest_size=16)
+    for kind, paths in (("probes", targets.probes), ("skills", targets.skills), ("specs", targets.output_specs)):
+        digest.update(kind.encode() + b"\0")
+        for path in sorted_paths(paths):
+            digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
 
 
 def lint_targets(
@@ -277,7 +305,16 @@ def lint_targets(
         artifact = facts.refs[0] if facts is not None else None
         if isinstance(artifact, str):
             checked.add(artifact)
-    return finish(session, diagnostics, probes, skills, specs), checked
+    if cache is None:
+        return finish(session, diagnostics, probes, skills, specs), checked
+    asked: set[tuple] = set()
+    session.record_into(asked)  # what filtering reads (directives) goes into the run record
+    try:
+        reported = finish(session, diagnostics, probes, skills, specs)
+    finally:
+        session.record_into(None)
+    cache.note_run_dependencies(dependencies(session, asked))
+    return reported, checked
 
 
 def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache: Cache | None) -> tuple[Diagnostic, ...]:

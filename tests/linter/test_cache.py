@@ -33,10 +33,19 @@ def full(diagnostics) -> list[tuple]:
 
 class Lookups:
     """Counts the cache's hits and misses of units (probes, skills, specs),
-    and of the workspace-wide pass apart."""
+    of the workspace-wide pass apart, and the whole runs replayed from a run
+    record (:meth:`Cache.replay`)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.reset()
+        original_replay = Cache.replay
+
+        def replay(cache, targets):
+            found = original_replay(cache, targets)
+            self.replays += found is not None
+            return found
+
+        monkeypatch.setattr(Cache, "replay", replay)
         original = Cache.lookup
 
         def lookup(cache, unit):
@@ -52,7 +61,7 @@ class Lookups:
         monkeypatch.setattr(Cache, "lookup", lookup)
 
     def reset(self) -> None:
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.replays = 0
         self.workspace: list[bool] = []
 
 
@@ -69,7 +78,8 @@ def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("case", CASES + [EXAMPLES], ids=[case.name for case in CASES] + ["examples"])
-def test_cache_on_is_cache_off_on_every_fixture(case: Path, tmp_path: Path, lookups: Lookups, settled_at_once: None) -> None:
+def test_cache_on_is_cache_off_on_every_fixture(case: Path, tmp_path: Path, lookups: Lookups, settled_at_once: None,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / case.name
     shutil.copytree(case, root, symlinks=True, ignore=shutil.ignore_patterns(CACHE_DIR))
     without = full(lint_paths([root]).diagnostics)
@@ -78,6 +88,10 @@ def test_cache_on_is_cache_off_on_every_fixture(case: Path, tmp_path: Path, look
     lookups.reset()
     warm = full(lint_paths([root], cache=True).diagnostics)
     assert cold == without and warm == without
+    assert lookups.replays == 1 and lookups.hits == lookups.misses == 0, "the whole run came from its run record"
+    monkeypatch.setattr(Cache, "replay", lambda cache, targets: None)  # unit by unit, as without a run record
+    lookups.reset()
+    assert full(lint_paths([root], cache=True).diagnostics) == without
     assert lookups.misses == 0 and lookups.hits > 0, "every unit came from the cache"
     assert lookups.workspace in ([], [True]), "and the workspace-wide findings"
     for jobs in (1, 2):
@@ -151,6 +165,30 @@ def test_recent_changes_get_no_signature() -> None:
     assert session_module._settled((1, 2, 3, now, now - 10**10)) is None  # mtime just now
 
 
+def test_a_run_record_rewritten_after_a_touch_still_sees_later_edits(tmp_path: Path, lookups: Lookups,
+                                                                     settled_at_once: None) -> None:
+    """A replayed run that found a file rewritten with the same bytes writes
+    its record again (the file's new ``stat`` spares the next run reading
+    it), with every query it held: an edit after that is still seen (the
+    rewritten record once held no queries, and served the old findings)."""
+    root = _workspace(tmp_path)
+    lint_paths([root], cache=True)
+    touched = _probe(root, "drifted-count") / "probe.json"
+    touched.write_bytes(touched.read_bytes())
+    lookups.reset()
+    assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+    assert lookups.replays == 1
+    edited = _probe(root, "band-quota-rollout") / "probe.json"
+    data = json.loads(edited.read_text())
+    data["seeded_defects"] = 12
+    edited.write_text(json.dumps(data, indent=2) + "\n")
+    lookups.reset()
+    found = full(lint_paths([root], cache=True).diagnostics)
+    assert found == full(lint_paths([root]).diagnostics)
+    assert lookups.replays == 0 and lookups.misses == 1, "the edited probe alone was linted again"
+    assert any(d[0] == "SE201" and d[1] == edited for d in found)
+
+
 def test_a_run_on_a_few_files_uses_the_whole_workspace_cache(tmp_path: Path, lookups: Lookups, settled_at_once: None) -> None:
     """A pre-commit run: the other probes' facts come from the cache."""
     root = _workspace(tmp_path)
@@ -167,13 +205,13 @@ def test_another_config_is_another_cache(tmp_path: Path, lookups: Lookups, settl
     lint_paths([root], cache=True)
     lookups.reset()
     narrow = lint_paths([root], cache=True, overrides={"select": ["SE1"]}).diagnostics
-    assert lookups.hits == 0
+    assert lookups.hits == 0 and lookups.replays == 0
     assert full(narrow) == full(lint_paths([root], overrides={"select": ["SE1"]}).diagnostics)
     config = root / "skill-eval.toml"
     config.write_text(config.read_text().replace("max-artifact-lines = 40", "max-artifact-lines = 3"))
     lookups.reset()
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-    assert lookups.hits == 0
+    assert lookups.hits == 0 and lookups.replays == 0
 
 
 # -- never stale, whatever happens between two runs -------------------------------------------
@@ -388,7 +426,7 @@ def test_a_cache_folder_that_is_a_link_is_not_used(tmp_path: Path, lookups: Look
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
     lint_paths([root], cache=True)
     assert list(outside.iterdir()) == [], "nothing written through the link"
-    assert lookups.hits == 0
+    assert lookups.hits == 0 and lookups.replays == 0
 
 
 def test_links_inside_the_cache_folder_are_neither_read_nor_written_through(tmp_path: Path, settled_at_once: None) -> None:
