@@ -9,10 +9,10 @@ read), where each path of probe.json led, the nearest SKILL.md above each
 folder, the probes below a folder, the runs files of a suite...
 
 What it is keyed by: the cache file's name holds the tool (its version, the
-modified times and sizes of its own modules, its registry of rules, the
-versions of the libraries that parse for it, the Python that runs it), the
-workspace root and the resolved config (and the config file's bytes): any
-change there starts a new cache. An entry is used only when every query it asked gives the same answer
+modified times and sizes of its own modules, which hold its registry of
+rules, the versions of the libraries that parse for it, the Python that runs
+it), the workspace root and the resolved config (and the config file's
+bytes): any change there starts a new cache. An entry is used only when every query it asked gives the same answer
 now. A file's answer is its content's digest; a ``stat`` fast path (git's
 index) spares reading it again when its device, inode, size, mtime and ctime
 are those it had when it was read, and that was at least
@@ -362,15 +362,12 @@ def cache_key(session: LintSession) -> str:
 
     from skill_eval import __version__
 
-    from .rules import REGISTRY
-
     config = session.config
     source = config.source
     parts = [
         f"format {FORMAT}", f"skill-eval {__version__}", *_code_fingerprint(), *_library_versions(),
         f"python {sys.implementation.cache_tag} {sys.hexversion} {sys.maxsize}",
         f"root {session.root}", f"config {config._replace(source=None)!r}", f"config file {source}",
-        "rules " + " ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in REGISTRY),
     ]
     digest = blake2b(digest_size=16)
     for part in parts:

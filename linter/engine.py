@@ -30,18 +30,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .config import Config
-from .context import ProbeFacts, WorkspaceContext, compute_probe_facts, with_digest
 from .diagnostics import Diagnostic
 from .reader import FileSystemReader, Reader
-from .rules import REGISTRY, Rule
-from .rules.base import Scope
-from .rules.files.se000_internal_error import InternalError
 from .session import LintSession, session_query
 from .textfile import Span, TextDocument
 from .workspace import PROBE_FILE, Exclusion, Targets, absolute, discover, find_workspace_root, sorted_paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache import Cache
+    from .context import ProbeFacts
+    from .rules import Rule
+    from .rules.base import Scope
+
+# The rules and the contexts (~26 ms to import: every rule module, the parsers'
+# wrappers) are imported where a lint needs them, not here: a repeat lint
+# replayed from the cache's run record (`Cache.replay`) needs neither.
 
 
 class LintResult:
@@ -59,11 +62,15 @@ class LintResult:
 
 def enabled_rules(config: Config) -> list[Rule]:
     """Instances of the registered rules that ``config`` selects."""
+    from .rules import REGISTRY
+
     return [rule() for rule in REGISTRY if config.is_enabled(rule.code)]
 
 
 def fact_rules(rules: Iterable[Rule]) -> list[Rule]:
     """Of ``rules``, the workspace-wide ones that compare probes through facts."""
+    from .rules.base import Scope
+
     return [rule for rule in rules if Scope.WORKSPACE in rule.scopes() and rule.compares_probes()]
 
 
@@ -105,6 +112,8 @@ class Plan:
     per worker process) from the config and the scopes asked for."""
 
     def __init__(self, config: Config, rules: Sequence[Rule] | None = None, scopes: frozenset[Scope] | None = None) -> None:
+        from .rules.base import Scope
+
         rules = enabled_rules(config) if rules is None else list(rules)
         wanted = frozenset(Scope) if scopes is None else scopes
         self.rules = rules
@@ -119,6 +128,8 @@ class Plan:
 
     def codes(self) -> tuple[tuple[str, ...], frozenset[Scope] | None]:
         """What rebuilds this plan in another process, with the config."""
+        from .rules.base import Scope
+
         scopes = frozenset(scope for scope, rules in ((Scope.PROBE, self.probe_rules), (Scope.SKILL, self.skill_rules),
                                                       (Scope.OUTPUT_SPEC, self.spec_rules),
                                                       (Scope.WORKSPACE, self.workspace_rules)) if rules)
@@ -143,6 +154,8 @@ def _run(rule: Rule, context, path: Path, probe_folder: Path | None) -> list[Dia
         found = list(rule.check(context))
     except Exception as error:  # noqa: BLE001 - a crashing rule must not stop the run
         import traceback
+
+        from .rules.files.se000_internal_error import InternalError
 
         return [InternalError.from_exception(rule, error, path, traceback.format_exc())]
     if found and probe_folder is not None:
@@ -202,7 +215,7 @@ def lint_paths(
             session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
                                   pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None,
                                   observe=cache)
-        elif any(Scope.WORKSPACE in rule.scopes() for rule in REGISTRY if root_config.is_enabled(rule.code)):
+        elif _has_workspace_rules(root_config):
             # The workspace-wide rules compare the targets with every probe of
             # the workspace (a pre-commit run on a few files): walk it once, as
             # a lint of all of it would, so that the session knows its folders
@@ -249,6 +262,14 @@ def lint_paths(
         result.checked |= checked
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _has_workspace_rules(config: Config) -> bool:
+    """Whether ``config`` enables a workspace-wide rule."""
+    from .rules import REGISTRY
+    from .rules.base import Scope
+
+    return any(Scope.WORKSPACE in rule.scopes() for rule in REGISTRY if config.is_enabled(rule.code))
 
 
 def _targets_digest(targets: Targets) -> str:
@@ -323,6 +344,7 @@ def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache:
     the facts (:func:`_facts_digest`) and everything else the rules read
     are as recorded, else computed (and recorded)."""
     from ._hashing import blake2b
+    from .context import WorkspaceContext
 
     linted = blake2b("\0".join(map(str, probes)).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     unit = (WORKSPACE, Path(f"{session.root}#{linted}"))
@@ -353,6 +375,7 @@ def _facts_digest(session: LintSession, linted: str) -> str:
     linted probes, ``linted`` being their digest): the workspace-wide rules'
     input besides what they read themselves."""
     from ._hashing import blake2b
+    from .context import compute_probe_facts, with_digest
 
     digest = blake2b(linted.encode(), digest_size=16)
     known = session.probe_facts
@@ -401,6 +424,7 @@ def lint_probe_chunks(
     (none: here), so that what they load stays there. Their facts are kept
     in ``session.probe_facts`` (the workspace-wide rules read them there)."""
     from .execution import SERIAL_CHUNK
+    from .rules.base import Scope
 
     plan = Plan(session.config, None, frozenset({Scope.PROBE}))
     pending: list[Unit] = []
@@ -506,6 +530,8 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
     docs/performance.md), each unit's
     findings and queries kept apart. A recorded probe gets a fresh context,
     so that nothing it reads is served from a memo filled unrecorded."""
+    from .context import compute_probe_facts
+
     found: dict[Unit, list[Diagnostic]] = {unit: [] for unit in units}
     queries: dict[Unit, set[tuple]] = {unit: set() for unit in units}
     contexts = {}

@@ -100,6 +100,26 @@ def session_query(name: str) -> Callable[[Callable[..., Hashable]], Callable[...
     return register
 
 
+@session_query("workspace-runs")
+def _workspace_runs(session: LintSession) -> tuple[str, ...]:
+    """Every ``evals/runs/*.jsonl`` of the workspace (from the folders the
+    CLI's walk left out, when it walked the whole workspace): what the
+    calibration rules read. Registered here, not beside those rules, so that
+    the cache can ask it again without importing every rule."""
+    from .runs import find_runs_files, runs_files_in
+
+    pruned = session.pruned_folders
+    return tuple(map(str, find_runs_files(session.root) if pruned is None else runs_files_in(pruned)))
+
+
+@session_query("suite-runs")
+def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
+    """The runs files of the suite at ``suite``."""
+    from .runs import suite_runs_files
+
+    return tuple(map(str, suite_runs_files(Path(suite))))
+
+
 class LintSession:
     """Shared state of one lint run over one workspace root."""
 

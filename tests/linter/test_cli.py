@@ -231,7 +231,7 @@ def test_the_console_exit_keeps_the_whole_report(tmp_path: Path) -> None:
 
 CRASHING_RULE = '''
 import sys
-from skill_eval.linter import engine
+from skill_eval.linter import rules
 from skill_eval.linter.diagnostics import Severity
 from skill_eval.linter.rules.base import Rule, Scope
 
@@ -243,7 +243,7 @@ class Crashes(Rule):
             raise ZeroDivisionError("boom")
         return ()
 
-engine.REGISTRY = engine.REGISTRY + (Crashes,)
+rules.REGISTRY = rules.REGISTRY + (Crashes,)
 from skill_eval.linter.cli import main
 sys.exit(main(sys.argv[1:]))
 '''

@@ -17,24 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...runs import RunsFile, find_runs_files, frozen_path, parse_runs, read_frozen, runs_files_in, suite_folder
-from ...runs import suite_runs_files as _suite_files
-from ...session import FileProblem, session_query
+from ...runs import RunsFile, frozen_path, parse_runs, read_frozen, suite_folder
+from ...session import FileProblem
 from ...textfile import Span, normalize_newlines
-
-
-@session_query("workspace-runs")
-def _workspace_runs(session) -> tuple[str, ...]:
-    """Every ``evals/runs/*.jsonl`` of the workspace (from the folders the
-    CLI's walk left out, when it walked the whole workspace)."""
-    pruned = session.pruned_folders
-    return tuple(map(str, find_runs_files(session.root) if pruned is None else runs_files_in(pruned)))
-
-
-@session_query("suite-runs")
-def _suite_runs(session, suite: str) -> tuple[str, ...]:
-    """The runs files of the suite at ``suite``."""
-    return tuple(map(str, _suite_files(Path(suite))))
 
 
 def runs_file(session, path: Path) -> RunsFile | FileProblem:
