@@ -136,7 +136,7 @@ class Cache:
             if payload is None:
                 continue
             try:
-                fmt, entries, signatures = loads(payload)
+                fmt, entries, signatures = loads(payload, self.session.path_table)
             except Exception:  # noqa: BLE001 - an unreadable shard is an empty one
                 continue
             if fmt != FORMAT:
@@ -198,7 +198,7 @@ class Cache:
         from .execution import loads
 
         try:
-            fmt, recorded_targets, diagnostics, checked, queries = loads(payload)
+            fmt, recorded_targets, diagnostics, checked, queries = loads(payload, self.session.path_table)
         except Exception:  # noqa: BLE001 - an unreadable record is no record
             return None
         if fmt != FORMAT or recorded_targets != targets:

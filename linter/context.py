@@ -317,8 +317,17 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
 
             errors[rule.code] = InternalError.from_exception(rule, error, probe.json_path, traceback.format_exc())
     refs = (_answer_of(probe.artifact_ref), _answer_of(probe.skill_ref), _answer_of(probe.output_spec_ref))
-    disabled = probe.disabled_codes
+    disabled = probe.disabled_codes or _NO_CODES
+    errors = errors or _NO_ERRORS
     return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
+
+
+_NO_CODES: frozenset[str] = frozenset()
+_NO_ERRORS: dict[str, Diagnostic] = {}
+"""What most probes' facts hold, one object for all (never mutated): facts
+travel pickled, and a pickle holds an object met again once, so that a
+language server holding 10,000 probes' facts does not keep 10,000 empty
+sets (216 bytes each) and dicts."""
 
 
 def with_digest(facts: ProbeFacts) -> ProbeFacts:

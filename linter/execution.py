@@ -209,7 +209,7 @@ def _share(session: LintSession, chunks: list, plan: Plan, workers: int, record:
         with lock:
             outstanding[0] -= 1
         if future is not None and not future.cancelled() and future.exception() is None:
-            return loads(future.result())
+            return loads(future.result(), session.path_table)
         redo.append(index)
         return None
 
@@ -287,7 +287,7 @@ def _lint_chunk(units: list[Unit]) -> bytes:
 def dumps(value: object) -> bytes:
     """``value`` pickled, paths as their text (a path pickled as its parts
     costs ~9 us to load, as its text ~3 us; a run at 1,000 probes sends
-    ~3,000 paths between processes), and read-only mappings (the config's
+    ~3,000 paths between processes; :func:`path_of` loads them), and read-only mappings (the config's
     defaults) as the mappings they show."""
     import io
     import pickle
@@ -299,11 +299,37 @@ def dumps(value: object) -> bytes:
     return buffer.getvalue()
 
 
-def loads(data: bytes) -> Any:
-    """What :func:`dumps` pickled (only ever data this program pickled)."""
+def loads(data: bytes, paths: dict[str, Any] | None = None) -> Any:
+    """What :func:`dumps` pickled (only ever data this program pickled).
+    ``paths`` (a session's :attr:`~skill_eval.linter.session.LintSession.path_table`):
+    each path is that table's ``Path`` of its text, added when new. A language
+    server holding 10,000 probes' findings and facts had every file's path
+    twice or more, each ``Path`` with its own list of parts (~0.8 KB): ~20 MB."""
     import pickle
 
-    return pickle.loads(data)
+    if paths is None:
+        return pickle.loads(data)
+    _LOADING.paths = paths
+    try:
+        return pickle.loads(data)
+    finally:
+        _LOADING.paths = None
+
+
+_LOADING = threading.local()
+"""The path table of the :func:`loads` running in this thread, if any."""
+
+
+def path_of(kind: type, text: str):
+    """The path ``text`` as ``kind`` (how :func:`dumps` pickles a path): the
+    one of the path table :func:`loads` was given, if any."""
+    table = getattr(_LOADING, "paths", None)
+    if table is None:
+        return kind(text)
+    found = table.get(text)
+    if found is None or type(found) is not kind:
+        found = table[text] = kind(text)
+    return found
 
 
 _TABLE: list[dict] = []
@@ -323,7 +349,7 @@ def _dispatch_table() -> dict:
 
 
 def _path_as_text(path) -> tuple:
-    return type(path), (str(path),)
+    return path_of, (type(path), str(path))
 
 
 def _read_only_mapping(mapping) -> tuple:

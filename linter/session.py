@@ -185,6 +185,35 @@ class LintSession:
                 None if self._walked_links is None else sorted(self._walked_links), self.observe)
 
     @cached_property
+    def path_table(self) -> dict[str, Path]:
+        """One ``Path`` per path's text, for what comes from other processes
+        and the cache (:func:`~skill_eval.linter.execution.loads`): the walk's
+        own paths to begin with, so that findings and facts loaded share them
+        rather than each holding a copy."""
+        table: dict[str, Path] = {}
+        for paths in (self.__dict__.get("all_probe_paths"), self._walked_fixtures):
+            for path in paths or ():
+                table[str(path)] = path
+        return table
+
+    def adopt_paths(self, paths: Iterable[Path]) -> None:
+        """Make ``paths`` (a discovery's) the :attr:`path_table`'s paths of
+        their texts, where it has none yet."""
+        table = self.path_table
+        for path in paths:
+            table.setdefault(str(path), path)
+
+    def path_of(self, text: str) -> Path:
+        """The ``Path`` of ``text`` from :attr:`path_table` (made and kept
+        there when new): what keeps one ``Path`` per file when many probes
+        name the same SKILL.md."""
+        table = self.path_table
+        found = table.get(text)
+        if found is None:
+            found = table[text] = Path(text)
+        return found
+
+    @cached_property
     def resolved_root(self) -> Path:
         return Path(os.path.realpath(self.root))
 

@@ -101,8 +101,10 @@ def release_free_memory() -> None:
     that a long-lived server would otherwise keep resident: the workers'
     pickled results and the cache's records of what each unit read (at
     10,000 probes, ~155 -> ~130 MB after a cold scan with the cache)."""
+    import gc
     import sys
 
+    gc.collect()  # cyclic garbage first: arenas it empties can go back too
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -203,6 +205,7 @@ class WorkspaceState:
         if not self.scope and "all_probe_paths" not in self.session.__dict__:
             self.session.all_probe_paths = probes  # the whole workspace was just walked
         others = sorted(self.skills) + sorted(self.specs)
+        self.session.adopt_paths(others)  # findings loaded from workers and the cache name these very Paths
         total = len(probes) + len(others)
         done = 0
         self._relinted_while_scanning = set()
@@ -500,11 +503,12 @@ class WorkspaceState:
     def _index_probe(self, path: Path) -> None:
         self._unindex_probe(path)
         files = [path]
+        path_of = self.session.path_of  # one Path per file, not one per probe naming it
         for ref in self.session.probe_refs(path):
             if isinstance(ref, str):
-                files.append(Path(ref))
+                files.append(path_of(ref))
             elif isinstance(ref, tuple):  # a problem: the file it names
-                files.append(Path(ref[1]))
+                files.append(path_of(ref[1]))
             else:
                 files.append(path)
         self.probe_files[path] = tuple(files)

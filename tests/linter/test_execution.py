@@ -162,7 +162,7 @@ def test_findings_do_not_depend_on_how_workers_start(case: Path, method: str, sm
     full = lambda ds: [(d.code, d.path, d.span, d.message, d.related, d.fixes) for d in ds]  # noqa: E731
     from_pool = []
     original = execution.loads
-    monkeypatch.setattr(execution, "loads", lambda data: from_pool.append(1) or original(data))
+    monkeypatch.setattr(execution, "loads", lambda data, *rest: from_pool.append(1) or original(data, *rest))
     serial = lint_paths([case], jobs=1).diagnostics
     assert full(lint_paths([case], jobs=2, start_method=method).diagnostics) == full(serial)
     assert from_pool, "no chunk came from a worker"

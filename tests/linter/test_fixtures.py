@@ -56,7 +56,7 @@ def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(execution, "SMALLEST_CHUNK", 1)
     from_pool: list[int] = []
     original = execution.loads
-    monkeypatch.setattr(execution, "loads", lambda data: from_pool.append(1) or original(data))
+    monkeypatch.setattr(execution, "loads", lambda data, *rest: from_pool.append(1) or original(data, *rest))
     return from_pool
 
 

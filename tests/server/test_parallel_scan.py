@@ -66,3 +66,29 @@ def test_an_edit_during_the_scan_wins_over_the_workers_older_findings(big_worksp
     assert [d.code for d in state.diagnostics_for(probe)] == [
         d.code for d in scanned(big_workspace, jobs=1).diagnostics_for(probe)
     ]
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["no cache", "cache"])
+def test_a_scan_keeps_one_path_object_per_file(big_workspace: Path, tmp_path: Path, cache: bool) -> None:
+    """What a server holds after a scan (the reverse index, every probe's
+    facts and findings, loaded from workers or the cache) names each file
+    with one ``Path`` object, whatever number of probes name it: at 10,000
+    probes a copy per probe of each SKILL.md's and output-spec's path, each
+    with its own parts, was ~8 MB of the server's memory."""
+    import shutil
+
+    root = tmp_path / "ws"
+    shutil.copytree(big_workspace, root)
+    if cache:
+        scanned(root, jobs=2, cache=True)  # fills the cache: the next scan loads from it
+    state = scanned(root, jobs=2, cache=cache)
+    held: list[Path] = [file for files in state.probe_files.values() for file in files]
+    held += list(state.dependents)
+    for found in state.all_diagnostics().values():
+        held += [d.path for d in found] + [related.span.path for d in found for related in d.related]
+    by_text: dict[str, set[int]] = {}
+    for path in held:
+        by_text.setdefault(str(path), set()).add(id(path))
+    shared = [text for text in by_text if text.endswith(("SKILL.md", "output-spec.md"))]
+    assert shared and len(state.probe_files) >= PARALLEL_MIN_PROBES
+    assert {text: len(ids) for text, ids in by_text.items() if len(ids) > 1} == {}

@@ -285,6 +285,7 @@ class ReusedScenario(Rule):
         need not carry every artifact's words)."""
         lowest = candidate_threshold(threshold)
         words: dict[str, array] = {}
+        path_of = session.path_of if session is not None else Path
 
         def words_of(facts: ArtifactFacts) -> array:
             found = words.get(facts.artifact)
@@ -320,13 +321,13 @@ class ReusedScenario(Rule):
             measure = "of word 5-grams shared" if by_grams else "of words alike, in order"
             others = f" and {len(matches) - 1} other probe{'s' if len(matches) > 2 else ''}" if len(matches) > 1 else ""
             related = [
-                Related(other_facts.first_line_span(),
+                Related(other_facts.first_line_span(path_of),
                         f"artifact of probe {other_facts.probe_id or _relative(other_path.parent, root)!s} ({similarity:.0%} similar)")
                 for _, _, other_path, other_facts, similarity, _by_grams in matches[:MAX_RELATED]
             ]
             name = best_facts.probe_id or _relative(best_path.parent, root)
             yield self.diagnostic(
-                facts.first_line_span(),
+                facts.first_line_span(path_of),
                 f"artifact is a near-duplicate ({best:.0%} {measure}) of the artifact of probe {name!r} "
                 f"({_relative(best_facts.artifact, root)}){others}: a scenario reused across probes trains toward itself",
                 related=related,
@@ -501,9 +502,12 @@ class ArtifactFacts(NamedTuple):
     grams: array
     """Its distinct word 5-grams (:func:`shingles`)."""
 
-    def first_line_span(self) -> Span:
+    def first_line_span(self, path_of=Path) -> Span:
+        """The artifact's first non-blank line; ``path_of`` makes its path
+        (a session's :meth:`~skill_eval.linter.session.LintSession.path_of`,
+        so that findings share the session's one ``Path`` of the file)."""
         line, end_column = self.first_line
-        return Span.at(Path(self.artifact), line, 1, line, end_column)
+        return Span.at(path_of(self.artifact), line, 1, line, end_column)
 
 
 def _relative(path: Path, root: Path) -> str:
