@@ -48,12 +48,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .config import Config
     from .engine import Unit, UnitResult
     from .session import LintSession
+    from .workspace import Exclusion, Targets
 
 CACHE_DIR = ".skill-eval-cache"
 FORMAT = 2
 """The layout of a shard's data (raise it when it changes)."""
+
+WALK_RECORD = "walk"
+"""The name (after the key) of the walk record's file (:func:`walk_with_record`)."""
 
 RUN_RECORD = "run"
 """The name (after the key) of the run record's file (:meth:`Cache.replay`)."""
@@ -147,18 +152,10 @@ class Cache:
 
     def _verified(self, data: bytes) -> bytes | None:
         """The payload of a shard whose MAC verifies, else ``None``."""
-        from ._hashing import compare_digest
-
-        if not data.startswith(MAGIC) or len(data) < len(MAGIC) + MAC_SIZE:
-            return None
-        mac = data[len(MAGIC):len(MAGIC) + MAC_SIZE]
-        payload = data[len(MAGIC) + MAC_SIZE:]
-        return payload if compare_digest(mac, self._mac(payload)) else None
+        return _verified(self._secret, data)
 
     def _mac(self, payload: bytes) -> bytes:
-        from ._hashing import blake2b
-
-        return blake2b(payload, key=self._secret, person=b"skill-eval", digest_size=MAC_SIZE).digest()
+        return _mac(self._secret, payload)
 
     # -- entries ------------------------------------------------------------------------
 
@@ -340,6 +337,94 @@ class Cache:
 _UNKNOWN = object()
 
 
+def _mac(secret: bytes, payload: bytes) -> bytes:
+    from ._hashing import blake2b
+
+    return blake2b(payload, key=secret, person=b"skill-eval", digest_size=MAC_SIZE).digest()
+
+
+def _verified(secret: bytes, data: bytes) -> bytes | None:
+    """The payload of a cache file whose MAC under ``secret`` verifies, else ``None``."""
+    from ._hashing import compare_digest
+
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + MAC_SIZE:
+        return None
+    mac = data[len(MAGIC):len(MAGIC) + MAC_SIZE]
+    payload = data[len(MAGIC) + MAC_SIZE:]
+    return payload if compare_digest(mac, _mac(secret, payload)) else None
+
+
+# -- the walk record ------------------------------------------------------------------
+
+
+def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
+    """What :func:`~skill_eval.linter.workspace.discover` finds walking the
+    whole workspace ``root``, from the cache's walk record when it still
+    holds, else walked (and recorded).
+
+    The record holds the walk's findings and every folder it looked into
+    with its signature (:func:`~skill_eval.linter.reader.folder_signature`,
+    taken before the folder was listed), and where each symbolic link it
+    listed led (a folder or not: what decides whether the walk lists it as
+    a file). It holds when every folder has that signature still and every
+    link leads to the same kind: no entry was created, deleted or renamed
+    in any of them since (git's untracked cache trusts folders the same
+    way). A ``stat`` per folder against a listing per folder: 1,000 probes
+    ~3 ms against ~25 ms, 10,000 ~25 ms against ~250 ms. A walk is
+    recorded only when every folder's last change is at least
+    :data:`~skill_eval.linter.session.RACY_SECONDS` old (a change within
+    the same tick of the clock would keep its signature)."""
+    from .reader import FileSystemReader
+    from .session import _settled
+    from .workspace import Targets, discover
+
+    secret = secret_key()
+    folder_fd = _open_cache_folder(root) if secret is not None else None
+    if folder_fd is None:
+        return discover(root, FileSystemReader(), exclude=exclude)
+    try:
+        name = f"{key_for(root, config)}-{WALK_RECORD}"
+        data = _read_file(folder_fd, name)
+        payload = _verified(secret, data) if data is not None else None
+        if payload is not None:
+            from .execution import loads
+
+            try:
+                fmt, folders, links, probes, skills, specs, pruned = loads(payload)
+            except Exception:  # noqa: BLE001 - an unreadable record is no record
+                fmt = None
+            if fmt == FORMAT and _walk_holds(folders, links):
+                return Targets(set(map(Path, probes)), set(map(Path, skills)), set(map(Path, specs)), list(pruned),
+                               [link for link, _kind in links])
+        looked_at: list[tuple[str, tuple | None]] = []
+        targets = discover(root, FileSystemReader(), exclude=exclude, looked_at=looked_at)
+        if all(signature is not None and _settled(signature) is not None for _folder, signature in looked_at):
+            from .execution import dumps
+
+            links = [(link, _leads_to_folder(link)) for link in targets.links or ()]
+            payload = dumps((FORMAT, looked_at, links, [str(p) for p in targets.probes], [str(p) for p in targets.skills],
+                             [str(p) for p in targets.output_specs], list(targets.pruned or ())))
+            _write_file(folder_fd, name, MAGIC + _mac(secret, payload) + payload)
+        return targets
+    finally:
+        os.close(folder_fd)
+
+
+def _walk_holds(folders: list[tuple[str, tuple]], links: list[tuple[str, bool]]) -> bool:
+    """Whether every folder of a walk record has its recorded signature and
+    every link leads to the kind it led to."""
+    from .reader import folder_signature
+
+    for folder, signature in folders:
+        if folder_signature(folder) != signature:
+            return False
+    return all(_leads_to_folder(link) == kind for link, kind in links)
+
+
+def _leads_to_folder(link: str) -> bool:
+    return os.path.isdir(link)
+
+
 def _unit_key(unit: Unit) -> tuple[str, str]:
     kind, path = unit
     return ("probe" if kind in ("probe", "facts") else kind, str(path))
@@ -357,17 +442,21 @@ def _shard_of(key: tuple[str, str]) -> int:
 def cache_key(session: LintSession) -> str:
     """What the cache of ``session`` is keyed by, as a hex digest (see the
     module's docstring)."""
+    return key_for(session.root, session.config)
+
+
+def key_for(root: Path, config: Config) -> str:
+    """:func:`cache_key` of a session of ``root`` and ``config``."""
     import sys
     from ._hashing import blake2b
 
     from skill_eval import __version__
 
-    config = session.config
     source = config.source
     parts = [
         f"format {FORMAT}", f"skill-eval {__version__}", *_code_fingerprint(), *_library_versions(),
         f"python {sys.implementation.cache_tag} {sys.hexversion} {sys.maxsize}",
-        f"root {session.root}", f"config {config._replace(source=None)!r}", f"config file {source}",
+        f"root {root}", f"config {config._replace(source=None)!r}", f"config file {source}",
     ]
     digest = blake2b(digest_size=16)
     for part in parts:

@@ -202,7 +202,7 @@ def lint_paths(
         root = find_workspace_root(path)
         if root not in configs:  # before the walk: its exclude/extend-exclude leave folders out
             configs[root] = config or resolve_config(root, config_path, [("command line", overrides)] if overrides else ())
-        discovered = discover(path, reader, exclude=Exclusion.of(configs[root], root))
+        discovered = _discover(path, root, reader, configs[root], cache)
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
             whole[root] = discovered
@@ -221,7 +221,7 @@ def lint_paths(
             # a lint of all of it would, so that the session knows its folders
             # and links (what the walk listed resolves without a stat: the
             # cache's check of every other probe's facts) and its runs folders.
-            walked = discover(root, reader, exclude=Exclusion.of(root_config, root))
+            walked = _discover(root, root, reader, root_config, cache)
             inside = (targets.probes <= walked.probes and targets.skills <= walked.skills
                       and targets.output_specs <= walked.output_specs)
             # A target the walk did not list (named on the command line inside
@@ -262,6 +262,19 @@ def lint_paths(
         result.checked |= checked
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _discover(path: Path, root: Path, reader: Reader, config: Config, cache: bool) -> Targets:
+    """:func:`~skill_eval.linter.workspace.discover` of ``path`` in the
+    workspace ``root``; a walk of the whole workspace from the files on
+    disk comes from the cache's walk record when ``cache`` and it still
+    holds (:func:`~skill_eval.linter.cache.walk_with_record`)."""
+    exclude = Exclusion.of(config, root)
+    if cache and path == root and type(reader) is FileSystemReader:
+        from .cache import walk_with_record
+
+        return walk_with_record(root, config, exclude)
+    return discover(path, reader, exclude=exclude)
 
 
 def _has_workspace_rules(config: Config) -> bool:

@@ -98,9 +98,24 @@ def list_folder(folder: str, links: list[str] | None = None) -> tuple[list[str],
     return files, subfolders
 
 
+def folder_signature(folder: str) -> tuple[int, int, int, int, int] | None:
+    """``(device, inode, mode, mtime_ns, ctime_ns)`` of ``folder`` from its
+    ``lstat``, or ``None`` when there is none. Creating, deleting or renaming
+    an entry of a folder moves its mtime and ctime; so does making it a link
+    or another folder (its inode), and a change of its permissions moves its
+    ctime: two equal signatures taken apart mean the same listing, unless it
+    changed within one tick of the file system's clock (see
+    :data:`~skill_eval.linter.session.RACY_SECONDS`)."""
+    try:
+        status = os.lstat(folder)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino, status.st_mode, status.st_mtime_ns, status.st_ctime_ns
+
+
 def walk_folders(
     root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-    exclude: Callable[[str], bool] | None = None,
+    exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
     below it, depth first and sorted, like a top-down ``os.walk``: folders
@@ -112,10 +127,15 @@ def walk_folders(
     that ``os.walk`` spends (~40% of a walk of 10,000 probe folders).
     ``pruned``, when given, receives the path of every folder left out because
     its name is in ``skipped``; ``links`` that of every symbolic link in the
-    folders listed (:func:`list_folder`)."""
+    folders listed (:func:`list_folder`); ``looked_at`` ``(folder, its
+    signature)`` for every folder the walk looked into (listed or not), the
+    signature (:func:`folder_signature`) taken before the listing, so that a
+    change during the walk shows in it next time."""
     pending = [os.fspath(root)]
     while pending:
         folder = pending.pop()
+        if looked_at is not None:
+            looked_at.append((folder, folder_signature(folder)))
         listing = list_folder(folder, links)
         if listing is None:
             continue
@@ -224,11 +244,12 @@ class FileSystemReader:
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None,
+        exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
     ) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
-        (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude):
+        (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`
+        (``looked_at``: the folders it looked into, with their signatures)."""
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, looked_at):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):
                     yield Path(folder, name)

@@ -138,7 +138,7 @@ class Exclusion:
 
 
 def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | None = None,
-             exclude: Exclusion | None = None) -> Targets:
+             exclude: Exclusion | None = None, looked_at: list[tuple[str, tuple | None]] | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
     A folder: every probe.json, SKILL.md and output-spec.md below it. A
@@ -152,14 +152,19 @@ def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | N
     each fixture a folder walk finds (the parallel CLI forks its helpers as
     soon as they show the work will be shared). ``exclude`` (the config's
     ``exclude``/``extend-exclude``) leaves out what a folder walk meets; a
-    file named explicitly is linted all the same, as ruff does.
+    file named explicitly is linted all the same, as ruff does. ``looked_at``
+    (a :class:`~skill_eval.linter.reader.FileSystemReader`'s walk of a
+    folder only) receives every folder the walk looked into, with its
+    signature (the cache's walk record).
     """
     walk_exclude = exclude if exclude else None
     path = absolute(path)
     targets = Targets()
     if reader.is_dir(path):
         targets.pruned, targets.links = [], []
-        for found in reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude):
+        walk = (reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude) if looked_at is None
+                else reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude, looked_at=looked_at))
+        for found in walk:
             _add(targets, found)
             if on_found is not None:
                 on_found(targets)

@@ -189,6 +189,76 @@ def test_a_run_record_rewritten_after_a_touch_still_sees_later_edits(tmp_path: P
     assert any(d[0] == "SE201" and d[1] == edited for d in found)
 
 
+class Listings:
+    """Counts the folders listed (:func:`skill_eval.linter.reader.list_folder`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from skill_eval.linter import reader
+
+        self.count = 0
+        original = reader.list_folder
+
+        def list_folder(folder, links=None):
+            self.count += 1
+            return original(folder, links)
+
+        monkeypatch.setattr(reader, "list_folder", list_folder)
+
+
+def test_a_walk_record_spares_listing_folders_and_sees_what_changes(tmp_path: Path, settled_at_once: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeat run lists no folder while the walk record holds, and finds
+    the same; a probe added in a new folder, a probe.json added to a folder
+    that had none, a probe deleted and a link whose target turned from a
+    file into a folder are each seen (compared with a lint without the
+    cache, which walks)."""
+    root = _workspace(tmp_path)
+    listings = Listings(monkeypatch)
+    lint_paths([root], cache=True)  # no record yet: walked, then recorded
+    assert listings.count > 0
+    listings.count = 0
+    assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+    listings.count = 0
+    lint_paths([root], cache=True)
+    assert listings.count == 0, "the walk came from its record"
+
+    def same_as_a_fresh_walk(what: str) -> None:
+        listings.count = 0
+        found = full(lint_paths([root], cache=True).diagnostics)
+        assert listings.count > 0, f"{what}: walked again"
+        assert found == full(lint_paths([root]).diagnostics), what
+
+    copy = _probe(root).parent / "copied-probe"
+    shutil.copytree(_probe(root), copy)
+    same_as_a_fresh_walk("a probe in a new folder")
+    lone = _probe(root).parent / "lone"
+    lone.mkdir()
+    lint_paths([root], cache=True)
+    (lone / "question.md").write_text((_probe(root) / "question.md").read_text())
+    lint_paths([root], cache=True)
+    shutil.copy(_probe(root) / "probe.json", lone / "probe.json")
+    same_as_a_fresh_walk("a probe.json added to a folder without one")
+    shutil.rmtree(copy)
+    same_as_a_fresh_walk("a probe deleted")
+    outside = tmp_path / "elsewhere"  # no folder the walk looks into: only the link shows the change
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: shared\ndescription: Use when testing.\n---\n\n# Shared\n")
+    (lone / "SKILL.md").symlink_to(outside / "SKILL.md")
+    lint_paths([root], cache=True)
+    lint_paths([root], cache=True)
+    (outside / "SKILL.md").unlink()
+    (outside / "SKILL.md").mkdir()  # the link in lone/ now leads to a folder; lone/ itself is unchanged
+    same_as_a_fresh_walk("a link whose target became a folder")
+
+
+def test_a_walk_is_recorded_only_once_its_folders_settled(tmp_path: Path) -> None:
+    """Folders changed within RACY_SECONDS of the walk could change again
+    within one tick of the clock without a new signature: no record then."""
+    root = _workspace(tmp_path)
+    lint_paths([root], cache=True)
+    assert not [p for p in (root / CACHE_DIR).iterdir() if p.name.endswith("-walk")]
+
+
 def test_a_run_on_a_few_files_uses_the_whole_workspace_cache(tmp_path: Path, lookups: Lookups, settled_at_once: None) -> None:
     """A pre-commit run: the other probes' facts come from the cache."""
     root = _workspace(tmp_path)
