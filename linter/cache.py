@@ -217,6 +217,12 @@ class Cache:
         self._run_deps = {query: answer for query, answer, _signature in queries}  # for record_run, if rewritten
         return diagnostics, checked
 
+    def not_in_run(self, queries: set[tuple]) -> list[tuple]:
+        """Of ``queries``, those no unit of this run asked (each query has
+        one answer per run: only the others need answering again)."""
+        known = self._run_deps
+        return [query for query in queries if query not in known]
+
     def note_run_dependencies(self, deps: dict[tuple, tuple]) -> None:
         """Add ``deps`` (:func:`~skill_eval.linter.engine.dependencies`: what
         the run's filtering asked) to what the run record checks."""

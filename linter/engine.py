@@ -347,7 +347,7 @@ def lint_targets(
         reported = finish(session, diagnostics, probes, skills, specs)
     finally:
         session.record_into(None)
-    cache.note_run_dependencies(dependencies(session, asked))
+    cache.note_run_dependencies(dependencies(session, cache.not_in_run(asked)))
     return reported, checked
 
 
