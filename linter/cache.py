@@ -382,7 +382,7 @@ def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
     recorded only when every folder's last change is at least
     :data:`~skill_eval.linter.session.RACY_SECONDS` old (a change within
     the same tick of the clock would keep its signature)."""
-    from .reader import FileSystemReader
+    from .reader import FileSystemReader, folder_signature
     from .session import _settled
     from .workspace import Targets, discover
 
@@ -404,6 +404,10 @@ def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
             if fmt == FORMAT and _walk_holds(folders, links):
                 return Targets(set(map(Path, probes)), set(map(Path, skills)), set(map(Path, specs)), list(pruned),
                                [link for link, _kind in links])
+        if _settled(folder_signature(str(root))) is None:
+            # Changed a moment ago (often by creating this cache's folder):
+            # no record could be written, so no folder's signature is taken.
+            return discover(root, FileSystemReader(), exclude=exclude)
         looked_at: list[tuple[str, tuple | None]] = []
         targets = discover(root, FileSystemReader(), exclude=exclude, looked_at=looked_at)
         if all(signature is not None and _settled(signature) is not None for _folder, signature in looked_at):
