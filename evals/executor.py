@@ -83,6 +83,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
+from skill_eval.linter.reader import write_all
+
 if TYPE_CHECKING:
     from .presets import HarnessOutput
 
@@ -609,9 +611,7 @@ def _prepare_harness(job: AgentJob, root: Path, token: str, base_env: Mapping[by
 def _write_new(path: str, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
     finally:
         os.close(fd)
 

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from skill_eval.linter.reader import write_all
 from skill_eval.linter.config import AgentConfig, Config
 from skill_eval.linter.runs import (
     ARMS, RECORD_SCHEMA, RunsLog, find_runs_files, is_interrupted, new_runs_file, read_runs_file, record_passed,
@@ -556,9 +557,7 @@ class AnswerFolders:
         name = _checked_part(parts[-1], folder)
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644, dir_fd=fd)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view):]
+            write_all(out, data)
         finally:
             os.close(out)
 

@@ -631,6 +631,8 @@ def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) ->
     """Write ``name`` in the cache folder as a new file renamed into place (a
     concurrent reader sees the old file or the new one); errors are ignored
     (a cache that cannot be written only costs the next run its time)."""
+    from .reader import write_all
+
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -639,9 +641,7 @@ def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) ->
         return
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
         if replace:

@@ -98,6 +98,14 @@ def list_folder(folder: str, links: list[str] | None = None) -> tuple[list[str],
     return files, subfolders
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the file descriptor ``fd`` (``os.write`` may
+    write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def folder_signature(folder: str) -> tuple[int, int, int, int, int] | None:
     """``(device, inode, mode, mtime_ns, ctime_ns)`` of ``folder`` from its
     ``lstat``, or ``None`` when there is none. Creating, deleting or renaming
