@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import operator
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from .config import has_pyproject_section
@@ -137,8 +137,8 @@ class Exclusion:
         return False
 
 
-def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | None = None,
-             exclude: Exclusion | None = None, looked_at: list[tuple[str, tuple | None]] | None = None) -> Targets:
+def discover(path: Path, reader: Reader, exclude: Exclusion | None = None,
+             looked_at: list[tuple[str, tuple | None]] | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
     A folder: every probe.json, SKILL.md and output-spec.md below it. A
@@ -148,9 +148,7 @@ def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | N
     config file (skill-eval.toml, pyproject.toml): everything below its folder,
     since a config change can change every finding.
 
-    ``on_found``, when given, is called with the targets found so far after
-    each fixture a folder walk finds (the parallel CLI forks its helpers as
-    soon as they show the work will be shared). ``exclude`` (the config's
+    ``exclude`` (the config's
     ``exclude``/``extend-exclude``) leaves out what a folder walk meets; a
     file named explicitly is linted all the same, as ruff does. ``looked_at``
     (a :class:`~skill_eval.linter.reader.FileSystemReader`'s walk of a
@@ -166,8 +164,6 @@ def discover(path: Path, reader: Reader, on_found: Callable[[Targets], None] | N
                 else reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude, looked_at=looked_at))
         for found in walk:
             _add(targets, found)
-            if on_found is not None:
-                on_found(targets)
         return targets
     name = path.name
     if name in CONFIG_FILES:
