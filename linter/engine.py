@@ -142,7 +142,7 @@ def dependencies(session: LintSession, queries: Iterable[tuple]) -> dict[tuple, 
     deps = {}
     for query in queries:
         if query[0] == "content":
-            deps[query] = session.content_answer(Path(query[1]), query[2])
+            deps[query] = session.content_answer(query[1], query[2])
         else:
             deps[query] = (session.answer(query), None)
     return deps

@@ -274,7 +274,7 @@ class LintSession:
         if kind == "below":
             return tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
         if kind == "refs":
-            return self.probe_refs(Path(query[1]))
+            return self.probe_refs(self.path_of(query[1]))
         return self.query(*query)
 
     def _walked_join(self, base: str, relative: str) -> str | None:
@@ -327,7 +327,7 @@ class LintSession:
         if found is None:
             observe, self.observe = self.observe, True
             try:
-                self.read_safely(Path(path), limit)
+                self.read_safely(self.path_of(path) if isinstance(path, str) else path, limit)
             finally:
                 self.observe = observe
             found = self._observed[key]
