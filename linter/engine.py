@@ -210,9 +210,10 @@ def lint_paths(
     for root, targets in sorted(by_root.items()):
         root_config = configs[root]
         walked = whole.get(root)
+        ordered = _ordered(targets)
         if walked is not None:
             only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)
-            session = LintSession(root, root_config, reader, sorted_paths(targets.probes), targets.skills | targets.output_specs,
+            session = LintSession(root, root_config, reader, ordered[0], targets.skills | targets.output_specs,
                                   pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None,
                                   observe=cache)
         elif _has_workspace_rules(root_config):
@@ -244,15 +245,16 @@ def lint_paths(
         whole_run = store is not None and root in whole and session._walked_links is not None
         replayed = None
         if whole_run:
-            run_targets = _targets_digest(targets)
-            linted_probes = frozenset(map(str, targets.probes))
+            run_targets = _targets_digest(ordered)
+            linted_probes = frozenset(map(str, ordered[0]))
             replayed = store.replay(run_targets)
         if replayed is not None:
             diagnostics, checked = replayed
             if store.replayed_with_new_signatures:
                 store.record_run(run_targets, diagnostics, checked, linted_probes)
         else:
-            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method)
+            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
+                                                ordered=ordered)
             if whole_run:
                 store.record_run(run_targets, diagnostics, checked, linted_probes)
         if store is not None:
@@ -285,16 +287,22 @@ def _has_workspace_rules(config: Config) -> bool:
     return any(Scope.WORKSPACE in rule.scopes() for rule in REGISTRY if config.is_enabled(rule.code))
 
 
-def _targets_digest(targets: Targets) -> str:
+def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
+    """The probes, SKILL.md and output-spec files of ``targets``, each in
+    :func:`~skill_eval.linter.workspace.sorted_paths` order: sorted once per
+    lint (10,000 probes from a set: ~25 ms a sort)."""
+    return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
+
+
+def _targets_digest(ordered: tuple[list[Path], list[Path], list[Path]]) -> str:
     """A digest of what a lint covers (its probes, SKILL.md and output-spec
-    files): a run record serves only a lint of the same."""
+    files, :func:`_ordered`): a run record serves only a lint of the same."""
     from ._hashing import blake2b
 
     digest = blake2b(digest_size=16)
-    for kind, paths in (("probes", targets.probes), ("skills", targets.skills), ("specs", targets.output_specs)):
+    for kind, paths in zip(("probes", "skills", "specs"), ordered):
         digest.update(kind.encode() + b"\0")
-        for path in sorted_paths(paths):
-            digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(b"".join([str(path).encode("utf-8", "surrogateescape") + b"\0" for path in paths]))
     return digest.hexdigest()
 
 
@@ -307,17 +315,18 @@ def lint_targets(
     jobs: int = 1,
     cache: Cache | None = None,
     start_method: str | None = None,
+    ordered: tuple[list[Path], list[Path], list[Path]] | None = None,
 ) -> tuple[list[Diagnostic], set[str]]:
     """Run ``rules`` (default: the enabled ones) over ``targets`` in ``session``;
     ``scopes``, when given, limits the run to rules' checks of those scopes.
+    ``ordered``: the targets' paths as :func:`_ordered` gives them, when the
+    caller sorted them already.
     The facts of every probe the run reads are kept in ``session.probe_facts``.
     Returns the findings (filtered, sorted, deduplicated) and the files checked."""
     plan = Plan(session.config, rules, scopes)
     if rules is not None:
         cache = None  # the cache holds what the config's rules find, not a chosen few's
-    probes = sorted_paths(targets.probes)
-    skills = sorted_paths(targets.skills)
-    specs = sorted_paths(targets.output_specs)
+    probes, skills, specs = ordered if ordered is not None else _ordered(targets)
     compare = bool(probes and plan.workspace_rules and plan.fact_rules)
     units: list[Unit] = [(PROBE, path) for path in probes] if plan.probe_rules or compare else []
     if compare:
