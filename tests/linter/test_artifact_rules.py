@@ -244,13 +244,18 @@ def test_direct_and_indexed_candidates_find_the_same_near_duplicates(
         entries.append((Path(f"/w/p{number}/probe.json"), ArtifactFacts(f"p{number}", f"/w/p{number}/question.md", (1, 2), grams)))
     linted = {path for path, _facts in entries[:linted_count]}
 
-    def matches(candidates_of: dict) -> list:
-        return [(d.span.path, d.message) for d in ReusedScenario()._near_duplicates(entries, candidates_of, 0.8, Path("/w"))]
+    def matches(candidates_of: dict, shared: dict | None = None) -> list:
+        return [(d.span.path, d.message)
+                for d in ReusedScenario()._near_duplicates(entries, candidates_of, 0.8, Path("/w"), None, shared)]
 
     from skill_eval.linter.rules.calibration import se501_reused_scenario as se501
 
     for threshold in (0.8, se501.candidate_threshold(0.8)):  # the rule's, and the candidates' it looks for
-        direct = matches(_direct_candidates(entries, linted, threshold))
+        candidates_of, shared = _direct_candidates(entries, linted, threshold)
+        # the direct look's counts of shared 5-grams are the pairs' own
+        assert shared == {(number, other): len(set(entries[number][1].grams) & set(entries[other][1].grams))
+                          for number, others in candidates_of.items() for other in others}
+        direct = matches(candidates_of, shared)
         for margin in (16, 0, 3):  # how far past its prefix an artifact's 5-grams are counted: any order is exact
             se501.MARGIN, original = margin, se501.MARGIN
             try:
