@@ -4,11 +4,13 @@ the workers start."""
 
 from __future__ import annotations
 
+import enum
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from _large_workspace import copy_examples_with_probes
@@ -20,6 +22,7 @@ from skill_eval.linter.session import LintSession
 from skill_eval.linter.workspace import discover
 from skill_eval.linter.config import load_config
 from skill_eval.linter.reader import FileSystemReader
+from skill_eval.linter.textfile import Position, Span
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"
@@ -217,3 +220,55 @@ def test_guided_chunks_cover_every_unit_once_largest_at_the_ends() -> None:
             if sizes:
                 assert sizes[0] == max(sizes)
                 assert sum(1 for size in sizes if size < 16) <= 1, sizes  # the remainder
+
+
+class _Pair(NamedTuple):
+    first: int
+    second: str
+
+
+class _PairWithAttributes(_Pair):
+    """A named tuple subclass without ``__slots__``: its instances carry a ``__dict__``."""
+
+
+class _PairReducedItsWay(NamedTuple):
+    value: int
+
+    def __reduce__(self):
+        return _PairReducedItsWay, (self.value + 1,)
+
+
+class _Tone(enum.IntEnum):
+    LOW = 1
+
+
+def test_what_workers_and_the_cache_pickle_loads_as_it_was() -> None:
+    """dumps/loads keep every kind of value the executor and the cache send:
+    named tuples (given the C-level reducer), a subclass whose instances hold
+    attributes and a class with its own ``__reduce__`` (each pickled its own
+    way), arrays, enums, paths and read-only mappings, nested."""
+    from array import array
+    from types import MappingProxyType
+
+    extended = _PairWithAttributes(2, "b")
+    extended.note = "kept"
+    value = {
+        "pair": _Pair(1, "a"),
+        "extended": extended,
+        "own": _PairReducedItsWay(5),
+        "span": Span(Path("/w/q.md"), Position(1, 2), Position(3, 4)),
+        "grams": array("I", [3, 1, 2]),
+        "tone": _Tone.LOW,
+        "mapping": MappingProxyType({"a": (1, 2)}),
+        "nested": [(_Pair(3, "c"), frozenset({4}))],
+    }
+    back = execution.loads(execution.dumps(value))
+    assert back["pair"] == _Pair(1, "a") and type(back["pair"]) is _Pair
+    assert back["extended"] == (2, "b") and back["extended"].note == "kept"
+    assert back["own"] == _PairReducedItsWay(6)  # its __reduce__ was used
+    assert back["span"] == value["span"] and back["grams"] == value["grams"] and back["tone"] is _Tone.LOW
+    assert dict(back["mapping"]) == {"a": (1, 2)} and back["nested"] == value["nested"]
+    table = execution._dispatch_table()
+    assert table[_Pair] is execution._named_tuple and table[Span] is execution._named_tuple
+    assert table[_PairWithAttributes] is not execution._named_tuple
+    assert table[_PairReducedItsWay] is not execution._named_tuple
