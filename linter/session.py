@@ -213,6 +213,13 @@ class LintSession:
             found = table[text] = Path(text)
         return found
 
+    def known_path(self, text: str) -> Path:
+        """The :attr:`path_table`'s ``Path`` of ``text`` if it holds one, else
+        a new one, not kept (a language server answering the cache's queries
+        about 10,000 probes would keep ~4 MB of them)."""
+        found = self.path_table.get(text)
+        return found if found is not None else Path(text)
+
     @cached_property
     def resolved_root(self) -> Path:
         return Path(os.path.realpath(self.root))
@@ -274,7 +281,7 @@ class LintSession:
         if kind == "below":
             return tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
         if kind == "refs":
-            return self.probe_refs(self.path_of(query[1]))
+            return self.probe_refs(self.known_path(query[1]))
         return self.query(*query)
 
     def _walked_join(self, base: str, relative: str) -> str | None:
@@ -327,7 +334,7 @@ class LintSession:
         if found is None:
             observe, self.observe = self.observe, True
             try:
-                self.read_safely(self.path_of(path) if isinstance(path, str) else path, limit)
+                self.read_safely(self.known_path(path) if isinstance(path, str) else path, limit)
             finally:
                 self.observe = observe
             found = self._observed[key]
