@@ -339,9 +339,10 @@ _TABLE: list[dict] = []
 class _Reducers(dict):
     """The pickler's dispatch table (type -> reducer), which gives every named
     tuple class the reducer :func:`_named_tuple` when first met. Pickle's own
-    way calls the class's ``__getnewargs__``, a Python method, for every
-    named tuple (a cache of 10,000 probes holds ~45,000: findings, spans,
-    facts): ~25% more time to pickle it. Any other type met (an ``array``)
+    way goes through the object's ``__reduce_ex__`` and the class's
+    ``__getnewargs__``, a Python method, for every named tuple (a cache of
+    10,000 probes holds ~45,000: findings, spans, facts): ~30% more time to
+    pickle it, for the same bytes. Any other type met (an ``array``)
     gets :func:`_as_pickle_would`, what pickle does without a table entry,
     so that it is looked up here once, not missed at every object."""
 
@@ -377,6 +378,7 @@ def _dispatch_table() -> dict:
         from pathlib import PosixPath, WindowsPath
         from types import MappingProxyType
 
+        _NEWOBJ.append(copyreg.__newobj__)
         table = _Reducers(copyreg.dispatch_table)
         table[PosixPath] = table[WindowsPath] = _path_as_text
         table[MappingProxyType] = _read_only_mapping
@@ -392,9 +394,14 @@ def _as_pickle_would(value: object):
 
 
 def _named_tuple(value: tuple) -> tuple:
-    """A named tuple as ``tuple.__new__(its class, its values)``: one C call
-    to make again, no Python-level ``__new__`` or ``__getnewargs__``."""
-    return tuple.__new__, (type(value), tuple(value))
+    """A named tuple reduced as pickle reduces it (``copyreg.__newobj__``:
+    its class and values, pickled as ``NEWOBJ``, the same bytes), without
+    the calls to its ``__reduce_ex__`` and Python-level ``__getnewargs__``."""
+    return _NEWOBJ[0], (type(value), *value)
+
+
+_NEWOBJ: list = []
+"""``copyreg.__newobj__``, once :func:`_dispatch_table` imported it."""
 
 
 def _path_as_text(path) -> tuple:
