@@ -338,20 +338,38 @@ _TABLE: list[dict] = []
 
 class _Reducers(dict):
     """The pickler's dispatch table (type -> reducer), which gives every named
-    tuple class the reducer :func:`_named_tuple` when first met. Pickle's own
+    tuple class the reducer :meth:`named_tuple` when first met. Pickle's own
     way goes through the object's ``__reduce_ex__`` and the class's
     ``__getnewargs__``, a Python method, for every named tuple (a cache of
     10,000 probes holds ~45,000: findings, spans, facts): ~30% more time to
     pickle it, for the same bytes. Any other type met (an ``array``)
-    gets :func:`_as_pickle_would`, what pickle does without a table entry,
+    gets :meth:`as_pickle_would`, what pickle does without a table entry,
     so that it is looked up here once, not missed at every object."""
+
+    def __init__(self, entries: dict) -> None:
+        import copyreg
+        import pickle
+
+        super().__init__(entries)
+        self._newobj = copyreg.__newobj__
+        self._protocol = pickle.HIGHEST_PROTOCOL
 
     def __missing__(self, kind: type):
         if issubclass(kind, type):
             raise KeyError(kind)  # a class whose metaclass is not type: pickle saves it by name
-        reducer = _named_tuple if _plain_named_tuple(kind) else _as_pickle_would
+        reducer = self.named_tuple if _plain_named_tuple(kind) else self.as_pickle_would
         self[kind] = reducer
         return reducer
+
+    def named_tuple(self, value: tuple) -> tuple:
+        """A named tuple reduced as pickle reduces it (``copyreg.__newobj__``:
+        its class and values, pickled as ``NEWOBJ``, the same bytes), without
+        the calls to its ``__reduce_ex__`` and Python-level ``__getnewargs__``."""
+        return self._newobj, (type(value), *value)
+
+    def as_pickle_would(self, value: object):
+        """What pickle reduces ``value`` to without a dispatch table entry."""
+        return value.__reduce_ex__(self._protocol)
 
 
 def _plain_named_tuple(kind: type) -> bool:
@@ -378,30 +396,11 @@ def _dispatch_table() -> dict:
         from pathlib import PosixPath, WindowsPath
         from types import MappingProxyType
 
-        _NEWOBJ.append(copyreg.__newobj__)
         table = _Reducers(copyreg.dispatch_table)
         table[PosixPath] = table[WindowsPath] = _path_as_text
         table[MappingProxyType] = _read_only_mapping
         _TABLE.append(table)
     return _TABLE[0]
-
-
-def _as_pickle_would(value: object):
-    """What pickle reduces ``value`` to without a dispatch table entry."""
-    import pickle
-
-    return value.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-
-
-def _named_tuple(value: tuple) -> tuple:
-    """A named tuple reduced as pickle reduces it (``copyreg.__newobj__``:
-    its class and values, pickled as ``NEWOBJ``, the same bytes), without
-    the calls to its ``__reduce_ex__`` and Python-level ``__getnewargs__``."""
-    return _NEWOBJ[0], (type(value), *value)
-
-
-_NEWOBJ: list = []
-"""``copyreg.__newobj__``, once :func:`_dispatch_table` imported it."""
 
 
 def _path_as_text(path) -> tuple:
