@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future
+
     from .config import Config
     from .engine import Unit, UnitResult
     from .session import LintSession
@@ -68,6 +70,10 @@ SHARDS = 64
 changes a few entries (a pre-commit run) rewrites a few small files (three
 changed files of 10,000 probes: 16 shards 1.04-1.09 s, 64 shards 1.01 s; a
 cold run of 1,000 probes writes 64 as fast as 16)."""
+
+BACKGROUND_SAVE_MIN_ENTRIES = 1000
+"""From this many entries to write, :meth:`Cache.start_saving` writes them in
+a forked process while the lint goes on (see docs/performance.md)."""
 
 MAGIC = b"skill-eval-cache\n"
 MAC_SIZE = 32
@@ -108,6 +114,8 @@ class Cache:
         """Every query a unit used in this run asked (served or stored), with
         its answer: what the run record checks (:meth:`record_run`)."""
         self._run_refreshed = False
+        self._saving: tuple[Future, set[int]] | None = None
+        """The background write of :meth:`start_saving`, and its shards."""
         self._shared: dict[Hashable, Hashable] = {}
         """One object per distinct query and answer stored (:meth:`store`):
         units of one skill ask the same queries, and a shard pickles an object
@@ -298,14 +306,65 @@ class Cache:
     # -- saving -------------------------------------------------------------------------
 
     def save(self, prune: bool = False) -> None:
-        """Write the shards that changed. ``prune``: the run covered the whole
-        workspace, so entries it did not use are of files that are gone (or
-        were not linted: a config change starts a new cache) and are dropped."""
+        """Write the shards that changed (once the ones :meth:`start_saving`
+        took are written). ``prune``: the run covered the whole workspace,
+        so entries it did not use are of files that are gone (or were not
+        linted: a config change starts a new cache) and are dropped."""
         if not self._loaded:
             return
+        self._finish_saving()
+        shards = self._shards()
+        self._write_shards(shards, self._changed(shards, prune))
+        self._dirty.clear()
+        self._refreshed.clear()
+
+    def start_saving(self) -> None:
+        """Write the shards changed so far in a process forked now
+        (:func:`~skill_eval.linter.execution.run_forked`), while this one goes
+        on with the lint (its workspace-wide pass); :meth:`save` waits for
+        it, then writes what changed since, or everything, if the child
+        failed. Only for :data:`BACKGROUND_SAVE_MIN_ENTRIES` or more: below,
+        the fork costs about what it saves. Where no fork is safe (the
+        language server), :meth:`save` writes them all."""
+        if not self._loaded or self._saving is not None:
+            return
+        shards = self._shards()
+        numbers = self._changed(shards, prune=False)
+        if sum(len(shards.get(number, ())) for number in numbers) < BACKGROUND_SAVE_MIN_ENTRIES:
+            return
+        from .execution import run_forked
+
+        future = run_forked(lambda: self._write_shards(shards, numbers))
+        if future is None:
+            return
+        self._saving = (future, numbers)
+        self._dirty.clear()
+        self._refreshed.clear()
+
+    def _finish_saving(self) -> None:
+        """Wait for the shards :meth:`start_saving` writes; the ones of a
+        child that failed are written again."""
+        if self._saving is None:
+            return
+        future, numbers = self._saving
+        self._saving = None
+        try:
+            future.result()
+        except Exception:  # noqa: BLE001 - a child killed or failing: this process writes its shards
+            self._dirty.update(numbers)
+
+    def _shards(self) -> dict[int, dict]:
+        """Every entry, by shard."""
         shards: dict[int, dict] = {}
         for key, entry in self._entries.items():
             shards.setdefault(_shard_of(key), {})[key] = entry
+        return shards
+
+    def _changed(self, shards: dict[int, dict], prune: bool) -> set[int]:
+        """The shards to write: those with new entries, with entries asking a
+        query whose file was read again (its new signature), and, with
+        ``prune``, those holding entries this run did not use (dropped from
+        ``shards``)."""
         dirty = set(self._dirty)
         refreshed = self._refreshed
         if refreshed:
@@ -318,17 +377,18 @@ class Cache:
                     del entries[key]
                 if gone:
                     dirty.add(number)
+        return dirty
+
+    def _write_shards(self, shards: dict[int, dict], numbers: set[int]) -> None:
         from .execution import dumps
 
         signatures = self._signatures
-        for number in sorted(dirty):
+        for number in sorted(numbers):
             entries = shards.get(number, {})
             kept = {query: signatures[query] for _result, dependencies in entries.values()
                     for query, _answer in dependencies if query in signatures}
             payload = dumps((FORMAT, entries, kept))
             _write_file(self._folder_fd, f"{self.key}-{number:02d}", MAGIC + self._mac(payload) + payload)
-        self._dirty.clear()
-        refreshed.clear()
 
     def close(self) -> None:
         if self._folder_fd is not None:

@@ -341,6 +341,8 @@ def lint_targets(
         if found and unit[0] != FACTS:
             diagnostics.extend(found)
     if probes and plan.workspace_rules:
+        if cache is not None:
+            cache.start_saving()  # the units' shards, written while the workspace-wide pass runs
         diagnostics.extend(_workspace_pass(session, probes, plan, cache))
     checked = {str(path) for path in probes} | {str(path) for path in skills} | {str(path) for path in specs}
     for path in probes:

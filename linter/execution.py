@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future
+
     from .engine import Plan, Unit, UnitResult
     from .session import LintSession
 
@@ -253,6 +255,43 @@ def _share(session: LintSession, chunks: list, plan: Plan, workers: int, record:
         with lock:
             ends[0], ends[1] = 1, 0  # nothing more is submitted
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_forked(call: Callable[[], Any]) -> Future | None:
+    """``call()`` in a process forked from this one now, while this one goes
+    on: the child sees this process's memory as it is at the fork, so
+    nothing is pickled but the call's result (the cache's shards written in
+    the background, :meth:`~skill_eval.linter.cache.Cache.start_saving`).
+    The child is the one worker of a ``fork`` pool of the standard executor,
+    started by the submission and shut down after it.
+
+    ``None`` where a fork is not safe or not possible, and the caller does
+    the work itself: other threads running (the language server: see the
+    module's docstring), or no ``fork`` on this platform."""
+    import os
+
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _FORKED_CALL.append(call)
+    try:
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        try:
+            return pool.submit(_run_forked_call)  # forks the worker now: it inherits the call
+        finally:
+            pool.shutdown(wait=False)
+    finally:
+        _FORKED_CALL.clear()
+
+
+_FORKED_CALL: list[Callable[[], Any]] = []
+"""The call a :func:`run_forked` child inherits (set while it is forked)."""
+
+
+def _run_forked_call() -> Any:
+    return _FORKED_CALL[0]()
 
 
 _WORKER: dict[str, Any] = {}

@@ -440,10 +440,12 @@ NAMES = ["band-quota-rollout", "drifted-count", "graded-confidence", "renamed-st
 def test_whatever_changes_between_two_runs_the_cache_serves_nothing_stale(
     tmp_path_factory: pytest.TempPathFactory, settled_at_once: None, monkeypatch: pytest.MonkeyPatch, steps, jobs: int
 ) -> None:
+    from skill_eval.linter import cache as cache_module
     from skill_eval.linter import execution
 
     monkeypatch.setattr(execution, "PARALLEL_MIN_WORK", 1)
     monkeypatch.setattr(execution, "SMALLEST_CHUNK", 2)
+    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0 if jobs == 2 else 10**9)  # shards written by a child
     root = _workspace(tmp_path_factory.mktemp("mutations"))
     lint_paths([root], cache=True, jobs=jobs)
     for mutation, name, flag in steps:
@@ -575,6 +577,84 @@ def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
     for shard in shards:
         assert cache._verified(shard.read_bytes()) is not None, shard
     assert not [path for path in (root / CACHE_DIR).iterdir() if path.name.endswith(".tmp")]
+
+
+# -- shards written in the background ----------------------------------------------------------
+
+
+def _stored(root: Path) -> tuple[dict, dict]:
+    """The entries and signatures the cache of ``root`` holds on disk."""
+    from skill_eval.linter.config import load_config
+    from skill_eval.linter.reader import FileSystemReader
+    from skill_eval.linter.session import LintSession
+
+    cache = Cache.open(LintSession(root, load_config(root), FileSystemReader(), observe=True))
+    cache._load()
+    return cache._entries, cache._signatures
+
+
+def test_shards_written_in_the_background_are_those_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                lookups: Lookups, settled_at_once: None) -> None:
+    """A forked child writes the units' shards while the workspace-wide pass
+    runs: what it leaves on disk is what this process writes itself, and a
+    run on one file is then served from it."""
+    from skill_eval.linter import cache as cache_module
+    from skill_eval.linter import execution
+
+    forked = []
+    original = execution.run_forked
+
+    def spy(call):
+        future = original(call)
+        forked.append(future)
+        return future
+
+    monkeypatch.setattr(execution, "run_forked", spy)
+    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
+    root = _workspace(tmp_path)
+    lint_paths([root], cache=True)
+    assert forked and forked[0] is not None and forked[0].exception() is None, "written by the child"
+    in_background = _stored(root)
+    shutil.rmtree(root / CACHE_DIR)
+    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 10**9)
+    lint_paths([root], cache=True)
+    assert len(forked) == 1, "no child below the threshold"
+    assert in_background == _stored(root)
+    assert in_background[0]
+    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
+    shutil.rmtree(root / CACHE_DIR)
+    lint_paths([root], cache=True)
+    lookups.reset()
+    target = _probe(root) / "probe.json"
+    assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
+    assert lookups.misses == 0 and lookups.hits > 1
+
+
+@pytest.mark.parametrize("how", ["raises", "dies"])
+def test_shards_a_failed_child_left_are_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookups: Lookups,
+                                                     settled_at_once: None, how: str) -> None:
+    """A child that raises or dies before writing loses nothing: this process
+    writes its shards, and the next run is served from them."""
+    from skill_eval.linter import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
+    parent = os.getpid()
+    original = Cache._write_shards
+
+    def write_shards(cache, shards, numbers):
+        if os.getpid() != parent:
+            if how == "dies":
+                os._exit(3)
+            raise OSError(28, "No space left on device")
+        original(cache, shards, numbers)
+
+    monkeypatch.setattr(Cache, "_write_shards", write_shards)
+    root = _workspace(tmp_path)
+    lint_paths([root], cache=True)
+    lookups.reset()
+    target = _probe(root) / "probe.json"
+    assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
+    assert lookups.misses == 0 and lookups.hits > 1
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:

@@ -290,3 +290,25 @@ def _pickled_without_table(value) -> bytes:
     pickler.dispatch_table = table
     pickler.dump(value)
     return buffer.getvalue()
+
+
+def test_a_forked_call_runs_in_a_child_that_sees_this_process_memory() -> None:
+    """:func:`execution.run_forked`: the call runs in another process, on the
+    data this one held at the fork (nothing of it pickled), and its result
+    comes back; with another thread running (the language server), nothing
+    is forked and the caller does the work."""
+    import threading
+
+    held = list(range(100_000))
+    future = execution.run_forked(lambda: (os.getpid(), sum(held)))
+    assert future is not None
+    child, total = future.result(timeout=60)
+    assert child != os.getpid() and total == sum(range(100_000))
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert execution.run_forked(lambda: 1) is None
+    finally:
+        stop.set()
+        thread.join()
