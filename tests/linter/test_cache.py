@@ -457,6 +457,34 @@ def test_whatever_changes_between_two_runs_the_cache_serves_nothing_stale(
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(MUTATIONS), st.sampled_from(NAMES), st.booleans(),
+                          st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(["probe.json", "question.md"])),
+                                   min_size=1, max_size=3)),
+                min_size=1, max_size=5),
+       st.sampled_from([1, 2]), st.booleans())
+def test_a_run_on_some_files_after_changes_elsewhere_serves_nothing_stale(
+    tmp_path_factory: pytest.TempPathFactory, settled_at_once: None, monkeypatch: pytest.MonkeyPatch, steps, jobs: int,
+    whole_first: bool
+) -> None:
+    """The pre-commit shape: after each change, a run on files of other
+    probes than the changed one (their findings compare them with every
+    probe: SE501, SE006 read the changed probe's facts from the cache or
+    anew) reports what a run without the cache reports."""
+    from skill_eval.linter import execution
+
+    monkeypatch.setattr(execution, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(execution, "SMALLEST_CHUNK", 2)
+    root = _workspace(tmp_path_factory.mktemp("elsewhere"))
+    if whole_first:
+        lint_paths([root], cache=True, jobs=jobs)
+    for mutation, name, flag, targets in steps:
+        mutation(root, name, flag)
+        paths = [path for path in (_probe(root, probe) / file for probe, file in targets) if path.exists()] or [root]
+        assert full(lint_paths(paths, cache=True, jobs=jobs).diagnostics) == full(lint_paths(paths).diagnostics), \
+            (mutation.__name__, name, flag, targets)
+
+
 # -- the language server's scan -------------------------------------------------------------
 
 
