@@ -72,8 +72,8 @@ changed files of 10,000 probes: 16 shards 1.04-1.09 s, 64 shards 1.01 s; a
 cold run of 1,000 probes writes 64 as fast as 16)."""
 
 BACKGROUND_SAVE_MIN_ENTRIES = 1000
-"""From this many entries to write, :meth:`Cache.start_saving` writes them in
-a forked process while the lint goes on (see docs/performance.md)."""
+"""From this many entries stored by a run, :meth:`Cache.start_saving` writes
+the shards in a forked process while the lint goes on (docs/performance.md)."""
 
 MAGIC = b"skill-eval-cache\n"
 MAC_SIZE = 32
@@ -114,6 +114,8 @@ class Cache:
         """Every query a unit used in this run asked (served or stored), with
         its answer: what the run record checks (:meth:`record_run`)."""
         self._run_refreshed = False
+        self._stored = 0
+        """Entries stored by this run (:meth:`start_saving` forks for many)."""
         self._saving: tuple[Future, set[int]] | None = None
         """The background write of :meth:`start_saving`, and its shards."""
         self._shared: dict[Hashable, Hashable] = {}
@@ -300,6 +302,7 @@ class Cache:
             if signature is not None:
                 self._signatures[query] = (answer, signature)
         self._entries[key] = (result._replace(deps=None), tuple(dependencies))
+        self._stored += 1
         self._used.add(key)
         self._dirty.add(_shard_of(key))
 
@@ -323,17 +326,15 @@ class Cache:
         (:func:`~skill_eval.linter.execution.run_forked`), while this one goes
         on with the lint (its workspace-wide pass); :meth:`save` waits for
         it, then writes what changed since, or everything, if the child
-        failed. Only for :data:`BACKGROUND_SAVE_MIN_ENTRIES` or more: below,
-        the fork costs about what it saves. Where no fork is safe (the
-        language server), :meth:`save` writes them all."""
-        if not self._loaded or self._saving is not None:
+        failed. Only once this run stored :data:`BACKGROUND_SAVE_MIN_ENTRIES`
+        or more: below, the fork costs about what it saves. Where no fork is
+        safe (the language server), :meth:`save` writes them all."""
+        from .execution import can_fork, run_forked
+
+        if self._saving is not None or self._stored < BACKGROUND_SAVE_MIN_ENTRIES or not can_fork():
             return
         shards = self._shards()
         numbers = self._changed(shards, prune=False)
-        if sum(len(shards.get(number, ())) for number in numbers) < BACKGROUND_SAVE_MIN_ENTRIES:
-            return
-        from .execution import run_forked
-
         future = run_forked(lambda: self._write_shards(shards, numbers))
         if future is None:
             return

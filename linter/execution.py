@@ -257,6 +257,15 @@ def _share(session: LintSession, chunks: list, plan: Plan, workers: int, record:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def can_fork() -> bool:
+    """Whether :func:`run_forked` forks here: a platform with ``fork`` and no
+    other thread running (a process with threads, such as the language
+    server, could leave a lock held forever in the child)."""
+    import os
+
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
 def run_forked(call: Callable[[], Any]) -> Future | None:
     """``call()`` in a process forked from this one now, while this one goes
     on: the child sees this process's memory as it is at the fork, so
@@ -265,12 +274,9 @@ def run_forked(call: Callable[[], Any]) -> Future | None:
     The child is the one worker of a ``fork`` pool of the standard executor,
     started by the submission and shut down after it.
 
-    ``None`` where a fork is not safe or not possible, and the caller does
-    the work itself: other threads running (the language server: see the
-    module's docstring), or no ``fork`` on this platform."""
-    import os
-
-    if not hasattr(os, "fork") or threading.active_count() > 1:
+    ``None`` where a fork is not safe or not possible (:func:`can_fork`), and
+    the caller does the work itself."""
+    if not can_fork():
         return None
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
