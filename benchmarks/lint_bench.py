@@ -2,6 +2,7 @@
 """Wall time of ``skill-eval-lint`` on benchmark trees, with skillsaw as reference.
 
 usage: python benchmarks/lint_bench.py [--cases cold,warm,precommit] [--sizes 1000,10000] [--runs 5]
+                                       [--precommit-sizes 10000]
                                        [--lint EXE] [--no-skillsaw] [--as-is] [--work DIR]
 
 Trees come from ``../shared/bench/make_bench_corpus.py`` (deterministic: same
@@ -16,9 +17,10 @@ three), since this machine's speed drifts within a minute. Cases:
 * ``warm``: 1,000 probes again, the cache the previous run left,
   :data:`SETTLED` seconds later (the floor: reading and hashing the files,
   or their ``stat``);
-* ``precommit``: 10,000 probes, warm cache (:data:`SETTLED` seconds old),
-  then two question.md and one probe.json changed before each run and only
-  those three named, as pre-commit runs the hook.
+* ``precommit``: 10,000 probes (each of ``--precommit-sizes``), warm cache
+  (:data:`SETTLED` seconds old), then two question.md and one probe.json
+  changed before each run and only those three named, as pre-commit runs
+  the hook.
 
 What is timed is a regular install of this tree (refreshed in a cache venv
 under ``$XDG_CACHE_HOME/skill-eval-bench``), as users run it; ``--lint``
@@ -169,6 +171,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="cold,warm,precommit", help="which cases (comma-separated)")
     parser.add_argument("--sizes", default="1000,10000", help="probe counts of the cold case (comma-separated)")
+    parser.add_argument("--precommit-sizes", default="10000",
+                        help="probe counts of the pre-commit case (comma-separated): how its time grows with the workspace")
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per measurement")
     parser.add_argument("--work", type=Path, help="where to build the trees (default: a temp folder)")
     parser.add_argument("--lint", help="time this skill-eval-lint instead of a regular install of this tree")
@@ -217,15 +221,16 @@ def main() -> int:
                                      args.runs, args.runs)
         report("1,000 probes, repeat (warm cache)", ours, theirs)
     if "precommit" in cases:
-        tree = make_tree(work, 10000)
-        clear_cache(tree)
-        wall_time([*lint, str(tree), *quiet])  # fills the cache
-        time.sleep(SETTLED)
-        paths = changed_files(tree)
-        ours, _theirs = time_commands([*lint, *map(str, paths), *quiet], None, max(args.runs, 7), 0,
-                                      lambda index: change(paths, index))
-        change(paths, 1)  # the files as they were (an odd index drops the added line)
-        report("10,000 probes, 3 changed files", ours, None)
+        for size in (int(s) for s in args.precommit_sizes.split(",")):
+            tree = make_tree(work, size)
+            clear_cache(tree)
+            wall_time([*lint, str(tree), *quiet])  # fills the cache
+            time.sleep(SETTLED)
+            paths = changed_files(tree)
+            ours, _theirs = time_commands([*lint, *map(str, paths), *quiet], None, max(args.runs, 7), 0,
+                                          lambda index: change(paths, index))
+            change(paths, 1)  # the files as they were (an odd index drops the added line)
+            report(f"{size:,} probes, 3 changed files", ours, None)
     return 0
 
 
