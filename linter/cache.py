@@ -333,9 +333,8 @@ class Cache:
 
         if self._saving is not None or self._stored < BACKGROUND_SAVE_MIN_ENTRIES or not can_fork():
             return
-        shards = self._shards()
-        numbers = self._changed(shards, prune=False)
-        future = run_forked(lambda: self._write_shards(shards, numbers))
+        numbers = self._changed(self._shards(), prune=False) if self._refreshed else set(self._dirty)
+        future = run_forked(lambda: self._write_shards(self._shards(), numbers))  # grouped in the child
         if future is None:
             return
         self._saving = (future, numbers)
