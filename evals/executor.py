@@ -544,7 +544,7 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
 
     ``base_env`` is the environment to start from, as bytes (default: this
     process's): an executor takes it once, since decoding ``os.environ`` for
-    every start cost ~1 ms."""
+    every start slowed each start (docs/performance.md)."""
     if job.harness is not None:
         return _prepare_harness(job, root, token, base_env)
     base = os.fspath(root)
@@ -842,8 +842,8 @@ def remove_scratch(root: str, made: Sequence[str] | None) -> None:
 def default_scratch() -> str | None:
     """Where scratch folders are made: ``$SKILL_EVAL_SCRATCH`` if set, else
     ``/dev/shm`` when it is a writable folder (memory-backed: making and
-    removing a scratch folder on the reference machine's disk cost ~10 ms of
-    wall time a start, on tmpfs ~0.1 ms), else the system's temporary folder."""
+    removing a scratch folder there is much faster than on the reference
+    machine's disk: docs/performance.md), else the system's temporary folder."""
     chosen = os.environ.get("SKILL_EVAL_SCRATCH")
     if chosen:
         return chosen
@@ -854,7 +854,7 @@ def default_scratch() -> str | None:
 
 def remove_tree(path: str) -> None:
     """Remove a scratch folder: links are removed, never followed
-    (``shutil.rmtree``'s descriptor-based walk cost ~0.7 ms a start)."""
+    (``shutil.rmtree``'s descriptor-based walk was slower: docs/performance.md)."""
     try:
         entries = list(os.scandir(path))
     except NotADirectoryError:

@@ -527,7 +527,8 @@ class AnswerFolders:
     """Writes answer files under runs folders, never through a symbolic link:
     every folder is opened relative to the one above it without following
     links, and each file is created exclusively. The folders' descriptors are
-    kept for the run (opening four folders per answer cost ~1 ms a start)."""
+    kept for the run (opening four folders per answer added to each start:
+    docs/performance.md)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -4,8 +4,8 @@
 into one HTML file that loads nothing: the plotting library (Vega and
 vega-embed, vendored in ``viewer_assets/``), the viewer's script and styles,
 and the model itself are inlined. The model travels gzip-compressed and
-base64-encoded (a 500-probe report's answers and gradings are ~6 MB of JSON,
-~1.1 MB so), and the browser inflates it with its built-in
+base64-encoded (a large report's answers and gradings are several times
+smaller so: docs/performance.md), and the browser inflates it with its built-in
 ``DecompressionStream``.
 
 The page holds the zones per agent and model, the calibration plot (one agent

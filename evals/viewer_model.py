@@ -323,7 +323,7 @@ def load_schema() -> dict[str, Any]:
 def validate(model: Any) -> list[str]:
     """Problems of ``model`` against the JSON Schema (empty when valid), each
     naming the JSON path of the offending value."""
-    import jsonschema  # ~0.15 s: only when a model is checked
+    import jsonschema  # slow to import (docs/performance.md): only when a model is checked
 
     validator = jsonschema.Draft202012Validator(load_schema())
     return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"

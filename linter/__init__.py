@@ -41,8 +41,8 @@ def __getattr__(name: str):
 def read_data(name: str) -> str:
     """The text of the shipped data file ``linter/data/<name>`` (phrase lists,
     the probe schema). Read beside this module rather than through
-    ``importlib.resources``, whose import costs ~7 ms of every start: the
-    package is always installed as plain files."""
+    ``importlib.resources``, whose import adds to every start
+    (docs/performance.md): the package is always installed as plain files."""
     from pathlib import Path
 
     return (Path(__file__).parent / "data" / name).read_text(encoding="utf-8")

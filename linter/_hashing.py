@@ -1,7 +1,8 @@
 """BLAKE2b and a constant-time comparison without loading OpenSSL.
 
-``hashlib`` and ``hmac`` load OpenSSL's ``_hashlib`` on import (~2.5 ms, on
-every start of the linter and of each worker process), though BLAKE2b is
+``hashlib`` and ``hmac`` load OpenSSL's ``_hashlib`` on import (a cost on
+every start of the linter and of each worker process: docs/performance.md),
+though BLAKE2b is
 CPython's own ``_blake2`` and needs none of it. These are the same functions
 ``hashlib.blake2b`` and ``hmac.compare_digest`` are (CPython builds always
 have ``_blake2``; ``hashlib`` is the fallback elsewhere).

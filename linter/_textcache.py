@@ -4,9 +4,9 @@ size of the texts it holds as well as by their number.
 Rules share work on an artifact through caches keyed by its content (its
 words, its 5-grams, its whitespace-collapsed form). ``functools.lru_cache``
 bounds them by a number of entries only, so what they hold grew with the
-size of the texts: a process linting 1,000 distinct 50 KB artifacts through
-the API kept ~500 MB (each text, its word list, its word set, its
-normalized forms). :func:`text_cache` also bounds the sum of the cached
+size of the texts: a process linting many distinct large artifacts through
+the API kept a great deal of memory (each text, its word list, its word set,
+its normalized forms; docs/performance.md). :func:`text_cache` also bounds the sum of the cached
 texts' lengths, and never caches a text longer than that budget: a linter
 still shares the work of typical artifacts (a few KB) between its rules,
 and holds at most a bounded amount whatever the artifacts.

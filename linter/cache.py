@@ -67,9 +67,9 @@ RUN_RECORD = "run"
 
 SHARDS = 64
 """Entries are spread over this many files by their path, so that a run that
-changes a few entries (a pre-commit run) rewrites a few small files (three
-changed files of 10,000 probes: 16 shards 1.04-1.09 s, 64 shards 1.01 s; a
-cold run of 1,000 probes writes 64 as fast as 16)."""
+changes a few entries (a pre-commit run) rewrites a few small files (a run
+on three changed files of a large workspace is a little faster with 64 than
+with 16, a cold run writes 64 as fast as 16: docs/performance.md)."""
 
 BACKGROUND_SAVE_MIN_ENTRIES = 1000
 """From this many entries stored by a run, :meth:`Cache.start_saving` writes
@@ -437,11 +437,10 @@ def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
     a file). It holds when every folder has that signature still and every
     link leads to the same kind: no entry was created, deleted or renamed
     in any of them since (git's untracked cache trusts folders the same
-    way). A ``stat`` per folder against a listing per folder: 1,000 probes
-    ~3 ms against ~25 ms, 10,000 ~25 ms against ~250 ms. A walk is
-    recorded only when every folder's last change is at least
-    :data:`~skill_eval.linter.session.RACY_SECONDS` old (a change within
-    the same tick of the clock would keep its signature)."""
+    way). A ``stat`` per folder costs far less than a listing per folder
+    (docs/performance.md). A walk is recorded only when every folder's last
+    change is at least :data:`~skill_eval.linter.session.RACY_SECONDS` old
+    (a change within the same tick of the clock would keep its signature)."""
     from .reader import FileSystemReader, folder_signature
     from .session import _settled
     from .workspace import Targets, discover

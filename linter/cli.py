@@ -36,8 +36,8 @@ class _Parser(argparse.ArgumentParser):
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, told the terminal's width up front: left to find
-    it, argparse imports ``shutil`` (and with it ``bz2`` and ``lzma``), ~4 ms
-    of every run, even one that prints no help."""
+    it, argparse imports ``shutil`` (and with it ``bz2`` and ``lzma``) on
+    every run, even one that prints no help (docs/performance.md)."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
@@ -215,11 +215,11 @@ class _fewer_collections:
     """Run without the cyclic garbage collector (reference counting still
     frees everything that is not in a cycle). A lint run allocates millions
     of small objects that all live to its end, and almost none of its garbage
-    is cyclic: a collection among them found ~2,000-3,000 cyclic objects at
-    1,000 probes and still cost 20-40 ms each (one landed on the serial tail
-    of the parallel run), where the default thresholds cost ~5% of a run and
-    a first threshold of 50,000 still ~4%. Peak memory at 10,000 probes is
-    unchanged within 1%. Restored on exit, for callers of :func:`main`."""
+    is cyclic: a collection among them found few cyclic objects and still
+    took long (one landed on the serial tail of the parallel run), and
+    collections cost a share of every run with the default thresholds as
+    with a much higher first one. Peak memory is unchanged
+    (docs/performance.md). Restored on exit, for callers of :func:`main`."""
 
     def __enter__(self) -> None:
         import gc
@@ -367,8 +367,8 @@ def collector_off_until_exit() -> None:
     """Turn the cyclic garbage collector off for the rest of a process that
     ends with :func:`hard_exit`. :func:`main` lints with it off anyway and
     turns it back on when it started on (for callers that live on); but the
-    first collection after that walks every object the run made: ~13 ms at
-    1,000 probes, spent just before exiting, when nothing is left to free."""
+    first collection after that walks every object the run made, just before
+    exiting, when nothing is left to free (docs/performance.md)."""
     import gc
 
     gc.disable()
@@ -377,9 +377,9 @@ def collector_off_until_exit() -> None:
 def hard_exit(code: int) -> NoReturn:
     """Exit with ``code`` once stdout and stderr are flushed, without tearing
     the interpreter down. Freeing every object of a lint run one by one at
-    exit cost ~40 ms of a 10-probe run (A/B, 21 runs), and nothing is left to
-    clean up: worker pools are joined and report files closed by then. mypy
-    exits the same way."""
+    exit is a noticeable part of a small run (docs/performance.md), and
+    nothing is left to clean up: worker pools are joined and report files
+    closed by then. mypy exits the same way."""
     import os
 
     for stream in (sys.stdout, sys.stderr):

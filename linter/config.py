@@ -32,8 +32,8 @@ from .textfile import DEFAULT_MAX_FILE_SIZE
 
 
 def _toml():
-    """The TOML reader, imported when a config file is read (~5 ms of a start
-    that has none)."""
+    """The TOML reader, imported when a config file is read (a start that has
+    none does not pay for the import: docs/performance.md)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
@@ -118,7 +118,7 @@ class Config(NamedTuple):
 
     Immutable records (the config, its phrase and agent entries) are named
     tuples, not frozen dataclasses: importing :mod:`dataclasses` and making
-    the classes cost ~20 ms of every start of the linter."""
+    the classes slowed every start of the linter (docs/performance.md)."""
 
     select: tuple[str, ...] = ()
     """Codes or code prefixes to enable (empty: all rules)."""

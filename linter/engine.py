@@ -42,9 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .rules import Rule
     from .rules.base import Scope
 
-# The rules and the contexts (~26 ms to import: every rule module, the parsers'
-# wrappers) are imported where a lint needs them, not here: a repeat lint
-# replayed from the cache's run record (`Cache.replay`) needs neither.
+# The rules and the contexts (slow to import: every rule module, the parsers'
+# wrappers; docs/performance.md) are imported where a lint needs them, not
+# here: a repeat lint replayed from the cache's run record (`Cache.replay`)
+# needs neither.
 
 
 class LintResult:
@@ -290,7 +291,7 @@ def _has_workspace_rules(config: Config) -> bool:
 def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
     """The probes, SKILL.md and output-spec files of ``targets``, each in
     :func:`~skill_eval.linter.workspace.sorted_paths` order: sorted once per
-    lint (10,000 probes from a set: ~25 ms a sort)."""
+    lint (a sort of a large workspace's probes is not cheap: docs/performance.md)."""
     return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
 
 

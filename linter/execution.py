@@ -331,8 +331,8 @@ def _lint_chunk(units: list[Unit]) -> bytes:
 
 def dumps(value: object) -> bytes:
     """``value`` pickled, paths as their text (a path pickled as its parts
-    costs ~9 us to load, as its text ~3 us; a run at 1,000 probes sends
-    ~3,000 paths between processes; :func:`path_of` loads them), read-only mappings (the config's
+    is slower to load than its text, and a run sends a few paths per probe
+    between processes: docs/performance.md; :func:`path_of` loads them), read-only mappings (the config's
     defaults) as the mappings they show, and named tuples as their class
     and values (:class:`_Reducers`)."""
     import io
@@ -350,7 +350,7 @@ def loads(data: bytes, paths: dict[str, Any] | None = None) -> Any:
     ``paths`` (a session's :attr:`~skill_eval.linter.session.LintSession.path_table`):
     each path is that table's ``Path`` of its text, added when new. A language
     server holding 10,000 probes' findings and facts had every file's path
-    twice or more, each ``Path`` with its own list of parts (~0.8 KB): ~20 MB."""
+    twice or more, each ``Path`` with its own list of parts (docs/performance.md)."""
     import pickle
 
     if paths is None:
@@ -386,8 +386,8 @@ class _Reducers(dict):
     tuple class the reducer :meth:`named_tuple` when first met. Pickle's own
     way goes through the object's ``__reduce_ex__`` and the class's
     ``__getnewargs__``, a Python method, for every named tuple (a cache of
-    10,000 probes holds ~45,000: findings, spans, facts): ~30% more time to
-    pickle it, for the same bytes. Any other type met (an ``array``)
+    10,000 probes holds ~45,000: findings, spans, facts): a slower pickle,
+    for the same bytes (docs/performance.md). Any other type met (an ``array``)
     gets :meth:`as_pickle_would`, what pickle does without a table entry,
     so that it is looked up here once, not missed at every object."""
 

@@ -2,7 +2,8 @@
 
 Positions of keys and values come from ``json-source-map`` (computed lazily,
 only when a diagnostic needs one); validation uses ``jsonschema`` with the
-shipped draft 2020-12 schema (imported lazily: it costs ~0.15 s to import).
+shipped draft 2020-12 schema (imported lazily: its import is slow;
+docs/performance.md).
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def fast_check_schema() -> dict:
     }
     # "caught_when unless a judge" is an if/then in the shipped schema (jsonschema then reports a missing
     # key); fastjsonschema runs `if` and `not` by raising and catching an exception, for every defect
-    # (24 -> 72 us a probe). As anyOf (either key present), a defect with caught_when passes the first
-    # branch without one.
+    # (much slower per probe: docs/performance.md). As anyOf (either key present), a defect with
+    # caught_when passes the first branch without one.
     defect = schema["$defs"]["defect"]
     if defect.get("if") != {"not": {"required": ["judge"]}} or defect.get("then") != {"required": ["caught_when"]}:
         raise RuntimeError("$defs/defect changed shape; review fast_check_schema")
@@ -94,7 +95,8 @@ def generate_fast_validator_code() -> str:
     (``question``, ``version``) into the parsed probe, or rules would see keys
     the file does not have and point at spans that do not exist. Names built
     with ``.format(**locals())`` become f-strings (same text, no dict of the
-    locals per item: with the restated schema, ~45 -> ~20 µs a probe).
+    locals per item: a large part of a probe's validation with the restated
+    schema; docs/performance.md).
     """
     import fastjsonschema
 
@@ -137,14 +139,16 @@ class JsonSchemaValuesException(JsonSchemaException):
     pass
 """
 """Local exception classes for the generated module, so that running it needs
-no import of fastjsonschema (a build-time tool only, ~15 ms to import)."""
+no import of fastjsonschema (a build-time tool only, and slow to import:
+docs/performance.md)."""
 
 
 @lru_cache(maxsize=1)
 def _fast_validate():
     """fastjsonschema's validator for the schema, from the committed generated
     module (no compile at start-up; imported by a plain relative import, not
-    through :mod:`importlib`, whose Python package costs ~1 ms to import)."""
+    through :mod:`importlib`, whose Python package adds to the start:
+    docs/performance.md)."""
     from . import _probe_schema_fast as module
     root = min((name for name in dir(module) if name.startswith("validate")), key=len)
     return getattr(module, root), module.JsonSchemaException
@@ -153,10 +157,10 @@ def _fast_validate():
 def is_valid_fast(data: Any) -> bool:
     """Whether ``data`` satisfies the schema, decided by the fast validator.
 
-    fastjsonschema costs ~0.07 ms a probe against jsonschema's ~0.5 ms, and
-    importing jsonschema costs ~0.15 s; so jsonschema (which lists every error
-    with its path, per the spec) runs only for probes that fail this check. A
-    property test keeps the two validators' verdicts equal.
+    fastjsonschema validates a probe many times faster than jsonschema, and
+    importing jsonschema is slow (docs/performance.md); so jsonschema (which
+    lists every error with its path, per the spec) runs only for probes that
+    fail this check. A property test keeps the two validators' verdicts equal.
     """
     validate, invalid = _fast_validate()
     try:
@@ -204,8 +208,8 @@ _EXPECTATION_HELP = (
 def _interned_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are interned: every probe.json repeats the same
     ~25 keys, and a language server holding 10,000 parsed probes kept a copy of
-    each per probe (~0.7 KB a probe). Costs ~5 µs a probe; the last of
-    duplicate keys wins, as with plain ``json.loads``."""
+    each per probe. Interning costs little per probe (docs/performance.md);
+    the last of duplicate keys wins, as with plain ``json.loads``."""
     return {intern(key): value for key, value in pairs}
 
 
@@ -224,8 +228,8 @@ mistake, not 45,000 lines to read)."""
 SOURCE_MAP_MAX_WORK = 40_000
 """The most work (JSON values times nesting depth, both over-estimated from
 the text's commas and brackets) for which positions are computed with json-source-map: it is pure Python,
-~8 us a value, and each level of nesting copies every entry below it once
-more (a 200 KB file nested 100 deep took 65 s; a flat 1 MiB array 4 s).
+slow per value, and each level of nesting copies every entry below it once
+more (large or deeply nested files took far too long: docs/performance.md).
 Larger files get their findings at the first line; real probes are ~1 KB
 (~50 values)."""
 
@@ -351,7 +355,8 @@ class ProbeJson:
         """json-source-map's entries for this file (``{}`` when the file is too
         large for it: :data:`SOURCE_MAP_MAX_WORK`). Not kept on the object: a
         language server holds every probe of its workspace, and their maps
-        were ~8 MB per 1,000 probes; :func:`_source_map_of` keeps the last
+        were a large part of its memory (docs/performance.md);
+        :func:`_source_map_of` keeps the last
         few hundred by content (a chunk of the parallel CLI is ~250 probes,
         whose rules ask one after the other)."""
         if self.data is None:

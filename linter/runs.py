@@ -85,7 +85,7 @@ _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "a
 
 
 def sha256_bytes(data: bytes) -> str:
-    import hashlib  # only workspaces with run records need it (~5 ms to import)
+    import hashlib  # only workspaces with run records need it (slow to import: docs/performance.md)
 
     return hashlib.sha256(data).hexdigest()
 
@@ -167,8 +167,8 @@ def find_runs_files(root: Path, links: list[str] | None = None) -> list[Path]:
     VCS and tool folders (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`) and
     virtual environments (a folder holding ``pyvenv.cfg``) are not entered; nor
     are symbolic links to folders (:func:`~skill_eval.linter.reader.walk_folders`;
-    ``os.walk`` plus a ``pyvenv.cfg`` test per folder cost ~2x as much over
-    1,000 probe folders). ``links``, when given, receives every symbolic link
+    ``os.walk`` plus a ``pyvenv.cfg`` test per folder cost more:
+    docs/performance.md). ``links``, when given, receives every symbolic link
     met (see :func:`runs_links`)."""
     from .reader import walk_folders
 
@@ -411,8 +411,8 @@ class RunsFile:
     count as starts, plans (reservations) and the ids of unfinished starts.
 
     This module's records are plain classes, not dataclasses: the calibration
-    rules import it on every start, and :mod:`dataclasses` costs ~10 ms to
-    import (~1 ms more per class)."""
+    rules import it on every start, and importing :mod:`dataclasses` and
+    making each class add to every start (docs/performance.md)."""
 
     __slots__ = ("path", "records", "torn", "torn_other", "plans", "unfinished", "decisions")
 

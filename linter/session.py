@@ -216,7 +216,7 @@ class LintSession:
     def known_path(self, text: str) -> Path:
         """The :attr:`path_table`'s ``Path`` of ``text`` if it holds one, else
         a new one, not kept (a language server answering the cache's queries
-        about 10,000 probes would keep ~4 MB of them)."""
+        about 10,000 probes would keep them all: docs/performance.md)."""
         found = self.path_table.get(text)
         return found if found is not None else Path(text)
 
@@ -472,7 +472,8 @@ class LintSession:
         the workspace (symlinks resolved first) or loops. Memoized: probes that
         share a SKILL.md share its resolution; a probe's own default artifact
         (``question.md`` in its folder) is resolved once, so not remembered
-        (``remember=False``; 10,000 entries were ~1.5 MB in a language server)."""
+        (``remember=False``; in a language server those entries took memory
+        for nothing: docs/performance.md)."""
         recording = self._recording
         if recording is not None:
             recording.add(("resolve", str(base), relative))

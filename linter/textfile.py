@@ -108,7 +108,7 @@ class TextDocument:
     """A decoded text file: normalized text plus a line index. Read-only.
 
     A plain class rather than a frozen dataclass (as are the other parsed
-    documents): creating a dataclass costs ~1 ms of every start."""
+    documents): creating a dataclass adds to every start (docs/performance.md)."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
@@ -130,7 +130,7 @@ class TextDocument:
     def _line_starts(self) -> array:
         """The offset of each line's first character, as 8-byte integers: a
         language server keeps this for every document it holds, and a list
-        of ints took ~36 bytes a line (~2.5 MB per 1,000 probes)."""
+        of ints took several times as much a line (docs/performance.md)."""
         starts = [0]
         find = self.text.find
         index = find("\n")

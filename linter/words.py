@@ -23,12 +23,13 @@ _RECENT: OrderedDict[str, tuple[str, ...]] = OrderedDict()
 
 RECENT_TEXTS = 256
 """How many word lists :data:`_RECENT` keeps: a chunk of the parallel CLI is
-at most ~250 probes (256 lists are ~3 MB)."""
+at most ~250 probes (256 lists take little memory: docs/performance.md)."""
 
 RECENT_CHARS = 2_000_000
 """How many characters of text :data:`_RECENT`'s word lists may come from in
-all (a word list costs ~9 bytes per character of its text: 256 distinct
-50 KB artifacts kept ~110 MB); a longer text is split each time it is asked."""
+all (a word list takes several times the memory of its text, and 256 large
+artifacts' lists kept a lot: docs/performance.md); a longer text is split
+each time it is asked."""
 
 _recent_chars = [0]
 

@@ -240,7 +240,7 @@ class SkillEvalLanguageServer(LanguageServer):
         state = self.state_for(path, create=False)
         document = state.document(path) if state is not None else None
         # Split for this conversion only: ``document.lines`` would stay cached on
-        # every document with findings (~6.5 MB of line strings at 10,000 probes).
+        # every document with findings (docs/performance.md).
         return document.text.split("\n") if document is not None else []
 
     @property
@@ -455,8 +455,8 @@ class SkillEvalLanguageServer(LanguageServer):
         specs, files with findings) and drop them and their findings.
 
         The files are checked in a worker thread: ``stat`` releases the GIL,
-        so edits are linted meanwhile (on the reference VM a ``stat`` of a
-        file ~8 folders deep costs ~15 us: ~0.3 s for 10,000 probes)."""
+        so edits are linted meanwhile (a ``stat`` per known file adds up over
+        a large workspace: docs/performance.md)."""
         loop = asyncio.get_running_loop()
         while True:
             self.sweep_again = False

@@ -99,8 +99,8 @@ def release_free_memory() -> None:
     """Hand the C heap's free memory back to the system (glibc's
     ``malloc_trim``; nothing elsewhere). A scan allocates and frees much
     that a long-lived server would otherwise keep resident: the workers'
-    pickled results and the cache's records of what each unit read (at
-    10,000 probes, ~155 -> ~130 MB after a cold scan with the cache)."""
+    pickled results and the cache's records of what each unit read (the
+    resident memory after a cold scan drops markedly: docs/performance.md)."""
     import gc
     import sys
 
@@ -141,7 +141,8 @@ class WorkspaceState:
         """probe.json -> (probe.json, artifact, skill, output spec) it reads (missing ones too)."""
         self.dependents: dict[Path, set[Path]] = {}
         """file -> probe.json of the probes reading it (a probe.json is not listed
-        as read by its own probe: one set per probe cost ~3 MB at 10,000 probes)."""
+        as read by its own probe: one set per probe cost memory for nothing;
+        docs/performance.md)."""
         self._scanned_elsewhere = False
         """Whether the last scan linted the probes in worker processes or took
         them from the cache (see :meth:`warm_up`)."""
@@ -249,7 +250,7 @@ class WorkspaceState:
         workers (an open probe if any, else the first), so that what every
         probe's lint builds once per process (phrase matchers, the schema
         validator, parsed skills and specs) exists before the first edit
-        arrives rather than delaying it (~0.1 s)."""
+        arrives rather than delaying it (docs/performance.md)."""
         if not self._scanned_elsewhere or not self.probes:
             return Changes()
         self._scanned_elsewhere = False

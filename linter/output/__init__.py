@@ -58,9 +58,9 @@ def display_path(path: Path, base: Path | None = None) -> str:
     """``path`` relative to ``base`` (default: the current folder) when inside it.
 
     A path below ``base`` is the rest of its text; otherwise the folder part
-    is made relative once per folder (``os.path.relpath`` is ~10 us of
-    Python; a report names a few folders many times, and often one finding
-    per probe folder: ~3 ms of a 1,000-probe run's serial end)."""
+    is made relative once per folder (``os.path.relpath`` is Python code; a
+    report names a few folders many times, and often one finding per probe
+    folder, at the serial end of the run: docs/performance.md)."""
     text = os.fspath(path)
     if not os.path.isabs(text):
         return text

@@ -8,8 +8,8 @@ Whether (:func:`colour_wanted`), in this order: ``NO_COLOR`` set and not empty
 
 Plain escape codes rather than a library: the only candidate among the
 dependencies, ``rich`` (the runner's extra, not the base install), costs
-~25-60 ms to import, several times the whole of a small lint's own
-start-up, for the five colours used here.
+more to import than the whole of a small lint's own start-up
+(docs/performance.md), for the five colours used here.
 """
 
 from __future__ import annotations

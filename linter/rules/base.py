@@ -96,8 +96,9 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         """The rule's docstring, dedented: its one documentation source.
-        (:mod:`inspect` is imported here, not at start-up: ~10 ms with the
-        modules it imports, for the docs and hovers only.)"""
+        (:mod:`inspect` is imported here, not at start-up: it and the modules
+        it imports are slow to import, for the docs and hovers only;
+        docs/performance.md.)"""
         import inspect
 
         return inspect.cleandoc(cls.__doc__ or "")

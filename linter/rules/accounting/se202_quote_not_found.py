@@ -77,7 +77,7 @@ class QuoteNotFound(Rule):
             if not wanted:
                 yield self.diagnostic(span, f"quote of defect {label} is blank; quote the artifact text that carries the defect")
                 continue
-            from rapidfuzz import fuzz, process, utils  # only when a quote is missing: it costs ~30 ms to import
+            from rapidfuzz import fuzz, process, utils  # only for a missing quote (slow import: docs/performance.md)
 
             choices = {number: normalize_quote(line) for number, line in enumerate(artifact.lines, 1) if line.strip()}
             best = process.extractOne(wanted, choices, scorer=fuzz.partial_ratio, processor=utils.default_process) if choices else None

@@ -81,7 +81,8 @@ def _words_of(text: str) -> list[str]:
     """The words of ``text`` (after :data:`_APOSTROPHES`), as :data:`_TOKEN` finds them.
 
     An ASCII text without ``&`` or ``<`` (the usual artifact) is split with
-    ``str.translate`` and ``str.split``, ~3x faster than the regex: a maximal
+    ``str.translate`` and ``str.split``, faster than the regex
+    (docs/performance.md): a maximal
     run of letters, digits and apostrophes holds exactly the regex's words of
     that run, so only runs with an apostrophe go through the regex."""
     if text.isascii() and "&" not in text and "<" not in text:
@@ -155,7 +156,7 @@ def _plain_words(text: str) -> tuple[str, ...] | None:
     (:data:`_WHOLE`): most artifacts. Its words are exactly those of
     :func:`normalize_words` (ASCII case folding is lowercasing), from one
     ``translate`` and one ``split`` (:func:`~skill_eval.linter.words.plain_ascii_words`,
-    shared with SE501), ~2x faster."""
+    shared with SE501), faster than the full path (docs/performance.md)."""
     if "&" in text or "<" in text:
         return None
     words = plain_ascii_words(text)
@@ -406,7 +407,8 @@ class _Phrase:
 
     def _bodies(self) -> tuple[str, str]:
         """The regex sources, built on first need (building every phrase's
-        alternation trie up front cost ~0.1 s per process): a match starts at
+        alternation trie up front slowed every process: docs/performance.md):
+        a match starts at
         the separator before its first word (never at the "~" inside an
         expanded contraction) and ends before a separator."""
         if self._body is None:
@@ -610,7 +612,8 @@ to LF before splitting; U+2028, U+0085, form feed... break no line)."""
 
 def _line_break_offsets(text: str, start: int = 0, end: int | None = None) -> list[int]:
     """The offsets of the :data:`_LINE_BREAK` of ``text[start:end]`` (with
-    ``str.find`` when the text has only LF, as read texts do: 4x faster)."""
+    ``str.find``, which is faster, when the text has only LF, as read texts
+    do: docs/performance.md)."""
     end = len(text) if end is None else end
     if "\r" in text:
         return [m.start() for m in _LINE_BREAK.finditer(text, start, end)]
@@ -626,7 +629,7 @@ def _line_break_offsets(text: str, start: int = 0, end: int | None = None) -> li
 def _block_parser():
     """A CommonMark parser (with GFM tables, as the engine's) that runs the
     block rules only: the phrase rules need the blocks' line ranges, not their
-    inline children (~2.5x faster than a full parse)."""
+    inline children (faster than a full parse: docs/performance.md)."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
@@ -883,8 +886,9 @@ GENERATED_TABLES = "_phrase_tables"
 
 def _shipped_tables():
     """The generated module of the shipped lists: importing it (a marshalled
-    literal) costs ~0.3 ms, where reading ``data/phrases.toml`` with tomllib and
-    parsing its phrases cost ~15 ms of every process. Imported on first use."""
+    literal) is fast, where reading ``data/phrases.toml`` with tomllib and
+    parsing its phrases slowed every process (docs/performance.md). Imported
+    on first use."""
     global _TABLES
     if _TABLES is None:
         from . import _phrase_tables

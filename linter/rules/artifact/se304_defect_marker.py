@@ -22,8 +22,8 @@ class _Patterns(NamedTuple):
 
 @lru_cache(maxsize=1)
 def _patterns() -> _Patterns:
-    """The rule's regexes, compiled on first need (~3 ms, which a run whose
-    artifacts hold none of :data:`_TRIGGERS` never spends)."""
+    """The rule's regexes, compiled on first need (time that a run whose
+    artifacts hold none of :data:`_TRIGGERS` never spends: docs/performance.md)."""
     return _Patterns(
         re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL),
         re.compile(r"skill-eval\s*:\s*[\w-]*", re.IGNORECASE),

@@ -42,8 +42,9 @@ _ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c)
 def _words(text: str) -> Sequence[str]:
     """The casefolded words of ``text`` (runs of letters and digits), as
     :data:`_WORD` finds them; an ASCII text is split with ``str.translate`` and
-    ``str.split`` instead, ~3x faster (without apostrophes, the split the
-    phrase rules made already: :func:`~skill_eval.linter.words.plain_ascii_words`)."""
+    ``str.split`` instead, faster (docs/performance.md; without apostrophes,
+    the split the phrase rules made already:
+    :func:`~skill_eval.linter.words.plain_ascii_words`)."""
     plain = plain_ascii_words(text, remember=False)
     if plain is not None:
         return plain
@@ -109,14 +110,15 @@ def shingles(text: str) -> array:
     salts the hash of a string (``PYTHONHASHSEED``), never that of an int or
     of a tuple of ints (CPython's tuple hash of ints is fixed for a given
     build, which the cache's key holds). Hashing each 5-gram's text with
-    ``blake2b`` instead cost ~4x the whole computation.
+    ``blake2b`` instead made the whole computation several times slower
+    (docs/performance.md).
 
     Computed in C from end to end (``zip``, ``hash``, the mask, ``set``,
     ``sorted`` over ``map``s; no Python-level loop): the words as a list of
     ints, not an array, whose slices would box every int again; 30 bits, not
     32, because CPython sorts a list of ints under 2**30 with its one-digit
-    compare, ~1.4x faster (docs/performance.md). 32-bit storage halves what
-    a language server holds for 10,000 artifacts (~9 MB); two artifacts of
+    compare, which is faster (docs/performance.md). 32-bit storage halves what
+    a language server holds for 10,000 artifacts; two artifacts of
     ~250 5-grams share a false one with a chance of ~1 in 17,000, which
     moves their similarity by 0.4%."""
     ids = _word_ids(text)
@@ -135,8 +137,8 @@ def _first_line_span(document: TextDocument) -> Span:
 def _first_line(text: str) -> tuple[int, int]:
     """``(line, end column)`` of the first non-blank line of ``text`` (``(1, 1)``
     when there is none). Read from the text, not ``document.lines``: that
-    list would stay cached on every artifact the language server holds (~2 MB
-    per 1,000 probes)."""
+    list would stay cached on every artifact the language server holds
+    (docs/performance.md)."""
     start, number = 0, 1
     while start <= len(text):
         end = text.find("\n", start)
@@ -447,7 +449,7 @@ def _met_twice(fronts: list[array]) -> set[int]:
     of hashes by range (a slice of each array, found by bisection): each
     front's slice is intersected with the 5-grams of the fronts before it,
     then added to them (two C-level set operations per front; a ``Counter``
-    of every 5-gram took ~1.4x as long)."""
+    of every 5-gram took longer: docs/performance.md)."""
     from bisect import bisect_left
 
     found: set[int] = set()
@@ -480,8 +482,8 @@ def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted,
     (one C-level intersection each): what it shares with a linted artifact's
     first ``keep`` tells whether it is a candidate, what it shares with all
     of them is counted from that intersection (a second look through a
-    candidate's 5-grams, once per candidate, cost ~70 ms per linted artifact
-    at 10,000 templated artifacts, where every artifact is a candidate)."""
+    candidate's 5-grams, once per candidate, was slow at 10,000 templated
+    artifacts, where every artifact is a candidate: docs/performance.md)."""
     heads: dict[int, set[int]] = {}
     wholes: dict[int, set[int]] = {}
     for number, (path, facts) in enumerate(entries):
@@ -507,7 +509,8 @@ class ArtifactFacts(NamedTuple):
 
     Plain data (the artifact's path as text, its first line as numbers): the
     parallel CLI's helpers send every probe's facts to the main process, and
-    a path costs ~5 µs to unpickle, a span and its positions ~3 µs more."""
+    a path is slow to unpickle, a span and its positions more so
+    (docs/performance.md)."""
 
     probe_id: str | None
     artifact: str

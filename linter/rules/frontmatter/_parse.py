@@ -19,9 +19,10 @@ from ...textfile import Span, normalize_newlines
 if TYPE_CHECKING:  # pragma: no cover
     import yaml
 
-# PyYAML is imported when a front matter is composed (~22 ms that a run linting
-# no SKILL.md, e.g. pre-commit over a few probe files, never needs); nodes are
-# told apart by their ``id`` ("scalar", "sequence", "mapping") meanwhile.
+# PyYAML is imported when a front matter is composed (a slow import that a run
+# linting no SKILL.md, e.g. pre-commit over a few probe files, never needs:
+# docs/performance.md); nodes are told apart by their ``id`` ("scalar",
+# "sequence", "mapping") meanwhile.
 
 STR_TAG = "tag:yaml.org,2002:str"
 NULL_TAG = "tag:yaml.org,2002:null"
