@@ -660,6 +660,28 @@ def test_shards_written_in_the_background_are_those_written_here(tmp_path: Path,
     assert lookups.misses == 0 and lookups.hits > 1
 
 
+def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_path: Path) -> None:
+    """The command line on a workspace of over 1,000 probes (its shards
+    written by a forked child): the cache it leaves holds an entry for every
+    probe the workspace has (ground truth: the files, globbed here), and a
+    run on one of them reports what a run without the cache reports."""
+    from _large_workspace import copy_examples_with_probes
+    from skill_eval.linter.cache import BACKGROUND_SAVE_MIN_ENTRIES
+
+    root = copy_examples_with_probes(tmp_path / "big", BACKGROUND_SAVE_MIN_ENTRIES)
+    command = [sys.executable, "-m", "skill_eval.linter.cli", "--output-format", "json", "--exit-zero"]
+    first = subprocess.run([*command, str(root)], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    probes = sorted(root.glob("skills/*/evals/probes/*/probe.json"))
+    assert len(probes) > BACKGROUND_SAVE_MIN_ENTRIES
+    entries, _signatures = _stored(root)
+    assert {key for key in entries if key[0] == "probe"} == {("probe", str(path)) for path in probes}
+    target = probes[len(probes) // 2]
+    with_cache = subprocess.run([*command, str(target)], capture_output=True, text=True, timeout=300)
+    without = subprocess.run([*command, "--no-cache", str(target)], capture_output=True, text=True, timeout=300)
+    assert with_cache.stdout == without.stdout and with_cache.stdout.strip(), with_cache.stderr
+
+
 @pytest.mark.parametrize("how", ["raises", "dies"])
 def test_shards_a_failed_child_left_are_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookups: Lookups,
                                                      settled_at_once: None, how: str) -> None:
