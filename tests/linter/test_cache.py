@@ -622,6 +622,15 @@ def _stored(root: Path) -> tuple[dict, dict]:
     return cache._entries, cache._signatures
 
 
+def _assert_a_run_on_one_probe_is_served_from_the_shards(root: Path, lookups: Lookups) -> None:
+    """A run on one probe.json of ``root`` (a whole lint cached it) reports
+    what a run without the cache reports, every unit from the cache."""
+    lookups.reset()
+    target = _probe(root) / "probe.json"
+    assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
+    assert lookups.misses == 0 and lookups.hits > 1
+
+
 def test_shards_written_in_the_background_are_those_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 lookups: Lookups, settled_at_once: None) -> None:
     """A forked child writes the units' shards while the workspace-wide pass
@@ -654,10 +663,7 @@ def test_shards_written_in_the_background_are_those_written_here(tmp_path: Path,
     monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
     shutil.rmtree(root / CACHE_DIR)
     lint_paths([root], cache=True)
-    lookups.reset()
-    target = _probe(root) / "probe.json"
-    assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
-    assert lookups.misses == 0 and lookups.hits > 1
+    _assert_a_run_on_one_probe_is_served_from_the_shards(root, lookups)
 
 
 def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_path: Path) -> None:
@@ -703,10 +709,7 @@ def test_shards_a_failed_child_left_are_written_here(tmp_path: Path, monkeypatch
     monkeypatch.setattr(Cache, "_write_shards", write_shards)
     root = _workspace(tmp_path)
     lint_paths([root], cache=True)
-    lookups.reset()
-    target = _probe(root) / "probe.json"
-    assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
-    assert lookups.misses == 0 and lookups.hits > 1
+    _assert_a_run_on_one_probe_is_served_from_the_shards(root, lookups)
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:
