@@ -197,3 +197,22 @@ def test_config_change_relints_the_workspace(hook_env: dict, user_repo: Path) ->
     result = commit(user_repo, env, "skill-eval.toml", message="stop ignoring SE201")
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "SE201" in output, output
+
+
+def test_the_hooks_regular_install_runs_from_the_root_of_a_checkout(hook_env: dict, user_repo: Path) -> None:
+    """``python -m skill_eval`` of a regular install (the hook's: ``pip
+    install`` of the snapshot, no editable finder), run at the root of a
+    checkout of this repository, imports the installed package and lints
+    as the development install does: no ``skill_eval`` folder of the
+    checkout stands in the way (a traceback, ``No module named
+    'skill_eval.linter'``, when the package's own modules lay at the root)."""
+    pythons = sorted(Path(hook_env["env"]["PRE_COMMIT_HOME"]).glob("repo*/py_env-*/bin/python"))
+    assert pythons, "pre-commit built no hook environment"
+    argv = ["-m", "skill_eval", "lint", "examples"]
+    installed = subprocess.run([str(pythons[0]), *argv], cwd=hook_env["repo"], capture_output=True, text=True,
+                               timeout=COMMIT_TIMEOUT)
+    developed = subprocess.run([sys.executable, *argv], cwd=hook_env["repo"], capture_output=True, text=True,
+                               timeout=COMMIT_TIMEOUT)
+    assert "Traceback" not in installed.stderr, installed.stderr
+    assert (installed.returncode, installed.stdout) == (developed.returncode, developed.stdout)
+    assert developed.returncode == 1 and "Found 5 problems" in developed.stdout, developed.stdout
