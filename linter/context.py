@@ -95,6 +95,15 @@ class ProbeContext:
             return Span.file_start(self.json_path)
         return self.probe.key_span(pointer(*parts))
 
+    def edit_span(self, *parts: str | int, key: bool = False) -> Span | None:
+        """Where a fix may edit the value (with ``key``, the key) at ``parts``:
+        ``None`` when its position is not known exactly
+        (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`), and the
+        fix is then not offered."""
+        if self.probe is None:
+            return None
+        return self.probe.edit_span(pointer(*parts), key=key)
+
     # -- referenced files -------------------------------------------------------
 
     def _reference(self, key: str, default_name: str | None, walk_name: str | None) -> Path | FileProblem | None:

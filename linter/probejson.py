@@ -387,6 +387,23 @@ class ProbeJson:
             return self._location_span(entry.value_start, entry.value_end)
         return self._location_span(entry.key_start, entry.key_end)
 
+    def edit_span(self, json_pointer: str, key: bool = False) -> Span | None:
+        """The span of the value (or, with ``key``, the key) at
+        ``json_pointer`` to make a fix's edit at: ``None`` when its position
+        is not known exactly, where :meth:`value_span` and :meth:`key_span`
+        fall back to a parent's span or the first line (a key written with
+        escapes, which the source map keeps as written; a file too large for
+        the source map). A finding may stand at a parent; an edit there
+        would replace the parent."""
+        entry = self._nearest(json_pointer, exact=True)
+        if entry is None:
+            return None
+        if key and entry.key_start is not None:
+            return self._location_span(entry.key_start, entry.key_end)
+        if key:
+            return None
+        return self._location_span(entry.value_start, entry.value_end)
+
     def has(self, json_pointer: str) -> bool:
         return self._nearest(json_pointer, exact=True) is not None
 

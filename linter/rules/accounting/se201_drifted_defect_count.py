@@ -55,10 +55,11 @@ class DriftedDefectCount(Rule):
         span = context.value_span("seeded_defects")
         candidates = [len(listed)] if present is None else [present, len(listed)]
         safe = present is not None and present == len(listed)
+        edit = context.edit_span("seeded_defects")
         fixes = []
         for count in dict.fromkeys(candidates):
-            if count != seeded:
-                fixes.append(Fix(f"Set seeded_defects to {count}", (TextEdit(span, str(count)),), safe=safe))
+            if count != seeded and edit is not None:
+                fixes.append(Fix(f"Set seeded_defects to {count}", (TextEdit(edit, str(count)),), safe=safe))
         related = [
             Related(context.value_span("defects", index, "quote"), f"{defect_label(index, defect)}'s quote is not found exactly once in {where}")
             for index, defect in context.defects

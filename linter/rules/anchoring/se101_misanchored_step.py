@@ -50,10 +50,11 @@ class MisanchoredStep(Rule):
         step_heading = context.step_heading
         suggestions = skill.suggest_headings(step_heading)
         span = context.value_span("step_heading")
+        edit = context.edit_span("step_heading")
         fixes = [
-            Fix(f"Change step_heading to {suggestion!r}", (TextEdit(span, json.dumps(suggestion, ensure_ascii=False)),))
+            Fix(f"Change step_heading to {suggestion!r}", (TextEdit(edit, json.dumps(suggestion, ensure_ascii=False)),))
             for suggestion in suggestions
-        ]
+        ] if edit is not None else []
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         related = [
             Related(context.heading_span(h), f"close heading: {path}")

@@ -57,10 +57,11 @@ class AmbiguousStep(Rule):
         paths = [skill.path_of(heading) for heading in matches]
         unique = list(dict.fromkeys(path for path in paths if path is not None))
         span = context.value_span("step_heading")
+        edit = context.edit_span("step_heading")
         fixes = [
-            Fix(f"Change step_heading to {path!r}", (TextEdit(span, json.dumps(path, ensure_ascii=False)),))
+            Fix(f"Change step_heading to {path!r}", (TextEdit(edit, json.dumps(path, ensure_ascii=False)),))
             for path in unique
-        ]
+        ] if edit is not None else []
         related = [
             Related(context.heading_span(heading), f"matching heading (line {heading.line}): "
                     + (path if path is not None else "no form names it alone"))

@@ -50,11 +50,12 @@ class UnknownField(Rule):
             if spec.lookup(name) is not None:
                 continue
             span = context.key_span("defects", index, "caught_when", name)
+            edit = context.edit_span("defects", index, "caught_when", name, key=True)
             suggestions = closest(name, choices)
             fixes = [
-                Fix(f"Rename the graded field to {s!r}", (TextEdit(span, json.dumps(s, ensure_ascii=False)),))
+                Fix(f"Rename the graded field to {s!r}", (TextEdit(edit, json.dumps(s, ensure_ascii=False)),))
                 for s in suggestions
-            ]
+            ] if edit is not None else []
             related = []
             for suggestion in suggestions:
                 field = spec.lookup(suggestion)

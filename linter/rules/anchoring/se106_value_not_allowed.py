@@ -86,11 +86,12 @@ class ValueNotAllowed(Rule):
                     if operator == "contains" and wanted and any(wanted in value for value in field.values):
                         continue
                     span = context.value_span(*path)
+                    edit = context.edit_span(*path)
                     suggestions = closest(wanted, list(field.values))
                     fixes = [
-                        Fix(f"Change {literal!r} to {s!r}", (TextEdit(span, json.dumps(s, ensure_ascii=False)),))
+                        Fix(f"Change {literal!r} to {s!r}", (TextEdit(edit, json.dumps(s, ensure_ascii=False)),))
                         for s in suggestions
-                    ]
+                    ] if edit is not None else []
                     related = []
                     if field.values_line is not None:
                         line = spec.document.lines[field.values_line - 1]

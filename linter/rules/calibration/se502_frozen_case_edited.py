@@ -57,9 +57,10 @@ class FrozenCaseEdited(Rule):
         has_version = context.data is not None and "version" in context.data and context.get("version", int) is not None
         span = context.value_span("version") if has_version else context.value_span("id")
         fixes = []
-        if has_version:
+        edit = context.edit_span("version") if has_version else None
+        if edit is not None:
             fixes.append(Fix(f"Bump version to {context.version + 1} (a new variant is a new version)",
-                             (TextEdit(span, str(context.version + 1)),)))
+                             (TextEdit(edit, str(context.version + 1)),)))
         when = f" on {case['frozen_at'][:10]}" if isinstance(case.get("frozen_at"), str) else ""
         yield self.diagnostic(
             span,

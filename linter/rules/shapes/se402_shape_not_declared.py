@@ -84,8 +84,8 @@ class ShapeNotDeclared(Rule):
     @staticmethod
     def _add_shape(context, shapes: list, shape: str) -> list[Fix]:
         """Insert ``shape`` before the closing bracket of the ``shapes`` array."""
-        array = context.value_span("shapes")
-        if array.end.column < 2 or array.start == array.end:
+        array = context.edit_span("shapes")
+        if array is None or array.end.column < 2 or array.start == array.end:
             return []
         closing = Position(array.end.line, array.end.column - 1)
         text = (", " if shapes else "") + json.dumps(shape)
