@@ -10,10 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _workspaces import SKILL, floor_probe, make_workspace, probe_folder
+from _workspaces import SKILL, defect, floor_probe, make_workspace, probe_folder
 
 from skill_eval.linter.diagnostics import Diagnostic, Fix, Severity, TextEdit
 from skill_eval.linter.engine import lint_paths
@@ -214,3 +215,118 @@ def test_a_fix_into_a_link_out_of_the_workspace_is_not_written(tmp_path: Path) -
     applied = apply_fixes(before.diagnostics, before.sessions)
     assert applied.fixed == 0 and applied.skipped == [probe]
     assert json.loads(outside.read_text())["seeded_defects"] == 3
+
+
+# -- a fix edits the value it names, or is not offered ----------------------------------------
+
+
+def _escaped(text: str, key: str) -> str:
+    """``text`` (JSON) with the key ``key`` written with a JSON escape for its
+    first letter: the same data, another spelling."""
+    return text.replace(f'"{key}"', '"\\u%04x%s"' % (ord(key[0]), key[1:]), 1)
+
+
+def _probe_text(probe: dict) -> str:
+    return json.dumps(probe, indent=2) + "\n"
+
+
+FIXABLE_PROBES = {
+    "seeded_defects (SE201)": (floor_probe("a", seeded_defects=3), "seeded_defects"),
+    "step_heading (SE101)": (floor_probe("a", step_heading="Step 1: Match criteria to evidense"), "step_heading"),
+    "a graded field (SE105)": (floor_probe("a", defects=[defect(caught_when={"verdcit": "NOT_PROVEN"})]), "verdcit"),
+    "a graded value (SE106)": (floor_probe("a", defects=[defect(caught_when={"verdict": "NOT_PROVED"})]), "verdict"),
+    "a shape (SE402)": (floor_probe("a", shapes=[]), "shapes"),
+}
+"""Probes each of which gets a fix of its probe.json, and the key the fix is about."""
+
+LARGE_PADDING = {"x-history": [{"rep": number, "note": "a"} for number in range(5000)]}
+"""Enough values that the probe.json is too large for its source map
+(``probejson.SOURCE_MAP_MAX_WORK``): its findings stand at its first line."""
+
+
+def _hostile_variants() -> list[tuple[str, str, str]]:
+    """``(case, plain text, hostile text)``: each fixable probe as written,
+    and the same data where positions are not known exactly (its key
+    escaped; the file too large for the source map)."""
+    variants = []
+    for case, (probe, key) in FIXABLE_PROBES.items():
+        plain = _probe_text(probe)
+        variants.append((f"{case}, key escaped", plain, _escaped(plain, key)))
+        variants.append((f"{case}, too large", _probe_text({**probe, "x-history": []}), _probe_text({**probe, **LARGE_PADDING})))
+    return variants
+
+
+@pytest.mark.parametrize("case, plain, hostile", _hostile_variants(), ids=[v[0] for v in _hostile_variants()])
+def test_every_fix_of_a_probe_json_leaves_the_same_json_but_the_value_it_names(tmp_path: Path, case, plain, hostile) -> None:
+    """Each fix offered for a probe.json (``--fix`` applies the safe ones,
+    an editor offers every one) leaves a file that a reference parser reads
+    as the same object, with the same keys: where the engine does not know
+    the exact position of the value to change (a key written with an
+    escape, a file too large for the source map, whose findings stand at a
+    parent or the first line), it offers no fix rather than replacing the
+    parent. The same probe written plainly gets its fix (the case is one a
+    fix exists for)."""
+    for text, must_offer in ((plain, True), (hostile, False)):
+        root = make_workspace(tmp_path / ("plain" if must_offer else "hostile"), {"a": text})
+        path = probe_folder(root, "a") / "probe.json"
+        original = json.loads(text)
+        offered = 0
+        for diagnostic in lint_paths([root]).diagnostics:
+            for fix in diagnostic.fixes:
+                edits = [edit for edit in fix.edits if edit.span.path == path]
+                if not edits:
+                    continue
+                offered += 1
+                fixed = json.loads(apply_edits(text, edits))
+                assert isinstance(fixed, dict) and set(fixed) == set(original), (fix.title, fixed if not isinstance(fixed, dict) else set(fixed))
+                changed = {key for key in original if fixed[key] != original[key]}
+                assert len(changed) == 1, (fix.title, changed)
+        if must_offer:
+            assert offered, f"{case}: no fix offered for the plain probe"
+
+
+def test_fix_on_the_command_line_leaves_a_probe_with_an_escaped_key_as_it_was(tmp_path: Path) -> None:
+    """The reported case: ``--fix`` on a probe.json whose ``seeded_defects``
+    key is written with an escape wrote ``1`` over the whole file; the file
+    is now left byte for byte, and the finding stays reported."""
+    probe = _escaped(_probe_text(floor_probe("a", seeded_defects=2)), "seeded_defects")
+    root = make_workspace(tmp_path / "ws", {"a": probe})
+    path = probe_folder(root, "a") / "probe.json"
+    before = path.read_bytes()
+    done = subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--fix", "--no-cache", str(root)],
+                          capture_output=True, text=True, timeout=120)
+    assert path.read_bytes() == before
+    assert "SE201" in done.stdout and done.returncode == 1, done.stdout + done.stderr
+
+
+FRONT_MATTER_METADATA = """metadata:
+  version: &v 2
+  schema-version: *v
+  <<: {b: 1}
+  retyped: !!float 3
+  plain: 1.10
+"""
+
+
+def test_fix_quotes_only_plain_metadata_values_and_keeps_anchors_and_merges(tmp_path: Path) -> None:
+    """SE712's safe quoting fix, through ``--fix``: the front matter still
+    loads (a reference YAML loader) with the same keys, the alias still
+    names the anchored value, and the plain value is quoted as written;
+    an anchored, tagged or merge node is left as it is (quoting ``&v 2``
+    dropped the anchor an alias uses: the front matter no longer loaded)."""
+    import yaml
+
+    root = make_workspace(tmp_path / "ws", {"a": floor_probe("a")})
+    skill = root / "skill" / "SKILL.md"
+    skill.write_text(SKILL.replace("---\n\n", FRONT_MATTER_METADATA + "---\n\n", 1), encoding="utf-8")
+
+    def metadata() -> dict:
+        return yaml.safe_load(skill.read_text(encoding="utf-8").split("---\n")[1])["metadata"]
+
+    before = metadata()
+    subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--fix", "--no-cache", str(root)],
+                   capture_output=True, text=True, timeout=120)
+    after = metadata()
+    assert set(after) == set(before)
+    assert after["version"] == after["schema-version"] == 2 and after["retyped"] == 3.0 and after["b"] == 1
+    assert after["plain"] == "1.10"

@@ -100,8 +100,25 @@ def _shown(node) -> str:
 
 
 def _quote_fix(parsed, path, node) -> tuple[Fix, ...]:
-    """Quote a plain scalar exactly as written (``1.10`` stays ``"1.10"``)."""
-    if node.id != "scalar" or node.style is not None or not node.value:
+    """Quote a plain scalar exactly as written (``1.10`` stays ``"1.10"``).
+
+    Only a scalar whose text is its value alone: one with an anchor (``&v
+    2``, which an alias elsewhere names: the alias's node is the same
+    node), a tag (``!!float 3``) or folded lines is left as it is, since
+    replacing its text would drop the anchor or change what loads; so is a
+    merge key (``<<``), which quoting would make a plain key."""
+    if node.id != "scalar" or node.style is not None or not node.value or node.tag.endswith(":merge"):
+        return ()
+    if _written_as(node) != node.value:
         return ()
     quoted = json.dumps(node.value, ensure_ascii=False)
     return (Fix(f"Quote {node.value} as {quoted}", (TextEdit(parsed.node_span(path, node), quoted),), safe=True),)
+
+
+def _written_as(node) -> str | None:
+    """The front matter's text of ``node`` (its anchor and tag included),
+    or ``None`` when the parser kept no text (a stream, not a string)."""
+    start = node.start_mark
+    if getattr(start, "buffer", None) is None:
+        return None
+    return start.buffer[start.index:node.end_mark.index]
