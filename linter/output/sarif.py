@@ -9,8 +9,10 @@ dependencies), :class:`SarifUnavailable` says what to install.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from pathlib import Path, PurePath
 from typing import Sequence
+from urllib.parse import quote
 
 from ..diagnostics import Diagnostic, Severity
 from . import UsageError, display_path, encodable_json
@@ -25,6 +27,24 @@ INSTALL_LINE = "pip install 'sarif-om>=1.0.4' 'jschema-to-python>=1.2.3'"
 
 class SarifUnavailable(UsageError):
     """The SARIF libraries cannot be imported; the message holds the install line."""
+
+
+def artifact_uri(path: Path, base: Path | None = None) -> str:
+    """The ``artifactLocation.uri`` of ``path``: a URI reference (SARIF 2.1.0
+    §3.10.2, RFC 3986) that reads back as :func:`~.display_path`'s path.
+
+    A relative path (below ``base``, or climbing out of it with ``..``) stays
+    a relative reference; an absolute one (another drive than ``base``'s)
+    becomes a ``file:`` URI (:meth:`pathlib.PurePath.as_uri`). Every byte of
+    the path (UTF-8 on most systems; a name's undecodable bytes as they are
+    on disk) but ``/`` and RFC 3986's unreserved characters is percent-encoded,
+    as ``as_uri`` does: ``#``, ``?``, ``%``, spaces, newlines and non-ASCII
+    letters cannot end the path or change it, and a ``:`` in the first
+    segment cannot read as a scheme."""
+    text = display_path(path, base)
+    if os.path.isabs(text):
+        return Path(text).as_uri()
+    return quote(os.fsencode(PurePath(text).as_posix()), safe="/")
 
 
 def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
@@ -58,7 +78,7 @@ def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
     def location(span, message=None):
         return om.Location(
             physical_location=om.PhysicalLocation(
-                artifact_location=om.ArtifactLocation(uri=Path(display_path(span.path, base)).as_posix()),
+                artifact_location=om.ArtifactLocation(uri=artifact_uri(span.path, base)),
                 region=om.Region(
                     start_line=span.start.line,
                     start_column=span.start.column,
