@@ -22,6 +22,7 @@ the file and the key.
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -403,28 +404,59 @@ def read_config_file(path: Path) -> Config:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("skill-eval", {})
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: `tool` must be a table, as `[tool.skill-eval]` makes it")
+        data = tool.get("skill-eval", {})
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: `[tool.skill-eval]` must be a table")
     return config_from_mapping(data, str(path), path)
 
 
 def has_pyproject_section(path: Path) -> bool:
-    """Whether ``path`` (a pyproject.toml) has a ``[tool.skill-eval]`` table.
-
-    A cheap textual check first, so that unrelated pyproject files are not parsed.
-    """
+    """Whether ``path`` (a pyproject.toml) has a ``tool.skill-eval`` key (a
+    ``[tool.skill-eval]`` table), read from the parsed file: a project that
+    only names skill-eval (a dependency) beside some other ``[tool.*]`` is
+    not a skill-eval workspace root, and its config is not ours. A cheap
+    textual check first, so that unrelated pyproject files are not parsed. A
+    file that names both but is not valid TOML counts: reading it then says
+    what is wrong with it. A pyproject.toml whose real path is outside its
+    folder (a link out) is not read at all."""
+    if not _inside_folder(path):
+        return False
     try:
         text = _read_config_text(path)
     except (OSError, UnicodeDecodeError):
         return False
-    return "skill-eval" in text and "tool" in text
+    if "skill-eval" not in text or "tool" not in text:
+        return False
+    tomllib = _toml()
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return True
+    return isinstance(tool, dict) and "skill-eval" in tool
+
+
+def _inside_folder(path: Path) -> bool:
+    """Whether ``path``'s real path (its links followed) lies in the real
+    path of the folder it is named in: a config file of the workspace is
+    read only there (docs/format.md: no file whose real path is outside the
+    workspace root is opened)."""
+    folder = os.path.realpath(path.parent)
+    return os.path.realpath(path).startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def find_config_file(root: Path) -> Path | None:
-    """The workspace's config file (step 2 of the order), if there is one."""
+    """The workspace's config file (step 2 of the order), if there is one.
+    A ``skill-eval.toml`` that links out of the workspace is refused with a
+    :class:`ConfigError` (nothing outside the root is read; ``--config``
+    names a file anywhere)."""
     candidate = root / "skill-eval.toml"
     if candidate.is_file():
+        if not _inside_folder(candidate):
+            raise ConfigError(f"{candidate}: a link to {os.path.realpath(candidate)}, outside the workspace; nothing "
+                              "outside it is read: copy the file here, or name it with --config")
         return candidate
     candidate = root / "pyproject.toml"
     if candidate.is_file() and has_pyproject_section(candidate):

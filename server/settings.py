@@ -45,7 +45,11 @@ def resolve(root: Path, layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[Co
         config = load_config(root)
     except ConfigError as error:
         errors.append(str(error))
-        config = Config(source=find_config_file(root))
+        try:
+            source = find_config_file(root)
+        except ConfigError:  # the file itself is refused (a link out of the workspace): said above
+            source = None
+        config = Config(source=source)
     for source, settings in layers:
         try:
             config = layer(config, settings, source)

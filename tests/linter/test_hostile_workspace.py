@@ -282,3 +282,66 @@ def test_a_huge_config_file_is_refused_not_read(tmp_path: Path) -> None:
     completed = _run_cli(str(root))
     assert completed.returncode == 2
     assert "cannot read the config file" in completed.stderr and "over the" in completed.stderr, completed.stderr
+
+
+@pytest.mark.parametrize("name", ["skill-eval.toml", "pyproject.toml"])
+def test_a_config_file_linked_out_of_the_workspace_is_never_opened(tmp_path: Path, name: str) -> None:
+    """The workspace's config file is read only inside it: a
+    ``skill-eval.toml`` linking out is refused with a message that names it
+    and what to do (exit 2), a ``pyproject.toml`` linking out is not read
+    to see whether it is one (a cloned repository could point either at any
+    file of the user's). Neither is opened (the audit hook)."""
+    from skill_eval.linter.config import ConfigError
+
+    root = make_workspace(tmp_path / "ws", {"p": floor_probe("p")})
+    (root / "skill-eval.toml").unlink()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / name).write_text('select = ["SE201"]\n[tool.skill-eval]\nselect = ["SE201"]\n', encoding="utf-8")
+    (root / name).symlink_to(outside / name)
+    (root / ".git").mkdir()  # the root, whatever the config says
+    with recording_opens() as opened:
+        try:
+            lint_paths([root], jobs=1)
+        except ConfigError as error:
+            refused = str(error)
+        else:
+            refused = None
+    assert _outside_reads(opened, outside) == []
+    if name == "skill-eval.toml":
+        assert refused is not None and str(root / name) in refused and "--config" in refused, refused
+        completed = _run_cli(str(root))
+        assert completed.returncode == 2 and "outside the workspace" in completed.stderr, completed.stderr
+        assert "Traceback" not in completed.stderr and "internal error" not in completed.stderr
+    else:
+        assert refused is None
+
+
+def test_a_pyproject_that_only_names_skill_eval_is_not_its_config(tmp_path: Path) -> None:
+    """A pyproject.toml is a workspace root and config only with a
+    ``[tool.skill-eval]`` table: one that names skill-eval as a dependency
+    beside a ``[tool.ruff]`` table is neither (it made its folder the root,
+    and the real root's config was silently left out), and one whose ``tool``
+    is not a table is an error naming it (``--config``), not a crash."""
+    monorepo = tmp_path / "mono"
+    (monorepo / ".git").mkdir(parents=True)
+    (monorepo / "skill-eval.toml").write_text('ignore = ["SE1"]\n', encoding="utf-8")
+    tools = monorepo / "tools"
+    make_workspace(tools, {"p": floor_probe("p", step_heading="No such step")})
+    (tools / "skill-eval.toml").unlink()
+    skill = tools / "skill"
+
+    def codes() -> list[str]:
+        return sorted(d.code for d in lint_paths([skill], jobs=1).diagnostics)
+
+    assert "SE101" not in codes()  # the monorepo's config applies
+    (tools / "pyproject.toml").write_text('[project]\nname = "tools"\ndependencies = ["skill-eval"]\n\n'
+                                          '[tool.ruff]\nline-length = 100\n', encoding="utf-8")
+    assert "SE101" not in codes()
+    (tools / "pyproject.toml").write_text('[tool.skill-eval]\nignore = []\n', encoding="utf-8")
+    assert "SE101" in codes()  # now it is the root, and its config applies
+    (tools / "pyproject.toml").write_text('tool = "skill-eval"\n', encoding="utf-8")
+    assert "SE101" not in codes()
+    completed = _run_cli(str(skill), "--config", str(tools / "pyproject.toml"))
+    assert completed.returncode == 2 and "`tool` must be a table" in completed.stderr, completed.stderr
+    assert str(tools / "pyproject.toml") in completed.stderr
