@@ -109,6 +109,16 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     return parser
 
 
+def _print_documentation(argv: list[str]) -> int:
+    """``skill-eval-lint rule CODE`` and ``skill-eval-lint rules [--output-format json]``."""
+    if argv[0] == "rule":
+        if len(argv) != 2:
+            print("skill-eval-lint: usage: skill-eval-lint rule CODE", file=sys.stderr)
+            return EXIT_ERROR
+        return _print_rule(argv[1])
+    return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
+
+
 def _print_rule(code: str) -> int:
     from .rules import get_rule
 
@@ -116,8 +126,8 @@ def _print_rule(code: str) -> int:
     if rule is None:
         print(f"skill-eval-lint: unknown rule {code!r}; `skill-eval-lint rules` lists them", file=sys.stderr)
         return EXIT_ERROR
-    print(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}. Tags: {', '.join(rule.tags)}.\n")
-    print(rule.documentation())
+    _write_stdout(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}. Tags: {', '.join(rule.tags)}.\n\n"
+                  f"{rule.documentation()}\n", "rule's documentation")
     return EXIT_CLEAN
 
 
@@ -127,24 +137,50 @@ def _print_rules(output_format: str) -> int:
     if output_format == "json":
         import json
 
-        print(json.dumps([
+        listing = json.dumps([
             {"code": r.code, "name": r.name, "severity": r.severity.value, "tags": list(r.tags), "summary": r.summary()}
             for r in REGISTRY
-        ], indent=2))
+        ], indent=2)
     else:
-        for rule in REGISTRY:
-            print(f"{rule.code}  {rule.name:<26} {rule.severity.value:<8} {rule.summary()}")
+        listing = "\n".join(f"{rule.code}  {rule.name:<26} {rule.severity.value:<8} {rule.summary()}" for rule in REGISTRY)
+    _write_stdout(listing + "\n", "list of rules")
     return EXIT_CLEAN
 
 
 def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
     """Run ``skill-eval-lint`` with ``argv`` (its help names it ``prog``);
-    the exit status. A reader of stdout that went away (``skill-eval-lint .
-    | head -1``) ends the run quietly (:func:`reader_went_away`)."""
+    the exit status. A reader of stdout that went away before all was
+    written (``skill-eval-lint . | head -1``) ends the run quietly
+    (:func:`reader_went_away`): stdout is flushed here, so that its absence
+    shows before :func:`hard_exit` or the interpreter's exit, whatever the
+    report's size; argparse's ``--help`` too, which exits once printed."""
     try:
-        return _main(argv, prog)
+        try:
+            status = _main(argv, prog)
+        except SystemExit as request:
+            raise SystemExit(_flushed(request.code)) from None
+        return _flushed(status)
     except BrokenPipeError:
         return reader_went_away()
+
+
+def _flushed(status: int) -> int:
+    """``status`` once what stdout's buffer still holds is written (what
+    ``print`` left: ``rule``, ``rules``, ``--version``, ``--help``). A
+    reader that went away raises :class:`BrokenPipeError` (:func:`main`);
+    any other failure (a full disk) is one line on stderr and
+    :data:`EXIT_ERROR`."""
+    if sys.stdout is None:
+        return status
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or error
+        print(f"skill-eval-lint: cannot write to stdout: {reason}", file=sys.stderr)
+        return EXIT_ERROR
+    return status
 
 
 EXIT_BROKEN_PIPE = 141
@@ -171,13 +207,14 @@ def reader_went_away() -> int:
 
 def _main(argv: list[str] | None, prog: str) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "rule":
-        if len(argv) != 2:
-            print("skill-eval-lint: usage: skill-eval-lint rule CODE", file=sys.stderr)
+    if argv and argv[0] in ("rule", "rules"):
+        from .output import UsageError
+
+        try:
+            return _print_documentation(argv)
+        except UsageError as error:  # stdout cannot be written (a full disk)
+            print(f"skill-eval-lint: {error}", file=sys.stderr)
             return EXIT_ERROR
-        return _print_rule(argv[1])
-    if argv and argv[0] == "rules":
-        return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
     args = build_parser(prog).parse_args(argv)
     if args.output_format is None:
         from .output import default_format
@@ -253,6 +290,7 @@ def _lint(args: argparse.Namespace) -> int:
     _check_code_flags(args)
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
+    _check_report_destination(args)
     paths = args.paths or [Path(".")]
     options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs(),
                "cache": not args.no_cache}
@@ -275,10 +313,90 @@ def _lint(args: argparse.Namespace) -> int:
         print(f"skill-eval-lint: warning: no probe.json, SKILL.md or output-spec.md found in {names}", file=sys.stderr)
     report = _render(args, diagnostics, len(result.checked), fixed)
     if args.output_file:
-        args.output_file.write_text(report + ("\n" if report else ""), encoding="utf-8")
+        _write_output_file(args.output_file, report + ("\n" if report else ""), "report")
     elif report:
-        sys.stdout.write(report + "\n")
+        _write_stdout(report + "\n", "report")
     return _exit_status(args, diagnostics)
+
+
+def _check_report_destination(args: argparse.Namespace) -> None:
+    """Refuse, before anything is linted or fixed, a report that could not
+    be written (a :class:`~skill_eval.linter.output.UsageError`, exit 2):
+    ``--output-file`` a folder, or in a folder that does not exist; no
+    ``--output-file`` with stdout closed (``>&-``: ``sys.stdout`` is None).
+    What only writing shows (no permission, a full disk) is
+    :func:`_write_output_file`'s to say, at the end."""
+    from .output import UsageError
+
+    path = args.output_file
+    if path is None:
+        if sys.stdout is None:
+            raise UsageError("stdout is closed; pass --output-file FILE to write to a file instead")
+        return
+    if path.is_dir():
+        raise UsageError(f"--output-file {path}: is a folder; name a file in it, e.g. {path / 'report.txt'}")
+    folder = path.parent
+    if not folder.is_dir():
+        problem = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(f"--output-file {path}: {folder} {problem}; create the folder first or name a file "
+                         "in an existing one")
+
+
+def _write_output_file(path: Path, text: str, what: str) -> None:
+    """Write ``text`` (the ``what``: report, patch) to ``--output-file``; a
+    failure (no permission, a full disk) is a
+    :class:`~skill_eval.linter.output.UsageError` naming the file (exit 2)."""
+    from .output import UsageError
+
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--output-file {path}: cannot write the {what}: {error.strerror or error}") from None
+
+
+def _write_stdout(text: str, what: str) -> None:
+    """Write ``text`` (the ``what``: report, patch) to stdout, all of it, and
+    flush it. A reader that went away raises :class:`BrokenPipeError` here
+    however much it had read (:func:`main` ends the run with
+    :data:`EXIT_BROKEN_PIPE`); any other failure (a full disk) is a
+    :class:`~skill_eval.linter.output.UsageError`, exit 2.
+
+    On a real stdout the bytes go to its descriptor here, in turn until all
+    are written or a write fails: unbuffered (``python -u``,
+    ``PYTHONUNBUFFERED``), the text layer drops what a partial write left
+    unwritten (a pipe's reader that closed mid-report) without an error,
+    and buffered, a non-blocking descriptor (one a parent process shares)
+    that is full for now fails the write. Newlines are translated as the
+    text layer does (``os.linesep``). A stream without a descriptor (a
+    test's capture) is written as text."""
+    import io
+    import os
+
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    descriptor = getattr(buffer, "raw", buffer)
+    try:
+        if not isinstance(descriptor, io.RawIOBase):
+            stream.write(text)
+            stream.flush()
+            return
+        stream.flush()
+        lines = text.replace("\n", os.linesep) if os.linesep != "\n" else text
+        unwritten = memoryview(lines.encode(stream.encoding, stream.errors))
+        while unwritten:
+            written = descriptor.write(unwritten)
+            if written is None:  # non-blocking and full: wait until the reader makes room
+                import select
+
+                select.select([], [descriptor], [])
+            else:
+                unwritten = unwritten[written:]
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        from .output import UsageError
+
+        raise UsageError(f"cannot write the {what} to stdout: {error.strerror or error}") from None
 
 
 def _exit_status(args: argparse.Namespace, diagnostics) -> int:
@@ -303,9 +421,9 @@ def _print_fix_diff(args: argparse.Namespace, result) -> int:
     changes = [(path, before, after) for path, (_real, _bom, before, after) in sorted(planned.changes.items())]
     patch = render(changes)
     if args.output_file:
-        args.output_file.write_text(patch, encoding="utf-8")
+        _write_output_file(args.output_file, patch, "patch")
     elif patch:
-        sys.stdout.write(patch)
+        _write_stdout(patch, "patch")
     files = sum(1 for _path, before, after in changes if before != after)
     if not files:
         print("skill-eval-lint: no safe fix to apply", file=sys.stderr)
@@ -379,15 +497,19 @@ def hard_exit(code: int) -> NoReturn:
     the interpreter down. Freeing every object of a lint run one by one at
     exit is a noticeable part of a small run (docs/performance.md), and
     nothing is left to clean up: worker pools are joined and report files
-    closed by then. mypy exits the same way."""
+    closed by then. mypy exits the same way. :func:`main` flushes stdout
+    itself; should something still be buffered for a reader that went away,
+    the status is :data:`EXIT_BROKEN_PIPE`, as it is there. Nothing more can
+    be written to a stream that fails here, nor said about it."""
     import os
 
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):
-            pass  # a reader that went away (a closed pipe): nothing more can be written
+        except (OSError, ValueError) as error:
+            if stream is sys.stdout and isinstance(error, BrokenPipeError):
+                code = EXIT_BROKEN_PIPE
     os._exit(code)
 
 
