@@ -60,7 +60,12 @@ def _terminal_columns() -> int:
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+    """Comma-separated codes or prefixes; none at all (``--select ''``, which
+    read as no selection and enabled every rule) is refused."""
+    codes = tuple(code.strip().upper() for code in text.split(",") if code.strip())
+    if not codes:
+        raise argparse.ArgumentTypeError("give at least one code or prefix, e.g. SE1,SE201")
+    return codes
 
 
 def _jobs(text: str) -> int:
@@ -103,7 +108,7 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     parser.add_argument("--fail-level", choices=FAIL_LEVELS, default="warning",
                         help="the lowest severity that makes the exit status 1 (default: warning; "
                              "info findings are reported but never fail unless this is info)")
-    parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics")
+    parser.add_argument("--statistics", action="store_true", help="print counts per rule instead of diagnostics (a table, or JSON with --output-format json)")
     parser.add_argument("--quiet", "-q", action="store_true", help="text format: print diagnostics only, no summary")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
@@ -291,6 +296,10 @@ def _lint(args: argparse.Namespace) -> int:
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
     _check_report_destination(args)
+    if args.statistics and args.output_format in ("sarif", "github"):
+        from .output import UsageError
+
+        raise UsageError(f"--statistics prints counts as text or json, not {args.output_format}")
     paths = args.paths or [Path(".")]
     options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs(),
                "cache": not args.no_cache}
@@ -446,7 +455,10 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:
     if args.statistics:
-        from .output.text import render_statistics
+        if args.output_format == "json":
+            from .output.jsonout import render_statistics
+        else:
+            from .output.text import render_statistics
 
         return render_statistics(diagnostics)
     if args.output_format == "json":
@@ -468,9 +480,7 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> 
     from .output.style import Style, colour_wanted
 
     style = Style(args.output_file is None and colour_wanted(sys.stdout))
-    if args.quiet:
-        return "\n".join(render(diagnostics, checked, fixed, style).splitlines()[:-1]) if diagnostics else ""
-    return render(diagnostics, checked, fixed, style)
+    return render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
 
 
 def entry() -> None:

@@ -33,7 +33,8 @@ NO_SOURCE = frozenset({"SE004", "SE005"})
 TAB_WIDTH = 4
 
 
-def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN) -> str:
+def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
+           with_summary: bool = True) -> str:
     sources: dict[Path, list[str] | None] = {}
     lines: list[str] = []
     for d in diagnostics:
@@ -41,7 +42,8 @@ def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, styl
         lines.extend(_snippet(d, sources, style))
         lines.extend(related_lines(d))
         lines.append("")
-    lines.extend(summary(diagnostics, checked, fixed))
+    if with_summary:
+        lines.extend(summary(diagnostics, checked, fixed))
     return encodable("\n".join(lines))
 
 

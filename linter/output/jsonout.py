@@ -54,3 +54,12 @@ def _url(code: str) -> str:
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
     return encodable_json(json.dumps([as_dict(d) for d in diagnostics], indent=2, ensure_ascii=False))
+
+
+def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
+    """``--statistics --output-format json``: ``[{"code", "name", "count"}, ...]``,
+    the most frequent first."""
+    from .text import statistics
+
+    return encodable_json(json.dumps([{"code": code, "name": name, "count": count}
+                                      for code, name, count in statistics(diagnostics)], indent=2, ensure_ascii=False))

@@ -10,14 +10,17 @@ from . import display_path, encodable
 from .style import BOLD, PLAIN, SEVERITY_COLOURS, Style
 
 
-def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN) -> str:
+def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
+           with_summary: bool = True) -> str:
     """One line per diagnostic (and one per related location), then the
-    summary; in colour when ``style`` is enabled."""
+    summary unless not ``with_summary`` (``--quiet``); in colour when
+    ``style`` is enabled."""
     lines = []
     for d in diagnostics:
         lines.append(header(d, style))
         lines.extend(related_lines(d))
-    lines.extend(summary(diagnostics, checked, fixed))
+    if with_summary:
+        lines.extend(summary(diagnostics, checked, fixed))
     return encodable("\n".join(lines))
 
 
@@ -49,8 +52,13 @@ def summary(diagnostics: Sequence[Diagnostic], checked: int, fixed: int) -> list
     return lines
 
 
-def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
-    """One line per code: count, code, name (ruff's ``--statistics``)."""
+def statistics(diagnostics: Sequence[Diagnostic]) -> list[tuple[str, str, int]]:
+    """``(code, name, count)`` per code found, the most frequent first
+    (ruff's ``--statistics``)."""
     counts = Counter((d.code, d.name) for d in diagnostics)
-    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
-    return encodable("\n".join(f"{count:>5}\t{code}\t{name}" for (code, name), count in rows))
+    return [(code, name, count) for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))]
+
+
+def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
+    """One line per code: count, code, name."""
+    return encodable("\n".join(f"{count:>5}\t{code}\t{name}" for code, name, count in statistics(diagnostics)))

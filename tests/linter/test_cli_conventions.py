@@ -335,3 +335,50 @@ def test_a_long_source_line_is_cut_around_the_span(tmp_path: Path) -> None:
     shown, caret = lines[2], lines[3]
     assert len(shown) <= len("1 | ") + MAX_SHOWN + 2 and shown.startswith("1 | …") and shown.endswith("…")
     assert shown[caret.index("^"):].startswith('"Step 2"') and '^^^^^^^^ SE101' in caret
+
+
+# -- --quiet, --statistics, empty code lists ----------------------------------
+
+
+@pytest.mark.parametrize("flags", [[], ["--fix"], ["--output-format", "full"], ["--output-format", "full", "--fix"]],
+                         ids=["text", "text-fix", "full", "full-fix"])
+def test_quiet_prints_the_findings_and_no_summary_line(tmp_path: Path, flags: list[str]) -> None:
+    """``-q``: the findings as the run without it prints them, and none of
+    the summary's lines (``Found``/``All checks passed``, and with ``--fix``
+    ``Fixed``, which ``-q`` used to keep)."""
+    copies = []
+    for name in ("loud", "quiet"):
+        copies.append(tmp_path / name)
+        shutil.copytree(EXAMPLES, copies[-1])
+    loud = run_lint(".", "--no-cache", *flags, cwd=copies[0])
+    quiet = run_lint(".", "--no-cache", "-q", *flags, cwd=copies[1])
+    summary = ("Found ", "All checks passed", "Fixed ")
+    assert any(line.startswith(summary) for line in loud.stdout.splitlines())
+    assert not [line for line in quiet.stdout.splitlines() if line.startswith(summary)], quiet.stdout
+    assert quiet.stdout.strip() == "\n".join(line for line in loud.stdout.splitlines()
+                                             if not line.startswith(summary)).strip()
+    assert quiet.returncode == loud.returncode
+
+
+def test_statistics_in_json_counts_what_the_json_report_lists() -> None:
+    """``--statistics --output-format json`` is JSON (it was the text
+    table), one entry per code with as many findings as the JSON report of
+    the same run has of it; a format that cannot carry counts is refused."""
+    import json
+    from collections import Counter
+
+    counted = json.loads(run_lint("examples", "--no-cache", "--statistics", "--output-format", "json").stdout)
+    listed = Counter(finding["code"] for finding in json.loads(run_lint("examples", "--no-cache", "--output-format", "json").stdout))
+    assert {entry["code"]: entry["count"] for entry in counted} == dict(listed)
+    assert [entry["count"] for entry in counted] == sorted((entry["count"] for entry in counted), reverse=True)
+    refused = run_lint("examples", "--no-cache", "--statistics", "--output-format", "sarif")
+    assert refused.returncode == 2 and "--statistics" in refused.stderr and "Traceback" not in refused.stderr
+
+
+@pytest.mark.parametrize("flag", ["--select", "--extend-select", "--ignore", "--extend-ignore"])
+@pytest.mark.parametrize("value", ["", ",", " , "])
+def test_a_code_list_with_no_code_is_refused(flag: str, value: str) -> None:
+    """``--select ''`` read as no selection and linted with every rule;
+    a list without a code is now a usage error (exit 2) naming the option."""
+    result = run_lint("examples", "--no-cache", flag, value)
+    assert result.returncode == 2 and flag in result.stderr and "at least one code" in result.stderr, result.stderr
