@@ -160,7 +160,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             return EXIT_FINDINGS
         return EXIT_FINDINGS if withheld else EXIT_OK
 
-    previous = _install_stop_handlers(cancel)
+    stop = _StopOnSignals(cancel).install()
     try:
         if executor is not None and plan.starts:
             try:
@@ -190,8 +190,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     finally:
         if executor is not None:
             executor.shutdown(wait=True)
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        stop.remove()
     return _print_results(summary, workspace, withheld)
 
 
@@ -232,19 +231,69 @@ def _print_results(summary, workspace, withheld: int) -> int:
     return status
 
 
-def _install_stop_handlers(cancel: threading.Event) -> dict:
+class _StopOnSignals:
     """Ctrl-C and SIGTERM set ``cancel``: the runner then kills the running
     agents, records them as interrupted and returns; nothing is interrupted in
-    the middle of writing a record."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
+    the middle of writing a record.
 
-    def stop(_signum, _frame):
-        if not cancel.is_set():
-            print("\nstopping: killing running agents and recording them as interrupted...", file=sys.stderr)
-        cancel.set()
+    The handlers take no lock. A handler runs between two bytecodes of the
+    main thread, which may hold the very lock ``Event.set`` takes (a second
+    Ctrl-C while the first handler was inside ``Event.set`` hung the run for
+    good), or be writing to stderr. A handler only writes a byte to a pipe
+    (non-blocking: never waits); a thread reads it, says once what happens
+    and sets ``cancel``. Installed from the main thread only (elsewhere
+    :mod:`signal` cannot install handlers: nothing is done)."""
 
-    return {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+        self._previous: dict = {}
+        self._pipe: tuple[int, int] | None = None
+        self._watcher: threading.Thread | None = None
+
+    def install(self) -> "_StopOnSignals":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        import os
+
+        self._pipe = os.pipe()
+        os.set_blocking(self._pipe[1], False)
+        self._watcher = threading.Thread(target=self._watch, args=(self._pipe[0],), name="skill-eval-stop",
+                                         daemon=True)
+        self._watcher.start()
+        self._previous = {signum: signal.signal(signum, self._on_signal) for signum in self.SIGNALS}
+        return self
+
+    def _on_signal(self, _signum, _frame) -> None:
+        import os
+
+        try:
+            os.write(self._pipe[1], b"\0")
+        except OSError:
+            pass  # the pipe is full (a storm of signals: one byte is enough) or closed
+
+    def _watch(self, readable: int) -> None:
+        import os
+
+        announced = False
+        while os.read(readable, 64):
+            if not announced:
+                print("\nstopping: killing running agents and recording them as interrupted...", file=sys.stderr)
+                announced = True
+            self.cancel.set()
+
+    def remove(self) -> None:
+        """The previous handlers back, and the watcher ended."""
+        import os
+
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        if self._pipe is not None:
+            os.close(self._pipe[1])  # the watcher reads the end of the pipe and returns
+            self._watcher.join(timeout=5)
+            os.close(self._pipe[0])
+            self._pipe = None
 
 
 # -- report -----------------------------------------------------------------------------
@@ -470,7 +519,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
             return EXIT_FINDINGS
         return EXIT_FINDINGS if preflight.withheld else EXIT_OK
 
-    previous = _install_stop_handlers(cancel)
+    stop = _StopOnSignals(cancel).install()
     try:
         calibration.runner.on_wait = lambda: print("waiting for another skill-eval run to finish planning...",
                                                    file=sys.stderr)
@@ -485,8 +534,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     except (ProbeError, OSError) as error:
         return _fail(f"{error}")
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        stop.remove()
     _print_observations(result, hint_text, workspace.root)
     if result.summary.files:
         print(f"records appended to {', '.join(str(p) for p in sorted(result.summary.files))}", file=sys.stderr)

@@ -215,7 +215,12 @@ def _ok_keys(suite):
     return [(r["arm"], r["rep"]) for r in records if r["status"] == "ok"], records
 
 
-def test_ctrl_c_records_in_flight_starts_as_interrupted(suite, tmp_path):
+@pytest.mark.parametrize("signals", [[signal.SIGINT], [signal.SIGINT] * 12 + [signal.SIGTERM] * 4],
+                         ids=["once", "a burst"])
+def test_ctrl_c_records_in_flight_starts_as_interrupted(suite, tmp_path, signals):
+    """Ctrl-C, once or pressed again and again while the run stops (a
+    second signal while the first was being handled could hang it for good):
+    the run ends with 130, its in-flight starts on record as interrupted."""
     log = tmp_path / "starts.log"
     suite.configure({"slow": {"command": agent_command("rule_agent.py", "--sleep", "30", "--log", str(log))}})
     probe = suite.probe("euphemized-coverage")
@@ -226,7 +231,9 @@ def test_ctrl_c_records_in_flight_starts_as_interrupted(suite, tmp_path):
     try:
         assert _wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 2)
         started = time.monotonic()
-        process.send_signal(signal.SIGINT)
+        for signum in signals:
+            if process.poll() is None:
+                process.send_signal(signum)
         _out, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
@@ -270,3 +277,39 @@ def test_api_run_probe_with_callback_and_cancel(suite):
 
     with pytest.raises(ApiError, match="no agent 'other'"):
         run_probe(path, agent="other")
+
+
+STOP_SCRIPT = """
+import os, signal, sys, threading, time
+from skill_eval.evals.cli import _StopOnSignals
+
+cancel = threading.Event()
+stop = _StopOnSignals(cancel).install()
+with cancel._cond:  # the Event's own lock, held by this thread when the signal lands
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)
+second = threading.Condition.notify_all
+def notify_all_and_signal(self, _sent=[]):  # another Ctrl-C while cancel.set() runs
+    if not _sent:
+        _sent.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+    return second(self)
+threading.Condition.notify_all = notify_all_and_signal
+os.kill(os.getpid(), signal.SIGTERM)
+print(cancel.wait(10), flush=True)
+stop.remove()
+print(threading.active_count(), signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
+"""
+
+
+def test_stop_handlers_take_no_lock_the_interrupted_code_may_hold():
+    """A signal that lands while the main thread holds the cancel event's
+    lock, and another while ``cancel.set`` runs, still stop the run: the
+    handlers only write to a pipe (they called ``Event.set``, which waited
+    for a lock its own thread held: the run hung for good). Afterwards the
+    previous handlers are back and the watcher thread is gone."""
+    done = subprocess.run([PYTHON, "-c", STOP_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "1", "True"], done.stdout + done.stderr
+    assert done.stderr.count("stopping:") == 1, done.stderr
+
