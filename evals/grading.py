@@ -36,9 +36,11 @@ answer's length, each attempt decoding a window of the text that grows while
 the object runs past it (a qualifying object is found long before that in any
 real answer); an object nested deeper than the decoder can go, or anything else
 the decoder raises, is not JSON. ``matches`` runs on RE2 (linear time;
-google-re2), or, for a pattern RE2 cannot run (lookaround, backreferences),
-on Python's ``re`` over the value's first :data:`BACKTRACKING_VALUE_CHARS`
-characters.
+google-re2); a pattern RE2 cannot run (lookaround, backreferences) is a
+:class:`BadExpectation`, refused before a run spends a start: on Python's
+``re`` a pattern such as ``^(?!PASS)(\w+)*$`` took seconds for 24
+characters of answer and doubled with each one more, and the runner could
+not be stopped meanwhile.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from skill_eval.linter.outputspec import OutputSpec
+from skill_eval.linter.probejson import unrunnable_pattern
 
 MAX_ANSWER_CHARS = 1_000_000
 """Answers are graded on their first million characters."""
@@ -59,7 +62,6 @@ JSON_SCAN_MINIMUM = 1 << 16
 JSON_WINDOW = 512
 """Characters an attempt decodes first; four times more while what it reads
 was cut short by the window."""
-BACKTRACKING_VALUE_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -335,26 +337,26 @@ _PATTERNS: dict[str, Any] = {}
 
 
 def _compiled(operand: str):
-    """A search function for a ``matches`` pattern: RE2's (linear in the
-    value) when RE2 can run the pattern, else Python's over the value's first
-    :data:`BACKTRACKING_VALUE_CHARS` characters. :class:`BadExpectation` when
-    Python's ``re`` cannot compile it (the pattern language authors write)."""
+    """A search function for a ``matches`` pattern: RE2's, linear in the
+    value. :class:`BadExpectation` when the pattern is not a regular
+    expression (Python's ``re``, the language authors write, cannot compile
+    it) or uses what RE2 cannot run in linear time (lookaround,
+    backreferences), with what to do instead."""
     search = _PATTERNS.get(operand)
     if search is not None:
         return search
     try:
-        pattern = re.compile(operand)
+        re.compile(operand)
     except (re.error, RecursionError, OverflowError) as error:
         raise BadExpectation(f"`matches` has an invalid regular expression {operand!r}: {error}") from None
-    try:
-        import re2  # google-re2
+    reason = unrunnable_pattern(operand)
+    if reason is not None:
+        raise BadExpectation(reason)
+    import re2  # google-re2
 
-        options = re2.Options()
-        options.log_errors = False
-        linear = re2.compile(operand, options)
-        search = linear.search
-    except Exception:  # noqa: BLE001 - not installed, or a pattern RE2 cannot run
-        search = lambda text: pattern.search(text[:BACKTRACKING_VALUE_CHARS])  # noqa: E731
+    options = re2.Options()
+    options.log_errors = False
+    search = re2.compile(operand, options).search
     if len(_PATTERNS) < 1024:
         _PATTERNS[operand] = search
     return search

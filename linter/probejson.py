@@ -451,15 +451,61 @@ class ProbeJson:
         """Every schema violation, one per error (an unknown key is one each)."""
         if self.too_deep is not None:
             return [self.too_deep]
-        if self.syntax_error is not None or is_valid_fast(self.data):
+        if self.syntax_error is not None:
             return []
+        unrunnable = list(_unrunnable_patterns(self.data))
+        if is_valid_fast(self.data):
+            return unrunnable
         problems = sorted(_schema_problems(self.data), key=lambda p: (p.pointer, p.message))
         if len(problems) > MAX_SCHEMA_PROBLEMS:
             more = len(problems) - MAX_SCHEMA_PROBLEMS
             problems = problems[:MAX_SCHEMA_PROBLEMS]
             problems.append(SchemaProblem(f"{more:,} more schema violations in this file (the first "
                                           f"{MAX_SCHEMA_PROBLEMS} are reported)", "", "object"))
-        return problems
+        return problems + unrunnable
+
+
+def unrunnable_pattern(pattern: str) -> str | None:
+    """Why a ``matches`` pattern cannot be graded, or ``None``: grading runs
+    it on RE2 (google-re2), linear in the answer's length, which has no
+    lookaround and no backreferences (on a backtracking engine a pattern such
+    as ``^(?!PASS)(\\w+)*$`` takes exponential time in the answer). ``None``
+    too for a pattern that is no regular expression at all (the schema's
+    ``regex`` format reports it)."""
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        re2.compile(pattern, options)
+    except re2.error as error:
+        reason = error.args[0] if error.args else error
+        reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+        return (f"`matches` pattern {pattern!r} uses what grading cannot run in linear time ({reason}: lookaround "
+                "or a backreference); write it without them, or put a pattern under `not` "
+                "(e.g. {\"not\": {\"matches\": \"^PASS\"}})")
+    return None
+
+
+def _unrunnable_patterns(data: Any) -> Iterator[SchemaProblem]:
+    """A problem for each ``matches`` pattern of the defects' ``caught_when``
+    that grading cannot run (:func:`unrunnable_pattern`); RE2 is imported only
+    for a probe that has one."""
+    defects = data.get("defects") if isinstance(data, dict) else None
+    for index, defect in enumerate(defects if isinstance(defects, list) else ()):
+        caught_when = defect.get("caught_when") if isinstance(defect, dict) else None
+        for field, expectation in (caught_when.items() if isinstance(caught_when, dict) else ()):
+            path: tuple = ("defects", index, "caught_when", field)
+            while isinstance(expectation, dict) and len(expectation) == 1 and "not" in expectation:
+                expectation, path = expectation["not"], (*path, "not")
+            if isinstance(expectation, dict) and isinstance(expectation.get("matches"), str):
+                reason = unrunnable_pattern(expectation["matches"])
+                if reason is not None:
+                    yield SchemaProblem(reason, pointer(*path, "matches"))
 
 
 def _schema_problems(data: Any) -> Iterator[SchemaProblem]:

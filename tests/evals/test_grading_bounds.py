@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from skill_eval.evals.grading import grade_answer, read_answer
+from skill_eval.evals.grading import BadExpectation, grade_answer, read_answer
 from skill_eval.linter.outputspec import parse_output_spec
 
 SPEC = parse_output_spec(
@@ -87,7 +90,7 @@ EXPECTATIONS = st.recursive(
     st.one_of(st.text(max_size=5), st.builds(lambda s: {"equals": s}, st.text(max_size=5)),
               st.builds(lambda s: {"contains": s}, st.text(max_size=5)),
               st.builds(lambda items: {"one_of": items}, st.lists(st.text(max_size=5), max_size=3)),
-              st.sampled_from([{"matches": "^NOT_"}, {"matches": "(a|b)*c"}, {"matches": "(?=a)a"}])),
+              st.sampled_from([{"matches": "^NOT_"}, {"matches": "(a|b)*c"}, {"matches": "(a+)+b"}])),
     lambda inner: st.builds(lambda e: {"not": e}, inner), max_leaves=3)
 
 
@@ -99,3 +102,31 @@ def test_grading_never_raises(answer, expectation, with_spec):
     answer_read, grades = grade_answer(answer, defects, SPEC if with_spec else None)
     assert answer_read.source in ("json", "lines", "none")
     assert [g.defect_id for g in grades] == ["D1", "D2"]
+
+
+UNRUNNABLE = ["^(?!PASS)(\\w+)*$", "(?=a)a", "(?<=x)y", "(a)\\1"]
+"""``matches`` patterns RE2 cannot run (lookaround, a backreference)."""
+
+
+@pytest.mark.parametrize("pattern", UNRUNNABLE)
+def test_a_pattern_grading_cannot_run_in_linear_time_is_refused_not_run(pattern):
+    """A pattern only a backtracking engine runs is a :class:`BadExpectation`
+    (``^(?!PASS)(\\w+)*$`` on 28 characters of answer took 18 s, and the
+    runner could not be stopped meanwhile), and the linter reports it
+    (SE002) at the pattern, so that a run refuses the probe before it
+    spends a start."""
+    from skill_eval.linter.probejson import ProbeJson
+    from skill_eval.linter.textfile import TextDocument
+
+    answer = "verdict: " + "NOT_PROVEN_BECAUSE_THE_RETRY_TEST_WAS_SKIPPED" * 4
+    defects = [{"id": "D1", "caught_when": {"verdict": {"not": {"matches": pattern}}}}]
+    with pytest.raises(BadExpectation, match="linear time"):
+        grade_answer(answer, defects, None)
+    probe = {"id": "p", "tier": 1, "step_heading": "Step 1", "defects": [{**defects[0], "quote": "x"}]}
+    text = json.dumps(probe)
+    where = "/defects/0/caught_when/verdict/not/matches"
+    problems = ProbeJson.parse(TextDocument(Path("/w/probe.json"), text)).schema_problems()
+    assert [p.pointer for p in problems if "linear time" in p.message] == [where], problems
+    runnable = ProbeJson.parse(TextDocument(Path("/w/probe.json"), text.replace(json.dumps(pattern)[1:-1], "^NOT_")))
+    assert where not in [p.pointer for p in runnable.schema_problems()]
+

@@ -11,7 +11,9 @@ class SchemaViolation(Rule):
     Validates probe.json against the shipped JSON Schema (draft 2020-12) and
     reports each error at the offending key or value: wrong types, missing
     required keys (tier-2 probes need `kind`, `shapes`, `seeded_defects` and
-    `defects`; band probes need `band`), unknown keys, malformed expectations.
+    `defects`; band probes need `band`), unknown keys, malformed expectations
+    (a `matches` pattern with lookaround or a backreference too: grading runs
+    patterns in linear time, and cannot run those).
 
     ## Why is this bad?
     The rest of the rules, the language server and the eval runner read
