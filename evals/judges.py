@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from skill_eval.linter.config import TIMEOUT_RULE, is_timeout
+
 if TYPE_CHECKING:
     from .executor import ProcessRegistry
 
@@ -88,8 +90,8 @@ def judge_spec(defect: Mapping[str, Any]) -> JudgeSpec | None:
     if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
         raise JudgeError("`judge.command` must be a non-empty list of strings (argv, no shell)")
     timeout = judge.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise JudgeError("`judge.timeout` must be a positive number of seconds")
+    if not is_timeout(timeout):
+        raise JudgeError(f"`judge.timeout` {TIMEOUT_RULE}")
     return JudgeSpec(tuple(command), float(timeout))
 
 

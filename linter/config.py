@@ -174,6 +174,22 @@ _KNOWN_KEYS = {
 }
 
 
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+"""The longest timeout an agent or a judge may have: a week. Past what the
+clock can represent (~1e300, ``inf``) a start failed with an
+``OverflowError`` after it was counted, and ``nan`` never timed out."""
+
+TIMEOUT_RULE = f"must be a positive number of seconds, at most {MAX_TIMEOUT_SECONDS:,} (a week)"
+
+
+def is_timeout(value: Any) -> bool:
+    """Whether ``value`` is a usable timeout: a number (not a bool) of
+    seconds above 0 and at most :data:`MAX_TIMEOUT_SECONDS` (``nan`` is
+    neither)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float))
+            and 0 < value <= MAX_TIMEOUT_SECONDS)
+
+
 def _fail(source: str, key: str, problem: str, known: set[str] | None = None) -> ConfigError:
     hint = ""
     if known:
@@ -280,8 +296,8 @@ def _agent(name: str, table: Any, source: str) -> AgentConfig:
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise _fail(source, f"{where}.env", f"`{where}.env` must be a table of strings")
     timeout = table.get("timeout", 600)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise _fail(source, f"{where}.timeout", f"`{where}.timeout` must be a positive number of seconds")
+    if not is_timeout(timeout):
+        raise _fail(source, f"{where}.timeout", f"`{where}.timeout` {TIMEOUT_RULE}")
     model = str(table.get("model", ""))
     treatments = _TREATMENTS[preset is not None]
     treatment = table.get("treatment", treatments[0])

@@ -313,3 +313,19 @@ def test_stop_handlers_take_no_lock_the_interrupted_code_may_hold():
     assert done.stdout.split() == ["True", "1", "True"], done.stdout + done.stderr
     assert done.stderr.count("stopping:") == 1, done.stderr
 
+
+
+@pytest.mark.parametrize("timeout", ["inf", "nan", "-inf", "1e300", "604801", "0"])
+def test_an_agent_timeout_that_is_no_usable_number_is_refused_before_any_start(suite, tmp_path, timeout):
+    """``timeout = inf`` or ``1e300`` passed the checks and every start then
+    failed on the clock's overflow, counted; ``nan`` never timed out. Each
+    is refused with the rule, naming the key, and nothing is started (the
+    agent logs its starts: none)."""
+    log = tmp_path / "starts.log"
+    command = json.dumps(agent_command("rule_agent.py", "--log", str(log)))
+    (suite.root / "skill-eval.toml").write_text(f"[agents.slow]\ncommand = {command}\ntimeout = {timeout}\n",
+                                               encoding="utf-8")
+    result = cli("run", str(suite.probe("euphemized-coverage")), "--reps", "1", "--no-progress", cwd=suite.root)
+    assert result.returncode != 0 and "agents.slow.timeout" in result.stderr and "a week" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not log.exists() and suite.records("euphemized-coverage") == []
