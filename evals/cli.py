@@ -105,6 +105,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     try:
         arms = parse_arms(args.arms)
         workspace = _open(args)
+        refused = _unreachable_reps(args.reps, workspace.config)
+        if refused:
+            return _fail(refused)
         agent = select_agent(workspace.config, args.agent)
         probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
         if errors:
@@ -229,6 +232,28 @@ def _print_results(summary, workspace, withheld: int) -> int:
         print("see them with `skill-eval report` (--html FILE for every answer and its grading)")
     sys.stdout.flush()
     return status
+
+
+MAX_REPS = 10_000
+"""The most ``--reps`` a run plans per arm: a plan holds every start, and a
+typo (``--reps 100000000000``) built it for minutes before the budget
+refused it."""
+
+
+def _unreachable_reps(reps: int, config) -> str | None:
+    """Why ``--reps`` can never be run, or ``None``: under 1, over
+    :data:`MAX_REPS`, or over ``[calibration] max-starts`` (each rep of an arm
+    is a start on record, so more reps than the cap allows can never fit)."""
+    if reps < 1:
+        return f"--reps must be at least 1, not {reps}"
+    if reps > MAX_REPS:
+        return f"--reps {reps:,} is over {MAX_REPS:,} per arm; a calibration needs a few (docs/calibrate.md)"
+    cap = config.calibration_max_starts
+    if cap is not None and reps > cap:
+        where = config.source or "skill-eval.toml"
+        return (f"--reps {reps:,} can never fit: each rep of an arm is a start, and [calibration] max-starts is "
+                f"{cap:,} ({where}); lower --reps or raise max-starts")
+    return None
 
 
 class _StopOnSignals:

@@ -329,3 +329,19 @@ def test_an_agent_timeout_that_is_no_usable_number_is_refused_before_any_start(s
     assert result.returncode != 0 and "agents.slow.timeout" in result.stderr and "a week" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert not log.exists() and suite.records("euphemized-coverage") == []
+
+
+@pytest.mark.parametrize("reps, said", [("100000000000", "over 10,000"), ("0", "at least 1"), ("300", "can never fit")])
+def test_reps_that_can_never_run_are_refused_at_once(suite, tmp_path, reps, said):
+    """A typo'd ``--reps`` built its whole plan (minutes, gigabytes) before
+    the budget refused it: more reps than the cap allows, or than any plan
+    should hold, is refused before any probe is loaded, with no start made."""
+    log = tmp_path / "starts.log"
+    command = json.dumps(agent_command("rule_agent.py", "--log", str(log)))
+    (suite.root / "skill-eval.toml").write_text(f"[agents.a]\ncommand = {command}\n\n[calibration]\nmax-starts = 200\n",
+                                               encoding="utf-8")
+    started = time.monotonic()
+    result = cli("run", str(suite.probe("euphemized-coverage")), "--reps", reps, "--no-progress", cwd=suite.root)
+    assert result.returncode != 0 and said in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert time.monotonic() - started < 30
+    assert not log.exists() and suite.records("euphemized-coverage") == []
