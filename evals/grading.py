@@ -38,7 +38,7 @@ real answer); an object nested deeper than the decoder can go, or anything else
 the decoder raises, is not JSON. ``matches`` runs on RE2 (linear time;
 google-re2); a pattern RE2 cannot run (lookaround, backreferences) is a
 :class:`BadExpectation`, refused before a run spends a start: on Python's
-``re`` a pattern such as ``^(?!PASS)(\w+)*$`` took seconds for 24
+``re`` a pattern such as ``^(?!PASS)(\\w+)*$`` took seconds for 24
 characters of answer and doubled with each one more, and the runner could
 not be stopped meanwhile.
 """
