@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from skill_eval.linter.outputspec import OutputSpec
-from skill_eval.linter.probejson import unrunnable_pattern
+from skill_eval.linter.probejson import UnrunnablePattern, linear_pattern
 
 MAX_ANSWER_CHARS = 1_000_000
 """Answers are graded on their first million characters."""
@@ -349,14 +349,10 @@ def _compiled(operand: str):
         re.compile(operand)
     except (re.error, RecursionError, OverflowError) as error:
         raise BadExpectation(f"`matches` has an invalid regular expression {operand!r}: {error}") from None
-    reason = unrunnable_pattern(operand)
-    if reason is not None:
-        raise BadExpectation(reason)
-    import re2  # google-re2
-
-    options = re2.Options()
-    options.log_errors = False
-    search = re2.compile(operand, options).search
+    try:
+        search = linear_pattern(operand).search
+    except UnrunnablePattern as error:
+        raise BadExpectation(str(error)) from None
     if len(_PATTERNS) < 1024:
         _PATTERNS[operand] = search
     return search

@@ -465,29 +465,43 @@ class ProbeJson:
         return problems + unrunnable
 
 
-def unrunnable_pattern(pattern: str) -> str | None:
-    """Why a ``matches`` pattern cannot be graded, or ``None``: grading runs
-    it on RE2 (google-re2), linear in the answer's length, which has no
-    lookaround and no backreferences (on a backtracking engine a pattern such
-    as ``^(?!PASS)(\\w+)*$`` takes exponential time in the answer). ``None``
-    too for a pattern that is no regular expression at all (the schema's
-    ``regex`` format reports it)."""
-    try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return None
+class UnrunnablePattern(ValueError):
+    """A ``matches`` pattern RE2 cannot run (:func:`linear_pattern`): the
+    message says why and what to write instead."""
+
+
+def linear_pattern(pattern: str):
+    """``pattern`` compiled by RE2 (google-re2), which grading searches
+    answers with, in time linear in their length. RE2 has no lookaround and
+    no backreferences, which on a backtracking engine can take exponential
+    time (``^(?!PASS)(\\w+)*$``): :class:`UnrunnablePattern` then."""
     import re2
 
     options = re2.Options()
     options.log_errors = False
     try:
-        re2.compile(pattern, options)
+        return re2.compile(pattern, options)
     except re2.error as error:
         reason = error.args[0] if error.args else error
         reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
-        return (f"`matches` pattern {pattern!r} uses what grading cannot run in linear time ({reason}: lookaround "
-                "or a backreference); write it without them, or put a pattern under `not` "
-                "(e.g. {\"not\": {\"matches\": \"^PASS\"}})")
+        raise UnrunnablePattern(
+            f"`matches` pattern {pattern!r} uses what grading cannot run in linear time ({reason}: lookaround "
+            "or a backreference); write it without them, or put a pattern under `not` "
+            "(e.g. {\"not\": {\"matches\": \"^PASS\"}})") from None
+
+
+def unrunnable_pattern(pattern: str) -> str | None:
+    """Why a ``matches`` pattern cannot be graded (:func:`linear_pattern`),
+    or ``None``; ``None`` too for a pattern that is no regular expression at
+    all (the schema's ``regex`` format reports it)."""
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    try:
+        linear_pattern(pattern)
+    except UnrunnablePattern as error:
+        return str(error)
     return None
 
 
