@@ -1,4 +1,5 @@
-"""The on-disk cache: ``.skill-eval-cache/`` at the workspace root, as ruff's.
+"""The on-disk cache: one file per workspace root and config in
+``.skill-eval-cache/``, as ruff's.
 
 What it holds: for each unit (a probe, a SKILL.md, an output-spec.md), its
 findings before filtering and, for a probe, its facts
@@ -6,37 +7,30 @@ findings before filtering and, for a probe, its facts
 asked of its session and the answer it got (:mod:`.session`): the content of
 each file it read (a BLAKE2b digest of its bytes, or why it could not be
 read), where each path of probe.json led, the nearest SKILL.md above each
-folder, the probes below a folder, the runs files of a suite...
+folder, the probes below a folder, the runs files of a suite... This is what
+makes it more exact than a cache keyed by each file's own content: a unit's
+findings are a function of all its answers, the config and the tool.
 
-What it is keyed by: the cache file's name holds the tool (its version, the
+What it is keyed by: the file's name holds the tool (its version, the
 modified times and sizes of its own modules, which hold its registry of
 rules, the versions of the libraries that parse for it, the Python that runs
 it), the workspace root and the resolved config (and the config file's
-bytes): any change there starts a new cache. An entry is used only when every query it asked gives the same answer
-now. A file's answer is its content's digest; a ``stat`` fast path (git's
-index) spares reading it again when its device, inode, size, mtime and ctime
-are those it had when it was read, and that was at least
-:data:`~skill_eval.linter.session.RACY_SECONDS` after its last change (a
-later change within one tick of the file system's clock keeps all of them:
-such a file is read and hashed instead). An edit that keeps the size and
-restores the mtime still moves the ctime.
+bytes): any change there starts a new cache. An entry is used only when
+every query it asked gives the same answer now. A file's answer is its
+content's digest; a ``stat`` fast path (git's index) spares reading it again
+when its device, inode, size, mtime and ctime are those it had when it was
+read, and that was at least :data:`~skill_eval.linter.session.RACY_SECONDS`
+after its last change (a later change within one tick of the file system's
+clock keeps all of them: such a file is read and hashed instead).
 
-A whole-workspace lint also leaves a **run record** (:meth:`Cache.replay`):
-its findings as reported, with every query any of its units or its
-filtering asked (each answered once), in one file of its own. A repeat run
-of the same targets checks those answers and prints the findings without
-loading the per-unit shards; any answer that differs, and the run goes
-unit by unit as above (the answers checked so far are not asked again).
-
-Safe when several lints run at once: a shard is written to a new file and
-renamed over the old one (a reader sees the old or the new, never a torn
-one); the last writer wins, and a lost entry only costs its recomputation.
-Safe in a hostile workspace: the folder and the files are opened relative to
-the root's descriptor without following links (a ``.skill-eval-cache`` that
-is a link, or holds links, is not used: nothing is read or written through
-it), and a shard is used only if its MAC under a secret key of this user
-(kept outside the workspace, :func:`secret_key`) verifies: the cache is
-pickled, and a repository could ship a planted one.
+The file is MessagePack (:data:`CODEC`): loading it builds data and the
+engine's own record types (an allow-list, :data:`RECORD_TYPES`), and runs
+no code a workspace could plant. Safe when several lints run at once: the
+file is written to a new name and renamed over the old one (a reader sees
+the old or the new, never a torn one); the last writer wins, and a lost
+entry only costs its recomputation. The folder and the file are opened
+relative to the root's descriptor without following links (a
+``.skill-eval-cache`` that is a link, or holds links, is not used).
 """
 
 from __future__ import annotations
@@ -48,42 +42,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from concurrent.futures import Future
-
     from .config import Config
     from .engine import Unit, UnitResult
     from .session import LintSession
-    from .workspace import Exclusion, Targets
 
 CACHE_DIR = ".skill-eval-cache"
-FORMAT = 2
-"""The layout of a shard's data (raise it when it changes)."""
+FORMAT = 3
+"""The layout of the cache file's data (raise it when it changes)."""
 
-WALK_RECORD = "walk"
-"""The name (after the key) of the walk record's file (:func:`walk_with_record`)."""
-
-RUN_RECORD = "run"
-"""The name (after the key) of the run record's file (:meth:`Cache.replay`)."""
-
-SHARDS = 64
-"""Entries are spread over this many files by their path, so that a run that
-changes a few entries (a pre-commit run) rewrites a few small files (a run
-on three changed files of a large workspace is a little faster with 64 than
-with 16, a cold run writes 64 as fast as 16: docs/performance.md)."""
-
-BACKGROUND_SAVE_MIN_ENTRIES = 1000
-"""From this many entries stored by a run, :meth:`Cache.start_saving` writes
-the shards in a forked process while the lint goes on (docs/performance.md)."""
-
-MAGIC = b"skill-eval-cache\n"
-MAC_SIZE = 32
-MAX_SHARD_SIZE = 1 << 30
-"""A shard larger than this is not read."""
+MAX_CACHE_SIZE = 1 << 30
+"""A cache file larger than this is not read."""
 
 LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "json_source_map", "jsonschema", "rapidfuzz", "google_re2",
-             "fastjsonschema")
-"""Distributions whose versions can change what the rules find (their
-``*.dist-info`` folders' names go into the key)."""
+             "fastjsonschema", "msgpack")
+"""Distributions whose versions can change what the rules find or how the
+cache is read (their ``*.dist-info`` folders' names go into the key)."""
 
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                 b"# This file is a cache directory tag created by skill-eval.\n"
@@ -93,81 +66,51 @@ CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
 class Cache:
     """The cache of one workspace root and config, for one lint session."""
 
-    def __init__(self, session: LintSession, folder_fd: int, key: str, secret: bytes) -> None:
+    def __init__(self, session: LintSession, folder_fd: int, key: str) -> None:
         self.session = session
-        self._folder_fd = folder_fd
+        self._folder_fd: int | None = folder_fd
         self.key = key
-        self._secret = secret
         self._entries: dict[tuple[str, str], tuple[Any, tuple]] = {}
         """Unit key -> (result without its dependencies, its ``(query, answer)`` pairs)."""
         self._signatures: dict[tuple, tuple[Hashable, tuple]] = {}
         """Content query -> (answer, the file's ``stat`` signature when it gave it)."""
         self._current: dict[tuple, Hashable] = {}
         """Query -> its answer now (asked once per run)."""
-        self._dirty: set[int] = set()
-        self._refreshed: set[tuple] = set()
-        """Queries whose file was read again, found as recorded, and has a new
-        signature: the shards of entries asking them are rewritten."""
+        self._changed = False
+        """Whether this run stored an entry or a new signature (the file is then written)."""
         self._used: set[tuple[str, str]] = set()
         self._loaded = False
-        self._run_deps: dict[tuple, Hashable] = {}
-        """Every query a unit used in this run asked (served or stored), with
-        its answer: what the run record checks (:meth:`record_run`)."""
-        self._run_refreshed = False
-        self._stored = 0
-        """Entries stored by this run (:meth:`start_saving` forks for many)."""
-        self._saving: tuple[Future, set[int]] | None = None
-        """The background write of :meth:`start_saving`, and its shards."""
-        self._shared: dict[Hashable, Hashable] = {}
-        """One object per distinct query and answer stored (:meth:`store`):
-        units of one skill ask the same queries, and a shard pickles an object
-        met again as a reference to it (a smaller shard, loaded faster)."""
-
-    # -- opening ------------------------------------------------------------------------
 
     @classmethod
     def open(cls, session: LintSession) -> Cache | None:
         """The cache of ``session``'s root and config, or ``None`` when it
-        cannot be used (no secret key, a folder that is not a plain folder of
-        the root, a read-only workspace): the lint then runs without it."""
-        secret = secret_key()
-        if secret is None:
-            return None
+        cannot be used (a folder that is not a plain folder of the root, a
+        read-only workspace): the lint then runs without it."""
         folder_fd = _open_cache_folder(session.root)
         if folder_fd is None:
             return None
-        return cls(session, folder_fd, cache_key(session), secret)
+        return cls(session, folder_fd, cache_key(session))
+
+    @property
+    def file_name(self) -> str:
+        return f"cache-{self.key}"
 
     def _load(self) -> None:
         if self._loaded:
             return
         self._loaded = True
-        from .execution import loads
-
-        prefix = self.key + "-"
-        for shard in range(SHARDS):
-            data = _read_file(self._folder_fd, f"{prefix}{shard:02d}")
-            if data is None:
-                continue
-            payload = self._verified(data)
-            if payload is None:
-                continue
-            try:
-                fmt, entries, signatures = loads(payload, self.session.path_table)
-            except Exception:  # noqa: BLE001 - an unreadable shard is an empty one
-                continue
+        data = _read_file(self._folder_fd, self.file_name)
+        if data is None:
+            return
+        try:
+            fmt, pairs, entries, signatures = CODEC.decode(data, self.session.path_table)
             if fmt != FORMAT:
-                continue
-            self._entries.update(entries)
-            for query, recorded in signatures.items():
-                self._signatures.setdefault(query, recorded)
-
-    def _verified(self, data: bytes) -> bytes | None:
-        """The payload of a shard whose MAC verifies, else ``None``."""
-        return _verified(self._secret, data)
-
-    def _mac(self, payload: bytes) -> bytes:
-        return _mac(self._secret, payload)
+                return
+            self._entries = {key: (result, tuple(pairs[index] for index in asked))
+                             for key, (result, asked) in entries.items()}
+            self._signatures = {pairs[index][0]: (pairs[index][1], signature) for index, signature in signatures.items()}
+        except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
+            self._entries, self._signatures = {}, {}
 
     # -- entries ------------------------------------------------------------------------
 
@@ -190,84 +133,7 @@ class Cache:
             if now != answer:
                 return None
         self._used.add(key)
-        self._run_deps.update(dependencies)
         return result
-
-    # -- the run record -----------------------------------------------------------------
-
-    def replay(self, targets: str) -> tuple[list, set[str]] | None:
-        """The findings and checked files of the last whole-workspace lint of
-        ``targets`` (a digest of what was linted), when every query its record
-        holds answers the same now; else ``None``. Only the run record is
-        read: the shards are loaded if the run goes unit by unit after all."""
-        data = _read_file(self._folder_fd, f"{self.key}-{RUN_RECORD}")
-        payload = self._verified(data) if data is not None else None
-        if payload is None:
-            return None
-        from .execution import loads
-
-        try:
-            fmt, recorded_targets, diagnostics, checked, queries = loads(payload, self.session.path_table)
-        except Exception:  # noqa: BLE001 - an unreadable record is no record
-            return None
-        if fmt != FORMAT or recorded_targets != targets:
-            return None
-        signatures = self._signatures
-        for query, answer, signature in queries:
-            if signature is not None:
-                signatures.setdefault(query, (answer, signature))
-        current = self._current
-        for query, answer, _signature in queries:
-            now = current.get(query, _UNKNOWN)
-            if now is _UNKNOWN:
-                now = current[query] = self._answer_now(query)
-            if now != answer:
-                return None
-        self._run_refreshed = bool(self._refreshed)
-        self._run_deps = {query: answer for query, answer, _signature in queries}  # for record_run, if rewritten
-        return diagnostics, checked
-
-    def not_in_run(self, queries: set[tuple]) -> list[tuple]:
-        """Of ``queries``, those no unit of this run asked (each query has
-        one answer per run: only the others need answering again)."""
-        known = self._run_deps
-        return [query for query in queries if query not in known]
-
-    def note_run_dependencies(self, deps: dict[tuple, tuple]) -> None:
-        """Add ``deps`` (:func:`~skill_eval.linter.engine.dependencies`: what
-        the run's filtering asked) to what the run record checks."""
-        for query, (answer, signature) in deps.items():
-            self._run_deps[query] = answer
-            if signature is not None:
-                self._signatures[query] = (answer, signature)
-
-    def record_run(self, targets: str, diagnostics: list, checked: set[str], probes: frozenset[str]) -> None:
-        """Write the run record of a whole-workspace lint of ``targets``:
-        ``diagnostics`` as reported, ``checked``, and every query the units
-        used and the filtering asked, with their answers and signatures.
-        Left out, as derived from queries the record holds: every probe's
-        facts (``facts``), and where a linted probe's (one of ``probes``)
-        references lead (``refs``): its own unit asked what they came from
-        (its probe.json, where each path leads), and answering them again
-        would load every probe."""
-        from .execution import dumps
-
-        signatures = self._signatures
-        queries = []
-        for query, answer in self._run_deps.items():
-            if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
-                continue
-            recorded = signatures.get(query)
-            queries.append((query, answer, recorded[1] if recorded is not None and recorded[0] == answer else None))
-        payload = dumps((FORMAT, targets, diagnostics, checked, queries))
-        _write_file(self._folder_fd, f"{self.key}-{RUN_RECORD}", MAGIC + self._mac(payload) + payload)
-
-    @property
-    def replayed_with_new_signatures(self) -> bool:
-        """Whether the run replayed found files rewritten with the same
-        content (their record is worth writing again: their new signatures
-        spare the next run reading them)."""
-        return self._run_refreshed
 
     def _answer_now(self, query: tuple) -> Hashable:
         """What ``query`` answers now: a file's recorded answer when its
@@ -282,7 +148,7 @@ class Cache:
         now, signature = self.session.content_answer(path, query[2])
         if signature is not None and (recorded is None or recorded != (now, signature)):
             self._signatures[query] = (now, signature)  # trust its stat next time
-            self._refreshed.add(query)
+            self._changed = True
         return now
 
     def store(self, unit: Unit, result: UnitResult) -> None:
@@ -292,103 +158,50 @@ class Cache:
         self._load()
         key = _unit_key(unit)
         dependencies = []
-        share = self._shared.setdefault
-        run_deps = self._run_deps
         for query, (answer, signature) in result.deps.items():
-            query = share(query, query)
-            dependencies.append((query, share(answer, answer)))
-            run_deps[query] = answer
+            dependencies.append((query, answer))
             self._current[query] = answer
             if signature is not None:
                 self._signatures[query] = (answer, signature)
         self._entries[key] = (result._replace(deps=None), tuple(dependencies))
-        self._stored += 1
         self._used.add(key)
-        self._dirty.add(_shard_of(key))
-
-    # -- saving -------------------------------------------------------------------------
+        self._changed = True
 
     def save(self, prune: bool = False) -> None:
-        """Write the shards that changed (once the ones :meth:`start_saving`
-        took are written). ``prune``: the run covered the whole workspace,
-        so entries it did not use are of files that are gone (or were not
-        linted: a config change starts a new cache) and are dropped."""
+        """Write the cache file if this run changed it. ``prune``: the run
+        covered the whole workspace, so entries it did not use are of files
+        that are gone and are dropped, with the signatures no entry asks."""
         if not self._loaded:
             return
-        self._finish_saving()
-        shards = self._shards()
-        self._write_shards(shards, self._changed(shards, prune))
-        self._dirty.clear()
-        self._refreshed.clear()
-
-    def start_saving(self) -> None:
-        """Write the shards changed so far in a process forked now
-        (:func:`~skill_eval.linter.execution.run_forked`), while this one goes
-        on with the lint (its workspace-wide pass); :meth:`save` waits for
-        it, then writes what changed since, or everything, if the child
-        failed. Only once this run stored :data:`BACKGROUND_SAVE_MIN_ENTRIES`
-        or more: below, the fork costs about what it saves. Where no fork is
-        safe (the language server), :meth:`save` writes them all."""
-        from .execution import can_fork, run_forked
-
-        if self._saving is not None or self._stored < BACKGROUND_SAVE_MIN_ENTRIES or not can_fork():
-            return
-        numbers = self._changed(self._shards(), prune=False) if self._refreshed else set(self._dirty)
-        future = run_forked(lambda: self._write_shards(self._shards(), numbers))  # grouped in the child
-        if future is None:
-            return
-        self._saving = (future, numbers)
-        self._dirty.clear()
-        self._refreshed.clear()
-
-    def _finish_saving(self) -> None:
-        """Wait for the shards :meth:`start_saving` writes; the ones of a
-        child that failed are written again."""
-        if self._saving is None:
-            return
-        future, numbers = self._saving
-        self._saving = None
-        try:
-            future.result()
-        except Exception:  # noqa: BLE001 - a child killed or failing: this process writes its shards
-            self._dirty.update(numbers)
-
-    def _shards(self) -> dict[int, dict]:
-        """Every entry, by shard."""
-        shards: dict[int, dict] = {}
-        for key, entry in self._entries.items():
-            shards.setdefault(_shard_of(key), {})[key] = entry
-        return shards
-
-    def _changed(self, shards: dict[int, dict], prune: bool) -> set[int]:
-        """The shards to write: those with new entries, with entries asking a
-        query whose file was read again (its new signature), and, with
-        ``prune``, those holding entries this run did not use (dropped from
-        ``shards``)."""
-        dirty = set(self._dirty)
-        refreshed = self._refreshed
-        if refreshed:
-            dirty.update(number for number, entries in shards.items()
-                         if any(query in refreshed for _result, dependencies in entries.values() for query, _answer in dependencies))
         if prune:
-            for number, entries in shards.items():
-                gone = [key for key in entries if key not in self._used]
-                for key in gone:
-                    del entries[key]
-                if gone:
-                    dirty.add(number)
-        return dirty
+            gone = [key for key in self._entries if key not in self._used]
+            for key in gone:
+                del self._entries[key]
+            if gone:
+                asked = {query for _result, dependencies in self._entries.values() for query, _answer in dependencies}
+                self._signatures = {query: found for query, found in self._signatures.items() if query in asked}
+                self._changed = True
+        if not self._changed:
+            return
+        try:
+            data = CODEC.encode((FORMAT, *self._layout()))
+        except (TypeError, ValueError, OverflowError):  # a rule's facts of a type the codec does not know
+            return
+        _write_file(self._folder_fd, self.file_name, data)
+        self._changed = False
 
-    def _write_shards(self, shards: dict[int, dict], numbers: set[int]) -> None:
-        from .execution import dumps
-
-        signatures = self._signatures
-        for number in sorted(numbers):
-            entries = shards.get(number, {})
-            kept = {query: signatures[query] for _result, dependencies in entries.values()
-                    for query, _answer in dependencies if query in signatures}
-            payload = dumps((FORMAT, entries, kept))
-            _write_file(self._folder_fd, f"{self.key}-{number:02d}", MAGIC + self._mac(payload) + payload)
+    def _layout(self) -> tuple[list, dict, dict]:
+        """The file's data: every distinct ``(query, answer)`` once, the
+        entries naming theirs by index (units of one skill ask the same
+        queries), and the settled ``stat`` signatures by the index of the
+        file's ``(query, answer)``."""
+        index: dict[tuple, int] = {}
+        entries = {}
+        for key, (result, dependencies) in self._entries.items():
+            entries[key] = (result, [index.setdefault(pair, len(index)) for pair in dependencies])
+        signatures = {index.setdefault((query, answer), len(index)): signature
+                      for query, (answer, signature) in self._signatures.items()}
+        return list(index), entries, signatures
 
     def close(self) -> None:
         if self._folder_fd is not None:
@@ -405,106 +218,100 @@ class Cache:
 _UNKNOWN = object()
 
 
-def _mac(secret: bytes, payload: bytes) -> bytes:
-    from ._hashing import blake2b
-
-    return blake2b(payload, key=secret, person=b"skill-eval", digest_size=MAC_SIZE).digest()
-
-
-def _verified(secret: bytes, data: bytes) -> bytes | None:
-    """The payload of a cache file whose MAC under ``secret`` verifies, else ``None``."""
-    from ._hashing import compare_digest
-
-    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + MAC_SIZE:
-        return None
-    mac = data[len(MAGIC):len(MAGIC) + MAC_SIZE]
-    payload = data[len(MAGIC) + MAC_SIZE:]
-    return payload if compare_digest(mac, _mac(secret, payload)) else None
-
-
-# -- the walk record ------------------------------------------------------------------
-
-
-def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
-    """What :func:`~skill_eval.linter.workspace.discover` finds walking the
-    whole workspace ``root``, from the cache's walk record when it still
-    holds, else walked (and recorded).
-
-    The record holds the walk's findings and every folder it looked into
-    with its signature (:func:`~skill_eval.linter.reader.folder_signature`,
-    taken before the folder was listed), and where each symbolic link it
-    listed led (a folder or not: what decides whether the walk lists it as
-    a file). It holds when every folder has that signature still and every
-    link leads to the same kind: no entry was created, deleted or renamed
-    in any of them since (git's untracked cache trusts folders the same
-    way). A ``stat`` per folder costs far less than a listing per folder
-    (docs/performance.md). A walk is recorded only when every folder's last
-    change is at least :data:`~skill_eval.linter.session.RACY_SECONDS` old
-    (a change within the same tick of the clock would keep its signature)."""
-    from .reader import FileSystemReader, folder_signature
-    from .session import _settled
-    from .workspace import Targets, discover
-
-    secret = secret_key()
-    folder_fd = _open_cache_folder(root) if secret is not None else None
-    if folder_fd is None:
-        return discover(root, FileSystemReader(), exclude=exclude)
-    try:
-        name = f"{key_for(root, config)}-{WALK_RECORD}"
-        data = _read_file(folder_fd, name)
-        payload = _verified(secret, data) if data is not None else None
-        if payload is not None:
-            from .execution import loads
-
-            try:
-                fmt, folders, links, probes, skills, specs, pruned = loads(payload)
-            except Exception:  # noqa: BLE001 - an unreadable record is no record
-                fmt = None
-            if fmt == FORMAT and _walk_holds(folders, links):
-                return Targets(set(map(Path, probes)), set(map(Path, skills)), set(map(Path, specs)), list(pruned),
-                               [link for link, _kind in links])
-        if _settled(folder_signature(str(root))) is None:
-            # Changed a moment ago (often by creating this cache's folder):
-            # no record could be written, so no folder's signature is taken.
-            return discover(root, FileSystemReader(), exclude=exclude)
-        looked_at: list[tuple[str, tuple | None]] = []
-        targets = discover(root, FileSystemReader(), exclude=exclude, looked_at=looked_at)
-        if all(signature is not None and _settled(signature) is not None for _folder, signature in looked_at):
-            from .execution import dumps
-
-            links = [(link, _leads_to_folder(link)) for link in targets.links or ()]
-            payload = dumps((FORMAT, looked_at, links, [str(p) for p in targets.probes], [str(p) for p in targets.skills],
-                             [str(p) for p in targets.output_specs], list(targets.pruned or ())))
-            _write_file(folder_fd, name, MAGIC + _mac(secret, payload) + payload)
-        return targets
-    finally:
-        os.close(folder_fd)
-
-
-def _walk_holds(folders: list[tuple[str, tuple]], links: list[tuple[str, bool]]) -> bool:
-    """Whether every folder of a walk record has its recorded signature and
-    every link leads to the kind it led to."""
-    from .reader import folder_signature
-
-    for folder, signature in folders:
-        if folder_signature(folder) != signature:
-            return False
-    return all(_leads_to_folder(link) == kind for link, kind in links)
-
-
-def _leads_to_folder(link: str) -> bool:
-    return os.path.isdir(link)
-
-
 def _unit_key(unit: Unit) -> tuple[str, str]:
     kind, path = unit
     return ("probe" if kind in ("probe", "facts") else kind, str(path))
 
 
-def _shard_of(key: tuple[str, str]) -> int:
-    from zlib import crc32
+# -- the codec ------------------------------------------------------------------------
 
-    return crc32(key[1].encode("utf-8", "surrogateescape")) % SHARDS
+
+class Codec:
+    """MessagePack with the types a unit's result holds (what workers send
+    back, :mod:`.execution`, and the cache file): tuples stay tuples
+    (queries and answers are dictionary keys), and paths, byte arrays,
+    frozen sets, enums and the record types of :data:`RECORD_TYPES` travel
+    as extension types. Decoding builds only those: nothing is looked up by
+    a name the file gives beyond that allow-list."""
+
+    PATH, ARRAY, FROZENSET, ENUM, RECORD = range(1, 6)
+
+    def __init__(self) -> None:
+        self._records: dict[str, type] | None = None
+
+    @property
+    def records(self) -> dict[str, type]:
+        """Record types by name: the engine's and those the rules declare
+        (:attr:`~skill_eval.linter.rules.base.Rule.facts_types`)."""
+        if self._records is None:
+            from .context import ProbeFacts
+            from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+            from .engine import UnitResult
+            from .rules import REGISTRY
+            from .textfile import Position, Span
+
+            kinds = [UnitResult, Diagnostic, Fix, Related, TextEdit, Span, Position, ProbeFacts, Severity]
+            kinds.extend(kind for rule in REGISTRY for kind in rule.facts_types)
+            self._records = {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
+        return self._records
+
+    def encode(self, value: object) -> bytes:
+        import msgpack
+
+        return msgpack.packb(value, default=self._default, strict_types=True, use_bin_type=True)
+
+    def decode(self, data: bytes, paths: dict[str, Path] | None = None) -> Any:
+        """What :meth:`encode` gave ``data`` from. A path is the one of
+        ``paths`` (a session's
+        :attr:`~skill_eval.linter.session.LintSession.path_table`, added to
+        when new) for its text: a file's findings and its probe's facts, from
+        workers or the cache, then share one ``Path`` of each file."""
+        import msgpack
+
+        table: dict[str, Path] = {} if paths is None else paths
+        records = self.records
+
+        def unpack(inner: bytes) -> Any:
+            return msgpack.unpackb(inner, ext_hook=ext_hook, use_list=False, raw=False, strict_map_key=False)
+
+        def ext_hook(code: int, inner: bytes):
+            if code == self.PATH:
+                text = os.fsdecode(inner)
+                path = table.get(text)
+                if path is None:
+                    path = table[text] = Path(text)
+                return path
+            if code == self.ARRAY:
+                from array import array
+
+                return array(chr(inner[0]), inner[1:])
+            if code == self.FROZENSET:
+                return frozenset(unpack(inner))
+            name, *fields = unpack(inner)
+            return records[name](*fields)
+
+        return unpack(data)
+
+    def _default(self, value: object):
+        from msgpack import ExtType
+
+        kind = type(value)
+        if kind is tuple:
+            return list(value)
+        if isinstance(value, Path):
+            return ExtType(self.PATH, os.fsencode(value))
+        if kind is frozenset:
+            return ExtType(self.FROZENSET, self.encode(tuple(sorted(value))))
+        if kind.__name__ == "array" and kind.__module__ == "array":
+            return ExtType(self.ARRAY, value.typecode.encode() + value.tobytes())
+        name = f"{kind.__module__}.{kind.__qualname__}"
+        if self.records.get(name) is not kind:
+            raise TypeError(f"{name} is not a cached record type")
+        if isinstance(value, tuple):
+            return ExtType(self.RECORD, self.encode((name, *value)))
+        return ExtType(self.ENUM, self.encode((name, value.value)))
+
+CODEC = Codec()
 
 
 # -- the key --------------------------------------------------------------------------
@@ -580,42 +387,6 @@ def _library_versions() -> list[str]:
     return sorted(found)
 
 
-def secret_key() -> bytes | None:
-    """This user's secret key for the cache's MACs, made on first use:
-    ``$XDG_CACHE_HOME/skill-eval/cache-key`` (else ``~/.cache/...``), 32
-    random bytes readable by the user alone. ``None`` when it cannot be made
-    or read (no writable home): then nothing is cached."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "skill-eval")
-    path = os.path.join(folder, "cache-key")
-    try:
-        with open(path, "rb") as handle:
-            key = handle.read(64)
-        if len(key) == 32:
-            return key
-    except OSError:
-        pass
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.{os.urandom(4).hex()}"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, os.urandom(32))
-        finally:
-            os.close(fd)
-        try:
-            os.link(temporary, path)  # the first process to make one wins; the others read it
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(temporary)
-        with open(path, "rb") as handle:
-            key = handle.read(64)
-        return key if len(key) == 32 else None
-    except OSError:
-        return None
-
-
 # -- files, relative to the root without following links ------------------------------------
 
 
@@ -669,7 +440,7 @@ def _read_file(folder_fd: int, name: str) -> bytes | None:
         return None
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SHARD_SIZE:
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_CACHE_SIZE:
             return None
         chunks = []
         remaining = status.st_size

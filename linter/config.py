@@ -50,6 +50,19 @@ _NOTHING: Mapping = MappingProxyType({})
 """The default of the mapping fields: empty, and read-only like the rest."""
 
 
+def _reduce_with_mappings(record: tuple) -> tuple:
+    """How a record with read-only mappings pickles: those as plain dicts (a
+    ``MappingProxyType`` does not pickle), read-only again once loaded
+    (:func:`_with_read_only_mappings`). A worker not forked from this
+    process gets the config so."""
+    return _with_read_only_mappings, (type(record), tuple(dict(value) if isinstance(value, MappingProxyType) else value
+                                                          for value in record))
+
+
+def _with_read_only_mappings(kind: type, values: tuple) -> tuple:
+    return kind(*(MappingProxyType(value) if isinstance(value, dict) else value for value in values))
+
+
 class PhraseConfig(NamedTuple):
     """Extra phrases to flag and phrases to allow, for one phrase rule."""
 
@@ -90,6 +103,8 @@ class AgentConfig(NamedTuple):
     executable: str = ""
     """A preset's program, when not the one on ``PATH`` (a path; relative to the
     workspace root when it holds a slash)."""
+
+    __reduce__ = _reduce_with_mappings
 
 
 EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
@@ -148,6 +163,8 @@ class Config(NamedTuple):
     agents: Mapping[str, AgentConfig] = _NOTHING
     source: Path | None = None
     """The config file this came from, if any."""
+
+    __reduce__ = _reduce_with_mappings
 
     def is_enabled(self, code: str, path: Path | None = None, root: Path | None = None) -> bool:
         """Whether ``code`` is reported (in ``path``, for per-file ignores)."""

@@ -24,6 +24,7 @@ for its start-up scan.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -41,12 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .context import ProbeFacts
     from .rules import Rule
     from .rules.base import Scope
-
-# The rules and the contexts (slow to import: every rule module, the parsers'
-# wrappers; docs/performance.md) are imported where a lint needs them, not
-# here: a repeat lint replayed from the cache's run record (`Cache.replay`)
-# needs neither.
-
 
 class LintResult:
     """Diagnostics of one run, sorted, and the files it checked (their paths
@@ -184,7 +179,7 @@ def lint_paths(
     ``config_path``) is read and ``overrides`` (config-file keys, as the
     command line gives them) applied on top of it, in the one order of
     :func:`~skill_eval.linter.config.resolve_config`. ``jobs`` > 1 shares
-    the work with ``jobs`` - 1 worker processes (:mod:`.execution`; the
+    the work among ``jobs`` worker processes (:mod:`.execution`; the
     result is the same); ``cache`` reads and writes ``.skill-eval-cache/`` at
     each workspace root (:mod:`.cache`; the result is the same).
     Raises :class:`~skill_eval.linter.config.ConfigError` and
@@ -203,7 +198,7 @@ def lint_paths(
         root = find_workspace_root(path)
         if root not in configs:  # before the walk: its exclude/extend-exclude leave folders out
             configs[root] = config or resolve_config(root, config_path, [("command line", overrides)] if overrides else ())
-        discovered = _discover(path, root, reader, configs[root], cache)
+        discovered = discover(path, reader, exclude=Exclusion.of(configs[root], root))
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
             whole[root] = discovered
@@ -223,7 +218,7 @@ def lint_paths(
             # a lint of all of it would, so that the session knows its folders
             # and links (what the walk listed resolves without a stat: the
             # cache's check of every other probe's facts) and its runs folders.
-            walked = _discover(root, root, reader, root_config, cache)
+            walked = discover(root, reader, exclude=Exclusion.of(root_config, root))
             inside = (targets.probes <= walked.probes and targets.skills <= walked.skills
                       and targets.output_specs <= walked.output_specs)
             # A target the walk did not list (named on the command line inside
@@ -241,43 +236,16 @@ def lint_paths(
             from .cache import Cache
 
             store = Cache.open(session)
-        # A lint of the whole workspace, walked: entries it did not use are of
-        # files that are gone, and its findings are worth a run record.
-        whole_run = store is not None and root in whole and session._walked_links is not None
-        replayed = None
-        if whole_run:
-            run_targets = _targets_digest(ordered)
-            linted_probes = frozenset(map(str, ordered[0]))
-            replayed = store.replay(run_targets)
-        if replayed is not None:
-            diagnostics, checked = replayed
-            if store.replayed_with_new_signatures:
-                store.record_run(run_targets, diagnostics, checked, linted_probes)
-        else:
-            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
-                                                ordered=ordered)
-            if whole_run:
-                store.record_run(run_targets, diagnostics, checked, linted_probes)
+        diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
+                                            ordered=ordered)
         if store is not None:
-            store.save(prune=whole_run)
+            # A lint of the whole workspace: entries it did not use are of files that are gone.
+            store.save(prune=root in whole and session._walked_links is not None)
             store.close()
         result.diagnostics.extend(diagnostics)
         result.checked |= checked
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
-
-
-def _discover(path: Path, root: Path, reader: Reader, config: Config, cache: bool) -> Targets:
-    """:func:`~skill_eval.linter.workspace.discover` of ``path`` in the
-    workspace ``root``; a walk of the whole workspace from the files on
-    disk comes from the cache's walk record when ``cache`` and it still
-    holds (:func:`~skill_eval.linter.cache.walk_with_record`)."""
-    exclude = Exclusion.of(config, root)
-    if cache and path == root and type(reader) is FileSystemReader:
-        from .cache import walk_with_record
-
-        return walk_with_record(root, config, exclude)
-    return discover(path, reader, exclude=exclude)
 
 
 def _has_workspace_rules(config: Config) -> bool:
@@ -293,18 +261,6 @@ def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
     :func:`~skill_eval.linter.workspace.sorted_paths` order: sorted once per
     lint (a sort of a large workspace's probes is not cheap: docs/performance.md)."""
     return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
-
-
-def _targets_digest(ordered: tuple[list[Path], list[Path], list[Path]]) -> str:
-    """A digest of what a lint covers (its probes, SKILL.md and output-spec
-    files, :func:`_ordered`): a run record serves only a lint of the same."""
-    from ._hashing import blake2b
-
-    digest = blake2b(digest_size=16)
-    for kind, paths in zip(("probes", "skills", "specs"), ordered):
-        digest.update(kind.encode() + b"\0")
-        digest.update(b"".join([str(path).encode("utf-8", "surrogateescape") + b"\0" for path in paths]))
-    return digest.hexdigest()
 
 
 def lint_targets(
@@ -342,8 +298,6 @@ def lint_targets(
         if found and unit[0] != FACTS:
             diagnostics.extend(found)
     if probes and plan.workspace_rules:
-        if cache is not None:
-            cache.start_saving()  # the units' shards, written while the workspace-wide pass runs
         diagnostics.extend(_workspace_pass(session, probes, plan, cache))
     checked = {str(path) for path in probes} | {str(path) for path in skills} | {str(path) for path in specs}
     for path in probes:
@@ -351,16 +305,7 @@ def lint_targets(
         artifact = facts.refs[0] if facts is not None else None
         if isinstance(artifact, str):
             checked.add(artifact)
-    if cache is None:
-        return finish(session, diagnostics, probes, skills, specs), checked
-    asked: set[tuple] = set()
-    session.record_into(asked)  # what filtering reads (directives) goes into the run record
-    try:
-        reported = finish(session, diagnostics, probes, skills, specs)
-    finally:
-        session.record_into(None)
-    cache.note_run_dependencies(dependencies(session, cache.not_in_run(asked)))
-    return reported, checked
+    return finish(session, diagnostics, probes, skills, specs), checked
 
 
 def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache: Cache | None) -> tuple[Diagnostic, ...]:
@@ -463,8 +408,8 @@ def lint_probe_chunks(
             session.probe_facts[path] = found.facts
             cached.append((unit, found))
     chunks = [cached[start:start + SERIAL_CHUNK] for start in range(0, len(cached), SERIAL_CHUNK)]
-    computed = lint_in_chunks(session, pending, plan, jobs=workers, record=cache is not None,
-                              start_method=start_method, here=not workers)
+    computed = lint_in_chunks(session, pending, plan, workers=workers, record=cache is not None,
+                              start_method=start_method)
     for chunk in chunks:
         yield _finished_chunk(session, chunk)
     for chunk in computed:
@@ -490,9 +435,10 @@ def run_units(
     start_method: str | None = None,
 ) -> dict[Unit, UnitResult]:
     """Every unit's result: from ``cache`` when its answers still hold, else
-    computed (in this process and ``jobs`` - 1 workers when that pays off,
+    computed (in ``jobs`` worker processes when that pays off,
     :func:`~skill_eval.linter.execution.run_in_chunks`). Probe facts are
-    kept in ``session.probe_facts`` as they come."""
+    kept in ``session.probe_facts`` as they come; the output-spec units,
+    which read them, are linted last, here."""
     results: dict[Unit, UnitResult] = {}
     pending: list[Unit] = []
     specs: list[Unit] = []
@@ -512,8 +458,9 @@ def run_units(
             results[unit] = found
             if found.facts is not None:
                 session.probe_facts[unit[1]] = found.facts
-    for chunk in lint_in_chunks(session, pending, plan, jobs=jobs, record=cache is not None, start_method=start_method,
-                                tail=specs):
+    workers = jobs if jobs > 1 else 0
+    computed = lint_in_chunks(session, pending, plan, workers=workers, record=cache is not None, start_method=start_method)
+    for chunk in itertools.chain(computed, lint_in_chunks(session, specs, plan, record=cache is not None)):
         for unit, result in chunk:
             results[unit] = result
             if cache is not None:
@@ -526,21 +473,17 @@ def lint_in_chunks(
     units: Sequence[Unit],
     plan: Plan,
     *,
-    jobs: int = 1,
+    workers: int = 0,
     record: bool = False,
     start_method: str | None = None,
-    here: bool = True,
-    tail: Sequence[Unit] = (),
 ) -> Iterator[list[tuple[Unit, UnitResult]]]:
-    """``[(unit, result), ...]`` per chunk of ``units`` as each is done (in
-    no fixed order), linted here and, when the work pays for them
-    (:data:`~skill_eval.linter.execution.PARALLEL_MIN_WORK`), in ``jobs`` - 1
-    worker processes (``here=False``: in ``jobs`` workers, none here).
-    Probe facts are kept in ``session.probe_facts``."""
+    """``[(unit, result), ...]`` per chunk of ``units`` as each is done,
+    linted here or, when the work pays for them
+    (:data:`~skill_eval.linter.execution.PARALLEL_MIN_WORK`), in ``workers``
+    worker processes. Probe facts are kept in ``session.probe_facts``."""
     from .execution import run_in_chunks
 
-    for chunk in run_in_chunks(session, units, plan, jobs=jobs, record=record, start_method=start_method, here=here,
-                               tail=tail):
+    for chunk in run_in_chunks(session, units, plan, workers=workers, record=record, start_method=start_method):
         for unit, result in chunk:
             if result.facts is not None:
                 session.probe_facts[unit[1]] = result.facts

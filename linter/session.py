@@ -187,7 +187,7 @@ class LintSession:
     @cached_property
     def path_table(self) -> dict[str, Path]:
         """One ``Path`` per path's text, for what comes from other processes
-        and the cache (:func:`~skill_eval.linter.execution.loads`): the walk's
+        and the cache (:meth:`~skill_eval.linter.cache.Codec.decode`): the walk's
         own paths to begin with, so that findings and facts loaded share them
         rather than each holding a copy."""
         table: dict[str, Path] = {}

@@ -42,6 +42,10 @@ class Rule:
     """One scope, or several: ``check`` is then called with each kind of
     context (dispatch on ``isinstance``)."""
     tags: ClassVar[tuple[str, ...]] = ()
+    facts_types: ClassVar[tuple[type, ...]] = ()
+    """The named tuple (or enum) classes :meth:`probe_facts` returns, besides
+    strings, numbers, bytes, tuples, dicts, frozen sets and byte arrays: the
+    cache's codec builds only the types listed here and the engine's."""
 
     @classmethod
     def scopes(cls) -> tuple[Scope, ...]:

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skill_eval.linter import session as session_module
-from skill_eval.linter.cache import CACHE_DIR, MAGIC, MAC_SIZE, Cache, secret_key
+from skill_eval.linter.cache import CACHE_DIR, Cache
 from skill_eval.linter.engine import lint_paths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,19 +33,10 @@ def full(diagnostics) -> list[tuple]:
 
 class Lookups:
     """Counts the cache's hits and misses of units (probes, skills, specs),
-    of the workspace-wide pass apart, and the whole runs replayed from a run
-    record (:meth:`Cache.replay`)."""
+    and of the workspace-wide pass apart."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.reset()
-        original_replay = Cache.replay
-
-        def replay(cache, targets):
-            found = original_replay(cache, targets)
-            self.replays += found is not None
-            return found
-
-        monkeypatch.setattr(Cache, "replay", replay)
         original = Cache.lookup
 
         def lookup(cache, unit):
@@ -62,7 +52,7 @@ class Lookups:
         monkeypatch.setattr(Cache, "lookup", lookup)
 
     def reset(self) -> None:
-        self.hits = self.misses = self.replays = 0
+        self.hits = self.misses = 0
         self.workspace: list[bool] = []
 
 
@@ -89,10 +79,6 @@ def test_cache_on_is_cache_off_on_every_fixture(case: Path, tmp_path: Path, look
     lookups.reset()
     warm = full(lint_paths([root], cache=True).diagnostics)
     assert cold == without and warm == without
-    assert lookups.replays == 1 and lookups.hits == lookups.misses == 0, "the whole run came from its run record"
-    monkeypatch.setattr(Cache, "replay", lambda cache, targets: None)  # unit by unit, as without a run record
-    lookups.reset()
-    assert full(lint_paths([root], cache=True).diagnostics) == without
     assert lookups.misses == 0 and lookups.hits > 0, "every unit came from the cache"
     assert lookups.workspace in ([], [True]), "and the workspace-wide findings"
     for jobs in (1, 2):
@@ -166,19 +152,18 @@ def test_recent_changes_get_no_signature() -> None:
     assert session_module._settled((1, 2, 3, now, now - 10**10)) is None  # mtime just now
 
 
-def test_a_run_record_rewritten_after_a_touch_still_sees_later_edits(tmp_path: Path, lookups: Lookups,
-                                                                     settled_at_once: None) -> None:
-    """A replayed run that found a file rewritten with the same bytes writes
-    its record again (the file's new ``stat`` spares the next run reading
-    it), with every query it held: an edit after that is still seen (the
-    rewritten record once held no queries, and served the old findings)."""
+def test_a_file_rewritten_with_the_same_bytes_then_edited_is_seen(tmp_path: Path, lookups: Lookups,
+                                                                   settled_at_once: None) -> None:
+    """A file rewritten with the same bytes serves its units (its content is
+    compared, and its new ``stat`` kept for the next run); an edit after
+    that is still seen."""
     root = _workspace(tmp_path)
     lint_paths([root], cache=True)
     touched = _probe(root, "drifted-count") / "probe.json"
     touched.write_bytes(touched.read_bytes())
     lookups.reset()
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-    assert lookups.replays == 1
+    assert lookups.misses == 0
     edited = _probe(root, "band-quota-rollout") / "probe.json"
     data = json.loads(edited.read_text())
     data["seeded_defects"] = 12
@@ -186,78 +171,8 @@ def test_a_run_record_rewritten_after_a_touch_still_sees_later_edits(tmp_path: P
     lookups.reset()
     found = full(lint_paths([root], cache=True).diagnostics)
     assert found == full(lint_paths([root]).diagnostics)
-    assert lookups.replays == 0 and lookups.misses == 1, "the edited probe alone was linted again"
+    assert lookups.misses == 1, "the edited probe alone was linted again"
     assert any(d[0] == "SE201" and d[1] == edited for d in found)
-
-
-class Listings:
-    """Counts the folders listed (:func:`skill_eval.linter.reader.list_folder`)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from skill_eval.linter import reader
-
-        self.count = 0
-        original = reader.list_folder
-
-        def list_folder(folder, links=None):
-            self.count += 1
-            return original(folder, links)
-
-        monkeypatch.setattr(reader, "list_folder", list_folder)
-
-
-def test_a_walk_record_spares_listing_folders_and_sees_what_changes(tmp_path: Path, settled_at_once: None,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """A repeat run lists no folder while the walk record holds, and finds
-    the same; a probe added in a new folder, a probe.json added to a folder
-    that had none, a probe deleted and a link whose target turned from a
-    file into a folder are each seen (compared with a lint without the
-    cache, which walks)."""
-    root = _workspace(tmp_path)
-    listings = Listings(monkeypatch)
-    lint_paths([root], cache=True)  # no record yet: walked, then recorded
-    assert listings.count > 0
-    listings.count = 0
-    assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-    listings.count = 0
-    lint_paths([root], cache=True)
-    assert listings.count == 0, "the walk came from its record"
-
-    def same_as_a_fresh_walk(what: str) -> None:
-        listings.count = 0
-        found = full(lint_paths([root], cache=True).diagnostics)
-        assert listings.count > 0, f"{what}: walked again"
-        assert found == full(lint_paths([root]).diagnostics), what
-
-    copy = _probe(root).parent / "copied-probe"
-    shutil.copytree(_probe(root), copy)
-    same_as_a_fresh_walk("a probe in a new folder")
-    lone = _probe(root).parent / "lone"
-    lone.mkdir()
-    lint_paths([root], cache=True)
-    (lone / "question.md").write_text((_probe(root) / "question.md").read_text())
-    lint_paths([root], cache=True)
-    shutil.copy(_probe(root) / "probe.json", lone / "probe.json")
-    same_as_a_fresh_walk("a probe.json added to a folder without one")
-    shutil.rmtree(copy)
-    same_as_a_fresh_walk("a probe deleted")
-    outside = tmp_path / "elsewhere"  # no folder the walk looks into: only the link shows the change
-    outside.mkdir()
-    (outside / "SKILL.md").write_text("---\nname: shared\ndescription: Use when testing.\n---\n\n# Shared\n")
-    (lone / "SKILL.md").symlink_to(outside / "SKILL.md")
-    lint_paths([root], cache=True)
-    lint_paths([root], cache=True)
-    (outside / "SKILL.md").unlink()
-    (outside / "SKILL.md").mkdir()  # the link in lone/ now leads to a folder; lone/ itself is unchanged
-    same_as_a_fresh_walk("a link whose target became a folder")
-
-
-def test_a_walk_is_recorded_only_once_its_folders_settled(tmp_path: Path) -> None:
-    """Folders changed within RACY_SECONDS of the walk could change again
-    within one tick of the clock without a new signature: no record then."""
-    root = _workspace(tmp_path)
-    lint_paths([root], cache=True)
-    assert not [p for p in (root / CACHE_DIR).iterdir() if p.name.endswith("-walk")]
 
 
 def test_a_run_on_a_few_files_uses_the_whole_workspace_cache(tmp_path: Path, lookups: Lookups, settled_at_once: None) -> None:
@@ -276,13 +191,13 @@ def test_another_config_is_another_cache(tmp_path: Path, lookups: Lookups, settl
     lint_paths([root], cache=True)
     lookups.reset()
     narrow = lint_paths([root], cache=True, overrides={"select": ["SE1"]}).diagnostics
-    assert lookups.hits == 0 and lookups.replays == 0
+    assert lookups.hits == 0
     assert full(narrow) == full(lint_paths([root], overrides={"select": ["SE1"]}).diagnostics)
     config = root / "skill-eval.toml"
     config.write_text(config.read_text().replace("max-artifact-lines = 40", "max-artifact-lines = 3"))
     lookups.reset()
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-    assert lookups.hits == 0 and lookups.replays == 0
+    assert lookups.hits == 0
 
 
 # -- never stale, whatever happens between two runs -------------------------------------------
@@ -441,12 +356,10 @@ NAMES = ["band-quota-rollout", "drifted-count", "graded-confidence", "renamed-st
 def test_whatever_changes_between_two_runs_the_cache_serves_nothing_stale(
     tmp_path_factory: pytest.TempPathFactory, settled_at_once: None, monkeypatch: pytest.MonkeyPatch, steps, jobs: int
 ) -> None:
-    from skill_eval.linter import cache as cache_module
     from skill_eval.linter import execution
 
     monkeypatch.setattr(execution, "PARALLEL_MIN_WORK", 1)
     monkeypatch.setattr(execution, "SMALLEST_CHUNK", 2)
-    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0 if jobs == 2 else 10**9)  # shards written by a child
     root = _workspace(tmp_path_factory.mktemp("mutations"))
     lint_paths([root], cache=True, jobs=jobs)
     for mutation, name, flag in steps:
@@ -527,26 +440,28 @@ def test_a_cache_folder_that_is_a_link_is_not_used(tmp_path: Path, lookups: Look
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
     lint_paths([root], cache=True)
     assert list(outside.iterdir()) == [], "nothing written through the link"
-    assert lookups.hits == 0 and lookups.replays == 0
+    assert lookups.hits == 0
 
 
 def test_links_inside_the_cache_folder_are_neither_read_nor_written_through(tmp_path: Path, settled_at_once: None) -> None:
     root = _workspace(tmp_path)
     lint_paths([root], cache=True)
     folder = root / CACHE_DIR
-    shards = sorted(path for path in folder.iterdir() if not path.name.startswith((".", "CACHEDIR")))
+    files = sorted(path for path in folder.iterdir() if not path.name.startswith((".", "CACHEDIR")))
     outside = tmp_path / "target"
     outside.write_bytes(b"precious")
-    for shard in shards:
-        shard.unlink()
-        shard.symlink_to(outside)
+    for file in files:
+        file.unlink()
+        file.symlink_to(outside)
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
     assert outside.read_bytes() == b"precious"
 
 
-def test_a_planted_cache_is_never_unpickled(tmp_path: Path, settled_at_once: None) -> None:
-    """A repository may ship a ``.skill-eval-cache``: its shards, pickles
-    that would run code, fail the MAC under this user's key and are ignored."""
+def test_a_planted_cache_runs_nothing(tmp_path: Path, settled_at_once: None) -> None:
+    """A repository may ship a ``.skill-eval-cache``: a pickle that would run
+    code, in place of the cache file, is not MessagePack of the cache's
+    layout and is ignored; so is MessagePack naming a type outside the
+    codec's allow-list."""
     root = _workspace(tmp_path)
     lint_paths([root], cache=True)
     marker = tmp_path / "pwned"
@@ -557,36 +472,23 @@ def test_a_planted_cache_is_never_unpickled(tmp_path: Path, settled_at_once: Non
 
     import pickle
 
-    payload = pickle.dumps(Exploit())
-    for shard in (root / CACHE_DIR).iterdir():
-        if shard.name.startswith((".", "CACHEDIR")):
-            continue
-        shard.write_bytes(MAGIC + b"\0" * MAC_SIZE + payload)
-    assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-    assert not marker.exists()
+    import msgpack
 
+    from skill_eval.linter.cache import FORMAT, Codec
 
-def test_the_secret_key_is_the_users_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
-    key = secret_key()
-    assert key is not None and len(key) == 32 and secret_key() == key
-    path = tmp_path / "home-cache" / "skill-eval" / "cache-key"
-    assert path.stat().st_mode & 0o077 == 0
-
-
-def test_without_a_key_nothing_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _workspace(tmp_path)
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-    assert not (root / CACHE_DIR).exists()
+    [cache_file] = [path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-")]
+    planted_type = msgpack.packb((FORMAT, [], {("probe", "x"): msgpack.ExtType(Codec.RECORD, msgpack.packb(
+        ["os.system", f"touch {marker}"]))}, {}))
+    for payload in (pickle.dumps(Exploit()), planted_type):
+        cache_file.write_bytes(payload)
+        assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+        assert not marker.exists()
 
 
 def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
     """Four CLI runs at once, twice over, on a tree being edited: each reports
-    what a run without the cache reports for the tree it saw, and every shard
-    left is whole (its MAC verifies)."""
+    what a run without the cache reports for the tree it saw, and the cache
+    file left is whole (it loads, with an entry for every probe)."""
     root = _workspace(tmp_path)
     expected = subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--no-cache", "--output-format", "json",
                                "--exit-zero", str(root)], capture_output=True, text=True, timeout=120).stdout
@@ -601,14 +503,10 @@ def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
     from skill_eval.linter.reader import FileSystemReader
 
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader()))
-    shards = [path for path in (root / CACHE_DIR).iterdir() if path.name.startswith(cache.key)]
-    assert shards
-    for shard in shards:
-        assert cache._verified(shard.read_bytes()) is not None, shard
+    cache._load()
+    assert {key for key in cache._entries if key[0] == "probe"} == {
+        ("probe", str(path)) for path in root.glob("skills/*/evals/probes/*/probe.json")}
     assert not [path for path in (root / CACHE_DIR).iterdir() if path.name.endswith(".tmp")]
-
-
-# -- shards written in the background ----------------------------------------------------------
 
 
 def _stored(root: Path) -> tuple[dict, dict]:
@@ -622,94 +520,25 @@ def _stored(root: Path) -> tuple[dict, dict]:
     return cache._entries, cache._signatures
 
 
-def _assert_a_run_on_one_probe_is_served_from_the_shards(root: Path, lookups: Lookups) -> None:
-    """A run on one probe.json of ``root`` (a whole lint cached it) reports
-    what a run without the cache reports, every unit from the cache."""
-    lookups.reset()
-    target = _probe(root) / "probe.json"
-    assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
-    assert lookups.misses == 0 and lookups.hits > 1
-
-
-def test_shards_written_in_the_background_are_those_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                lookups: Lookups, settled_at_once: None) -> None:
-    """A forked child writes the units' shards while the workspace-wide pass
-    runs: what it leaves on disk is what this process writes itself, and a
-    run on one file is then served from it."""
-    from skill_eval.linter import cache as cache_module
-    from skill_eval.linter import execution
-
-    forked = []
-    original = execution.run_forked
-
-    def spy(call):
-        future = original(call)
-        forked.append(future)
-        return future
-
-    monkeypatch.setattr(execution, "run_forked", spy)
-    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
-    root = _workspace(tmp_path)
-    lint_paths([root], cache=True)
-    assert forked and forked[0] is not None, f"no fork: {threading.active_count()} threads running in this process"
-    assert forked[0].exception() is None, "written by the child"
-    in_background = _stored(root)
-    shutil.rmtree(root / CACHE_DIR)
-    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 10**9)
-    lint_paths([root], cache=True)
-    assert len(forked) == 1, "no child below the threshold"
-    assert in_background == _stored(root)
-    assert in_background[0]
-    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
-    shutil.rmtree(root / CACHE_DIR)
-    lint_paths([root], cache=True)
-    _assert_a_run_on_one_probe_is_served_from_the_shards(root, lookups)
-
-
 def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_path: Path) -> None:
-    """The command line on a workspace of over 1,000 probes (its shards
-    written by a forked child): the cache it leaves holds an entry for every
-    probe the workspace has (ground truth: the files, globbed here), and a
-    run on one of them reports what a run without the cache reports."""
+    """The command line on a workspace of over 1,000 probes (linted in worker
+    processes): the cache it leaves holds an entry for every probe the
+    workspace has (ground truth: the files, globbed here), and a run on one
+    of them reports what a run without the cache reports."""
     from _large_workspace import copy_examples_with_probes
-    from skill_eval.linter.cache import BACKGROUND_SAVE_MIN_ENTRIES
 
-    root = copy_examples_with_probes(tmp_path / "big", BACKGROUND_SAVE_MIN_ENTRIES)
+    root = copy_examples_with_probes(tmp_path / "big", 1000)
     command = [sys.executable, "-m", "skill_eval.linter.cli", "--output-format", "json", "--exit-zero"]
     first = subprocess.run([*command, str(root)], capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     probes = sorted(root.glob("skills/*/evals/probes/*/probe.json"))
-    assert len(probes) > BACKGROUND_SAVE_MIN_ENTRIES
+    assert len(probes) > 1000
     entries, _signatures = _stored(root)
     assert {key for key in entries if key[0] == "probe"} == {("probe", str(path)) for path in probes}
     target = probes[len(probes) // 2]
     with_cache = subprocess.run([*command, str(target)], capture_output=True, text=True, timeout=300)
     without = subprocess.run([*command, "--no-cache", str(target)], capture_output=True, text=True, timeout=300)
     assert with_cache.stdout == without.stdout and with_cache.stdout.strip(), with_cache.stderr
-
-
-@pytest.mark.parametrize("how", ["raises", "dies"])
-def test_shards_a_failed_child_left_are_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookups: Lookups,
-                                                     settled_at_once: None, how: str) -> None:
-    """A child that raises or dies before writing loses nothing: this process
-    writes its shards, and the next run is served from them."""
-    from skill_eval.linter import cache as cache_module
-
-    monkeypatch.setattr(cache_module, "BACKGROUND_SAVE_MIN_ENTRIES", 0)
-    parent = os.getpid()
-    original = Cache._write_shards
-
-    def write_shards(cache, shards, numbers):
-        if os.getpid() != parent:
-            if how == "dies":
-                os._exit(3)
-            raise OSError(28, "No space left on device")
-        original(cache, shards, numbers)
-
-    monkeypatch.setattr(Cache, "_write_shards", write_shards)
-    root = _workspace(tmp_path)
-    lint_paths([root], cache=True)
-    _assert_a_run_on_one_probe_is_served_from_the_shards(root, lookups)
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:

@@ -4,25 +4,22 @@ the workers start."""
 
 from __future__ import annotations
 
-import enum
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 from _large_workspace import copy_examples_with_probes
 
 from skill_eval.linter import engine, execution
 from skill_eval.linter.engine import PROBE, Plan, lint_paths
-from skill_eval.linter.execution import guided_chunks, run_in_chunks
+from skill_eval.linter.execution import chunk_size, run_in_chunks
 from skill_eval.linter.session import LintSession
 from skill_eval.linter.workspace import discover
 from skill_eval.linter.config import load_config
 from skill_eval.linter.reader import FileSystemReader
-from skill_eval.linter.textfile import Position, Span
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"
@@ -47,9 +44,9 @@ def _units(root: Path) -> tuple[LintSession, list, Plan]:
     return session, [(PROBE, path) for path in probes], Plan(session.config)
 
 
-def _results(root: Path, jobs: int, **options) -> list:
+def _results(root: Path, workers: int, **options) -> list:
     session, units, plan = _units(root)
-    chunks = list(run_in_chunks(session, units, plan, jobs=jobs, **options))
+    chunks = list(run_in_chunks(session, units, plan, workers=workers, **options))
     return [(unit, result.diagnostics, result.facts) for chunk in chunks for unit, result in chunk]
 
 
@@ -61,8 +58,8 @@ def _by_unit(results: list) -> dict:
     return by_unit
 
 
-def test_every_unit_once_from_this_process_and_a_worker(workspace: Path, small_chunks: None) -> None:
-    serial = _by_unit(_results(workspace, jobs=1))
+def test_every_unit_once_from_the_workers(workspace: Path, small_chunks: None) -> None:
+    serial = _by_unit(_results(workspace, workers=0))
     pids = []
     original = engine.lint_units_here
 
@@ -72,16 +69,16 @@ def test_every_unit_once_from_this_process_and_a_worker(workspace: Path, small_c
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(engine, "lint_units_here", noting)
-        shared = _by_unit(_results(workspace, jobs=2))
+        shared = _by_unit(_results(workspace, workers=2))
     assert shared == serial
     assert len(serial) > 40
-    assert os.getpid() in pids, "this process linted a share"
+    assert os.getpid() not in pids, "the workers linted every chunk"
 
 
 def test_a_worker_killed_mid_run_loses_no_unit(workspace: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker that dies (killed, out of memory) breaks the pool: the chunks
     it and the pool held are linted here, each once."""
-    serial = _by_unit(_results(workspace, jobs=1))
+    serial = _by_unit(_results(workspace, workers=0))
     parent = os.getpid()
     original = engine.lint_units_here
 
@@ -91,12 +88,12 @@ def test_a_worker_killed_mid_run_loses_no_unit(workspace: Path, small_chunks: No
         return original(session, units, plan, record)
 
     monkeypatch.setattr(engine, "lint_units_here", dies_in_a_worker)
-    assert _by_unit(_results(workspace, jobs=2)) == serial
+    assert _by_unit(_results(workspace, workers=2)) == serial
 
 
 def test_a_worker_that_dies_after_some_chunks_loses_and_repeats_none(workspace: Path, small_chunks: None,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    serial = _by_unit(_results(workspace, jobs=1))
+    serial = _by_unit(_results(workspace, workers=0))
     parent = os.getpid()
     original = engine.lint_units_here
     done = []
@@ -109,14 +106,14 @@ def test_a_worker_that_dies_after_some_chunks_loses_and_repeats_none(workspace: 
         return original(session, units, plan, record)
 
     monkeypatch.setattr(engine, "lint_units_here", dies_on_its_third_chunk)
-    assert _by_unit(_results(workspace, jobs=2)) == serial
+    assert _by_unit(_results(workspace, workers=2)) == serial
 
 
 def test_a_chunk_that_raises_in_a_worker_is_linted_here(workspace: Path, small_chunks: None,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Here it raises as it would without workers: an engine bug surfaces
     once, with its traceback, rather than being lost in a worker."""
-    serial = _by_unit(_results(workspace, jobs=1))
+    serial = _by_unit(_results(workspace, workers=0))
     parent = os.getpid()
     original = engine.lint_units_here
 
@@ -126,32 +123,14 @@ def test_a_chunk_that_raises_in_a_worker_is_linted_here(workspace: Path, small_c
         return original(session, units, plan, record)
 
     monkeypatch.setattr(engine, "lint_units_here", raises_in_a_worker)
-    assert _by_unit(_results(workspace, jobs=2)) == serial
+    assert _by_unit(_results(workspace, workers=2)) == serial
 
     def raises_everywhere(session, units, plan, record):
         raise RuntimeError("fails everywhere")
 
     monkeypatch.setattr(engine, "lint_units_here", raises_everywhere)
     with pytest.raises(RuntimeError, match="fails everywhere"):
-        _results(workspace, jobs=2)
-
-
-def test_workers_alone_lint_everything(workspace: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The language server's way (``here=False``): no chunk is linted here
-    unless the pool breaks."""
-    serial = _by_unit(_results(workspace, jobs=1))
-    parent = os.getpid()
-    here = []
-    original = engine.lint_units_here
-
-    def noting(session, units, plan, record):
-        if os.getpid() == parent:
-            here.append(units)
-        return original(session, units, plan, record)
-
-    monkeypatch.setattr(engine, "lint_units_here", noting)
-    assert _by_unit(_results(workspace, jobs=2, here=False)) == serial
-    assert here == []
+        _results(workspace, workers=2)
 
 
 @pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
@@ -163,12 +142,26 @@ def test_findings_do_not_depend_on_how_workers_start(case: Path, method: str, sm
     (each with its own ``PYTHONHASHSEED``): their facts (SE501's 5-gram
     hashes) and findings equal those of this process."""
     full = lambda ds: [(d.code, d.path, d.span, d.message, d.related, d.fixes) for d in ds]  # noqa: E731
+    parent = os.getpid()
+    original = engine.lint_units_here
     from_pool = []
-    original = execution.loads
-    monkeypatch.setattr(execution, "loads", lambda data, *rest: from_pool.append(1) or original(data, *rest))
+
+    def noting(session, units, plan, record):
+        found = original(session, units, plan, record)
+        if os.getpid() != parent:
+            os.write(write_end, b"1")
+        return found
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    monkeypatch.setattr(engine, "lint_units_here", noting)
     serial = lint_paths([case], jobs=1).diagnostics
     assert full(lint_paths([case], jobs=2, start_method=method).diagnostics) == full(serial)
-    assert from_pool, "no chunk came from a worker"
+    if method == "fork":  # a worker started otherwise imports the engine afresh, without the patch
+        from_pool = os.read(read_end, 1 << 16)
+        assert from_pool, "no chunk came from a worker"
+    os.close(read_end)
+    os.close(write_end)
 
 
 def test_5_gram_hashes_are_the_same_in_every_process() -> None:
@@ -197,7 +190,7 @@ def test_a_worker_not_forked_from_here_writes_nothing_to_standard_output(tmp_pat
         from skill_eval.linter.reader import FileSystemReader
         from skill_eval.linter.session import LintSession
         session = LintSession(Path({str(tmp_path)!r}), Config(), FileSystemReader())
-        execution._start_worker(execution.dumps(session.spec()), ("SE001",), None, False, True)
+        execution._start_worker(session.spec(), ("SE001",), None, False, True)
         print("from the worker")
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
@@ -210,105 +203,10 @@ def test_a_process_with_threads_does_not_fork_its_workers() -> None:
     assert execution.start_method_for(threads=True) == "forkserver"
 
 
-def test_guided_chunks_cover_every_unit_once_largest_at_the_ends() -> None:
-    for count in (0, 1, 15, 16, 17, 100, 1000, 10_000):
-        for jobs in (2, 3, 8):
-            bounds = guided_chunks(count, jobs, smallest=16)
-            covered = [index for start, end in bounds for index in range(start, end)]
-            assert covered == list(range(count))
-            sizes = [end - start for start, end in bounds]
-            if sizes:
-                assert sizes[0] == max(sizes)
-                assert sum(1 for size in sizes if size < 16) <= 1, sizes  # the remainder
-
-
-class _Pair(NamedTuple):
-    first: int
-    second: str
-
-
-class _PairWithAttributes(_Pair):
-    """A named tuple subclass without ``__slots__``: its instances carry a ``__dict__``."""
-
-
-class _PairReducedItsWay(NamedTuple):
-    value: int
-
-    def __reduce__(self):
-        return _PairReducedItsWay, (self.value + 1,)
-
-
-class _Tone(enum.IntEnum):
-    LOW = 1
-
-
-def test_what_workers_and_the_cache_pickle_loads_as_it_was() -> None:
-    """dumps/loads keep every kind of value the executor and the cache send:
-    named tuples (given the C-level reducer), a subclass whose instances hold
-    attributes and a class with its own ``__reduce__`` (each pickled its own
-    way), arrays, enums, paths and read-only mappings, nested."""
-    from array import array
-    from types import MappingProxyType
-
-    extended = _PairWithAttributes(2, "b")
-    extended.note = "kept"
-    value = {
-        "pair": _Pair(1, "a"),
-        "extended": extended,
-        "own": _PairReducedItsWay(5),
-        "span": Span(Path("/w/q.md"), Position(1, 2), Position(3, 4)),
-        "grams": array("I", [3, 1, 2]),
-        "tone": _Tone.LOW,
-        "mapping": MappingProxyType({"a": (1, 2)}),
-        "nested": [(_Pair(3, "c"), frozenset({4}))],
-    }
-    back = execution.loads(execution.dumps(value))
-    assert back["pair"] == _Pair(1, "a") and type(back["pair"]) is _Pair
-    assert back["extended"] == (2, "b") and back["extended"].note == "kept"
-    assert back["own"] == _PairReducedItsWay(6)  # its __reduce__ was used
-    assert back["span"] == value["span"] and back["grams"] == value["grams"] and back["tone"] is _Tone.LOW
-    assert dict(back["mapping"]) == {"a": (1, 2)} and back["nested"] == value["nested"]
-    table = execution._dispatch_table()
-    assert table[_Pair] == table.named_tuple and table[Span] == table.named_tuple
-    # the same bytes as pickle's own way, which only skips its Python-level calls
-    assert execution.dumps(value["span"]) == _pickled_without_table(value["span"])
-    assert table[_PairWithAttributes] != table.named_tuple
-    assert table[_PairReducedItsWay] != table.named_tuple
-
-
-def _pickled_without_table(value) -> bytes:
-    """``value`` pickled as :func:`execution.dumps` pickles it, minus the named
-    tuples' reducer (paths are reduced alike)."""
-    import copyreg
-    import io
-    import pickle
-
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    table = copyreg.dispatch_table.copy()
-    table[type(Path("/"))] = execution._path_as_text
-    pickler.dispatch_table = table
-    pickler.dump(value)
-    return buffer.getvalue()
-
-
-def test_a_forked_call_runs_in_a_child_that_sees_this_process_memory() -> None:
-    """:func:`execution.run_forked`: the call runs in another process, on the
-    data this one held at the fork (nothing of it pickled), and its result
-    comes back; with another thread running (the language server), nothing
-    is forked and the caller does the work."""
-    import threading
-
-    held = list(range(100_000))
-    future = execution.run_forked(lambda: (os.getpid(), sum(held)))
-    assert future is not None
-    child, total = future.result(timeout=60)
-    assert child != os.getpid() and total == sum(range(100_000))
-    stop = threading.Event()
-    thread = threading.Thread(target=stop.wait)
-    thread.start()
-    try:
-        assert execution.run_forked(lambda: 1) is None
-    finally:
-        stop.set()
-        thread.join()
+def test_chunks_are_bounded_and_give_each_worker_several() -> None:
+    for count in (1, 15, 16, 17, 100, 1000, 10_000):
+        for workers in (1, 2, 3, 8):
+            size = chunk_size(count, workers)
+            assert execution.SMALLEST_CHUNK <= size <= execution.LARGEST_CHUNK
+            if execution.SMALLEST_CHUNK < size < execution.LARGEST_CHUNK:
+                assert -(-count // size) >= execution.CHUNKS_PER_WORKER * workers - 1

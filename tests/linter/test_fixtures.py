@@ -51,19 +51,20 @@ def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Workers for any amount of work, one unit per chunk; the list counts
     the chunks the pool linted (their results are loaded here)."""
     from skill_eval.linter import execution
+    from skill_eval.linter.cache import CODEC
 
     monkeypatch.setattr(execution, "PARALLEL_MIN_WORK", 1)
     monkeypatch.setattr(execution, "SMALLEST_CHUNK", 1)
     from_pool: list[int] = []
-    original = execution.loads
-    monkeypatch.setattr(execution, "loads", lambda data, *rest: from_pool.append(1) or original(data, *rest))
+    original = CODEC.decode
+    monkeypatch.setattr(CODEC, "decode", lambda data, *rest: from_pool.append(1) or original(data, *rest))
     return from_pool
 
 
 @pytest.mark.parametrize("case", PARALLEL_CASES, ids=[c.name for c in PARALLEL_CASES])
 def test_workers_lint_each_fixture_alike(case: Path, workers_always: list[int]) -> None:
-    """A lint shared with a worker process (probe and SKILL.md units in the
-    worker and here; output specs and the workspace-wide rules over every
+    """A lint shared with worker processes (probe and SKILL.md units in the
+    workers; output specs and the workspace-wide rules over every
     probe's facts here) reports exactly what one process does, related
     locations and fixes included: every fixture is linted both ways."""
     serial = lint_paths([case], jobs=1).diagnostics

@@ -202,6 +202,29 @@ def _compares_directly(linted: int, total: int) -> bool:
     return linted <= FEW_LINTED and linted * 8 <= total
 
 
+class ArtifactFacts(NamedTuple):
+    """What SE501 compares of one probe's artifact (:meth:`ReusedScenario.probe_facts`).
+
+    Plain data (the artifact's path as text, its first line as numbers): the
+    parallel CLI's helpers send every probe's facts to the main process, and
+    a path is slow to unpickle, a span and its positions more so
+    (docs/performance.md)."""
+
+    probe_id: str | None
+    artifact: str
+    first_line: tuple[int, int]
+    """``(line, end column)`` of the artifact's first non-blank line."""
+    grams: array
+    """Its distinct word 5-grams (:func:`shingles`)."""
+
+    def first_line_span(self, path_of=Path) -> Span:
+        """The artifact's first non-blank line; ``path_of`` makes its path
+        (a session's :meth:`~skill_eval.linter.session.LintSession.path_of`,
+        so that findings share the session's one ``Path`` of the file)."""
+        line, end_column = self.first_line
+        return Span.at(path_of(self.artifact), line, 1, line, end_column)
+
+
 class ReusedScenario(Rule):
     """## What it does
     Reports an artifact (question.md) that is a near-duplicate of another
@@ -252,6 +275,7 @@ class ReusedScenario(Rule):
     severity = Severity.WARNING
     scope = (Scope.PROBE, Scope.WORKSPACE)
     tags = ("calibration", "reuse")
+    facts_types = (ArtifactFacts,)
 
     def probe_facts(self, probe):
         """The artifact's word 5-grams, with what a finding about it needs."""
@@ -502,29 +526,6 @@ def _direct_candidates(entries: list[tuple[Path, ArtifactFacts]], linted,
                     candidates_of[number].add(other)
                     shared[number, other] = len(wholes[number].intersection(found))
     return {number: candidates for number, candidates in candidates_of.items() if candidates}, shared
-
-
-class ArtifactFacts(NamedTuple):
-    """What SE501 compares of one probe's artifact (:meth:`ReusedScenario.probe_facts`).
-
-    Plain data (the artifact's path as text, its first line as numbers): the
-    parallel CLI's helpers send every probe's facts to the main process, and
-    a path is slow to unpickle, a span and its positions more so
-    (docs/performance.md)."""
-
-    probe_id: str | None
-    artifact: str
-    first_line: tuple[int, int]
-    """``(line, end column)`` of the artifact's first non-blank line."""
-    grams: array
-    """Its distinct word 5-grams (:func:`shingles`)."""
-
-    def first_line_span(self, path_of=Path) -> Span:
-        """The artifact's first non-blank line; ``path_of`` makes its path
-        (a session's :meth:`~skill_eval.linter.session.LintSession.path_of`,
-        so that findings share the session's one ``Path`` of the file)."""
-        line, end_column = self.first_line
-        return Span.at(path_of(self.artifact), line, 1, line, end_column)
 
 
 def _relative(path: Path, root: Path) -> str:
