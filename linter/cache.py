@@ -54,7 +54,7 @@ MAX_CACHE_SIZE = 1 << 30
 """A cache file larger than this is not read."""
 
 LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "json_source_map", "jsonschema", "rapidfuzz", "google_re2",
-             "fastjsonschema", "msgpack")
+             "jsonschema_rs", "msgpack")
 """Distributions whose versions can change what the rules find or how the
 cache is read (their ``*.dist-info`` folders' names go into the key)."""
 
