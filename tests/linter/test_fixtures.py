@@ -1,6 +1,11 @@
 """Functional tests (pylint-style): one workspace per folder of tests/fixtures/lint/,
 each with an ``expected.txt`` listing the diagnostics the linter must report.
 
+A fixture may name the rules it is about in ``rules.txt`` (one code or
+prefix a line, as ruff's ``for_rule``): it is then linted with that
+selection alone, so a new rule elsewhere leaves its ``expected.txt`` alone.
+Without it, every rule the fixture's config enables runs.
+
 Run ``pytest tests/linter/test_fixtures.py --update-fixtures`` to rewrite the
 expected files after an intended change, then review the diff.
 """
@@ -17,9 +22,17 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lint"
 CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
 
 
+def selection(case: Path) -> dict | None:
+    """The overrides of the rules ``case`` names in its ``rules.txt``, if any."""
+    named = case / "rules.txt"
+    if not named.is_file():
+        return None
+    return {"select": [line.strip() for line in named.read_text(encoding="utf-8").splitlines() if line.strip()]}
+
+
 def render(case: Path) -> str:
     """One line per diagnostic: ``path:line:col-endline:endcol: CODE [severity] message``."""
-    result = lint_paths([case])
+    result = lint_paths([case], overrides=selection(case))
     lines = []
     for d in result.diagnostics:
         rel = d.path.relative_to(case).as_posix() if case in d.path.parents else d.path.as_posix()
