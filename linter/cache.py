@@ -106,8 +106,8 @@ class Cache:
             fmt, pairs, entries, signatures = CODEC.decode(data, self.session.path_table)
             if fmt != FORMAT:
                 return
-            self._entries = {key: (result, tuple(pairs[index] for index in asked))
-                             for key, (result, asked) in entries.items()}
+            self._entries = {key: (result_of(row), tuple(pairs[index] for index in asked))
+                             for key, (row, asked) in entries.items()}
             self._signatures = {pairs[index][0]: (pairs[index][1], signature) for index, signature in signatures.items()}
         except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
             self._entries, self._signatures = {}, {}
@@ -198,7 +198,7 @@ class Cache:
         index: dict[tuple, int] = {}
         entries = {}
         for key, (result, dependencies) in self._entries.items():
-            entries[key] = (result, [index.setdefault(pair, len(index)) for pair in dependencies])
+            entries[key] = (result_row(result), [index.setdefault(pair, len(index)) for pair in dependencies])
         signatures = {index.setdefault((query, answer), len(index)): signature
                       for query, (answer, signature) in self._signatures.items()}
         return list(index), entries, signatures
@@ -226,6 +226,29 @@ def _unit_key(unit: Unit) -> tuple[str, str]:
 # -- the codec ------------------------------------------------------------------------
 
 
+def result_row(result: UnitResult) -> tuple:
+    """A unit's result as the codec stores it (:func:`result_of` reads it):
+    its fields, and its facts' fields, inline. As records they cost a
+    decoding hook each (~10 µs), and a pre-commit run reads every probe's."""
+    facts = result.facts
+    if facts is not None:
+        facts = (facts.values, facts.refs, tuple(sorted(facts.disabled)), facts.errors, facts.digest)
+    return result.diagnostics, facts, result.deps
+
+
+def result_of(row: tuple) -> UnitResult:
+    """The :class:`~skill_eval.linter.engine.UnitResult` of a :func:`result_row`."""
+    from .context import ProbeFacts
+    from .engine import UnitResult
+
+    diagnostics, facts, deps = row
+    if facts is not None:
+        values, refs, disabled, errors, digest = facts
+        facts = ProbeFacts(values, refs, frozenset(disabled), errors, digest)
+    return UnitResult(diagnostics, facts, deps)
+
+
+
 class Codec:
     """MessagePack with the types a unit's result holds (what workers send
     back, :mod:`.execution`, and the cache file): tuples stay tuples
@@ -234,10 +257,16 @@ class Codec:
     as extension types. Decoding builds only those: nothing is looked up by
     a name the file gives beyond that allow-list."""
 
-    PATH, ARRAY, FROZENSET, ENUM, RECORD = range(1, 6)
+    PATH, ARRAY, FROZENSET, ENUM, RECORD, SPAN = range(1, 7)
 
     def __init__(self) -> None:
         self._records: dict[str, type] | None = None
+
+    @property
+    def _span(self) -> type:
+        from .textfile import Span
+
+        return Span
 
     @property
     def records(self) -> dict[str, type]:
@@ -270,6 +299,7 @@ class Codec:
 
         table: dict[str, Path] = {} if paths is None else paths
         records = self.records
+        span, position = self._span, records["skill_eval.linter.textfile.Position"]
 
         def unpack(inner: bytes) -> Any:
             return msgpack.unpackb(inner, ext_hook=ext_hook, use_list=False, raw=False, strict_map_key=False)
@@ -281,6 +311,13 @@ class Codec:
                 if path is None:
                     path = table[text] = Path(text)
                 return path
+            if code == self.SPAN:
+                raw, start_line, start_column, end_line, end_column = unpack(inner)
+                text = os.fsdecode(raw)
+                path = table.get(text)
+                if path is None:
+                    path = table[text] = Path(text)
+                return span(path, position(start_line, start_column), position(end_line, end_column))
             if code == self.ARRAY:
                 from array import array
 
@@ -300,6 +337,8 @@ class Codec:
             return list(value)
         if isinstance(value, Path):
             return ExtType(self.PATH, os.fsencode(value))
+        if kind is self._span:  # the commonest record, as one (its path and positions inline)
+            return ExtType(self.SPAN, self.encode((os.fsencode(value.path), *value.start, *value.end)))
         if kind is frozenset:
             return ExtType(self.FROZENSET, self.encode(tuple(sorted(value))))
         if kind.__name__ == "array" and kind.__module__ == "array":

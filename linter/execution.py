@@ -118,7 +118,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     import threading
     from concurrent.futures import ProcessPoolExecutor
 
-    from .cache import CODEC
+    from .cache import CODEC, result_of
     from .engine import lint_units_here
 
     method = start_method or start_method_for(threading.active_count() > 1)
@@ -131,7 +131,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     try:
         for data in pool.map(_lint_chunk, chunks):
             done += 1
-            yield CODEC.decode(data, session.path_table)
+            yield [(unit, result_of(row)) for unit, row in CODEC.decode(data, session.path_table)]
     except Exception:  # noqa: BLE001 - a worker killed or raising: this process lints the rest
         pass
     finally:
@@ -166,7 +166,8 @@ def _lint_chunk(units: list[Unit]) -> bytes:
     """One chunk in a worker: its results in the cache's codec
     (:data:`~skill_eval.linter.cache.CODEC`), which keeps each file's one
     ``Path`` on the other side."""
-    from .cache import CODEC
+    from .cache import CODEC, result_row
     from .engine import lint_units_here
 
-    return CODEC.encode(lint_units_here(_WORKER["session"], units, _WORKER["plan"], _WORKER["record"]))
+    results = lint_units_here(_WORKER["session"], units, _WORKER["plan"], _WORKER["record"])
+    return CODEC.encode([(unit, result_row(result)) for unit, result in results])
