@@ -55,11 +55,10 @@ SKILLSAW_VERSION = "0.22.0"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skill-eval-bench"
 SETTLED = 2.5
 """Seconds between filling the cache and the timed runs of the warm and
-pre-commit cases: a run that creates ``.skill-eval-cache/`` changes the
-workspace root's folder, and the cache trusts a folder's ``stat`` (its walk
-record) only once its last change is ``RACY_SECONDS`` (2 s) old, as a repeat
-run seconds or minutes later finds it; the runs timed right after the first
-would walk the workspace again (1,000 probes: ~0.03 s more)."""
+pre-commit cases: the cache trusts a file's ``stat`` signature only once its
+last change is ``RACY_SECONDS`` (2 s) old when read, as a repeat run seconds
+or minutes later finds it; runs timed right after the first would read and
+hash every file again."""
 
 
 def make_tree(out: Path, probes: int) -> Path:

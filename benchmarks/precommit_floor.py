@@ -76,14 +76,14 @@ def resident(tree: Path, runs: int) -> dict:
 
     gc.disable()
     from skill_eval.linter.config import resolve_config
-    from skill_eval.linter.engine import _discover, lint_targets
+    from skill_eval.linter.engine import lint_targets
     from skill_eval.linter.reader import FileSystemReader
     from skill_eval.linter.session import LintSession
-    from skill_eval.linter.workspace import Targets, sorted_paths
+    from skill_eval.linter.workspace import Exclusion, Targets, discover, sorted_paths
 
     config = resolve_config(tree, None, ())
     reader = FileSystemReader()
-    walked = _discover(tree, tree, reader, config, False)
+    walked = discover(tree, reader, exclude=Exclusion.of(config, tree))
     session = LintSession(tree, config, reader, sorted_paths(walked.probes), walked.skills | walked.output_specs,
                           pruned_folders=walked.pruned, walked_links=walked.links)
     start = time.perf_counter()
