@@ -481,7 +481,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
                         help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
     parser.add_argument("--freeze", action="store_true",
                         help="at the end, freeze the decided cases in evals/frozen.json (as `skill-eval freeze`)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress on stderr (by default: a bar on a terminal, else one line per finished "
+                             "start)")
     args = parser.parse_intermixed_args(argv)
     if args.jobs < 1:
         return _fail("-j must be at least 1")
@@ -609,50 +611,40 @@ def _step_text(observation) -> str:
 
 
 def _calibrate_with_progress(calibration, plan, envelope, show: bool):
-    """Run the procedure with one progress bar whose total is the worst case
-    (it ends early when the controls catch their defects)."""
+    """Run the procedure with its progress on stderr (:class:`~skill_eval.evals.progress.Display`):
+    on a terminal one bar whose total is the worst case (it ends early when the
+    controls catch their defects), anywhere else one line per finished start;
+    the stages are lines of their own either way."""
+    from .progress import Display
+
     runner = calibration.runner
     state = {"done": 0, "caught": 0, "failed": 0}
 
-    def count(record) -> None:
-        state["done"] += 1
-        if record["status"] == "ok":
-            state["caught"] += int(bool(record.get("passed")))
-        else:
-            state["failed"] += 1
+    def describe() -> str:
+        return f"{state['caught']} caught, {state['failed']} failed" if state["done"] else "planning"
 
-    def on_stage(number: int, starts) -> None:
-        arms = {}
-        for start in starts:
-            arms[start.arm] = arms.get(start.arm, 0) + 1
-        if number == 1:
-            print(envelope(plan), file=sys.stderr)
-        print(f"stage {number}: {len(starts)} start(s) ("
-              + ", ".join(f"{arm} {count}" for arm, count in arms.items()) + ")", file=sys.stderr)
+    with Display("calibrate", plan.worst_case, show=show, describe=describe) as display:
 
-    if not show:
-        runner.on_record = count
-        return calibration.run(plan, on_stage=on_stage)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    with Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console, transient=False) as progress:
-        task = progress.add_task("planning", total=None)
-
-        def staged(number: int, starts) -> None:
+        def on_stage(number: int, starts) -> None:
+            arms: dict[str, int] = {}
+            for start in starts:
+                arms[start.arm] = arms.get(start.arm, 0) + 1
             if number == 1:
-                progress.update(task, total=plan.worst_case)
-            on_stage(number, starts)
+                display.note(envelope(plan))
+            display.note(f"stage {number}: {len(starts)} start(s) ("
+                         + ", ".join(f"{arm} {count}" for arm, count in arms.items()) + ")")
 
         def on_record(record) -> None:
-            count(record)
-            progress.update(task, advance=1, description=f"{state['caught']} caught, {state['failed']} failed")
+            state["done"] += 1
+            if record["status"] == "ok":
+                state["caught"] += int(bool(record.get("passed")))
+            else:
+                state["failed"] += 1
+            display.record(record)
 
         runner.on_record = on_record
-        result = calibration.run(plan, on_stage=staged)
-        progress.update(task, total=state["done"], completed=state["done"])
+        result = calibration.run(plan, on_stage=on_stage)
+        display.finish(state["done"])
     return result
 
 

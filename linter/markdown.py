@@ -179,6 +179,29 @@ def inline_code_spans(text: str) -> list[str]:
     return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    """The casefolded words of a heading's plain text (numbers are words)."""
+    return _WORD.findall(text.casefold())
+
+
+def heading_rank(wanted: str, plain: str, score: float) -> tuple:
+    """How well a heading's plain text ``plain`` answers a ``step_heading``
+    (plain text ``wanted``) that named no heading, as a sort key (smaller is
+    better): the share of ``wanted``'s words the heading holds (a path's last
+    part counts: the step's own heading), whether it carries the step's
+    number (its first number), the fuzzy ``score``, then the heading's text so
+    that equal meaning never falls back on file order."""
+    wanted_words = _words(wanted.split(" > ")[-1])
+    words = set(_words(plain.split(" > ")[-1]))
+    share = sum(word in words for word in wanted_words) / len(wanted_words) if wanted_words else 0.0
+    number = next((word for word in wanted_words if word.isdigit()), None)
+    same_number = number is not None and next((w for w in _words(plain.split(" > ")[-1]) if w.isdigit()), None) == number
+    return (-share, not same_number, -score, plain.casefold(), plain)
+
+
 def normalize_heading_text(text: str) -> str:
     """Normalize a heading written by a person (e.g. a ``step_heading`` value).
 
@@ -413,10 +436,16 @@ class MarkdownDocument:
         """Close headings for a ``step_heading`` that matches none, best first,
         each as a ``step_heading`` that names exactly that heading.
 
-        A case-insensitive equal text comes first; then the headings whose
-        rapidfuzz WRatio is at least 60 and within 8 points of the best one.
-        Headings are compared by their plain text; a heading no form names
-        alone is never suggested."""
+        A case-insensitive equal text comes first. The other candidates are
+        the headings whose rapidfuzz WRatio is at least 60 and either within 8
+        points of the best one or holding most of the step's words. They are
+        ranked by meaning (:func:`heading_rank`): the share of the step's words
+        (its number counts as one) the heading holds, then whether it has the
+        step's number, then the WRatio, then the heading's text; file order
+        never decides (`Step 3: Check the tests` ranks `Step 3: Check that
+        tests cover the change` above `Step 1: Read the diff for behaviour
+        changes`, which WRatio scores the same). Headings are compared by their
+        plain text; a heading no form names alone is never suggested."""
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
@@ -427,11 +456,17 @@ class MarkdownDocument:
         references = list(plain_of)
         plains = [plain_of[r] for r in references]
         exact = [r for r, plain in zip(references, plains) if plain.casefold() == wanted.casefold()]
-        scored = process.extract(wanted, plains, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
-        best = scored[0][1] if scored else 0
-        close = [references[index] for _plain, score, index in scored if score >= best - 8 and references[index] not in exact]
-        ranked = exact + close
-        return ranked[:limit]
+        scored = process.extract(wanted, plains, scorer=fuzz.WRatio, limit=None, score_cutoff=60)
+        best = max((score for _plain, score, _index in scored), default=0)
+        ranked = []
+        for plain, score, index in scored:
+            if references[index] in exact:
+                continue
+            rank = heading_rank(wanted, plain, score)
+            if score >= best - 8 or -rank[0] > 0.5:
+                ranked.append((rank, references[index]))
+        ranked.sort()
+        return (exact + [reference for _rank, reference in ranked])[:limit]
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
         """``(line, block kind)`` of the lines inside code or HTML blocks that
