@@ -108,7 +108,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         refused = _unreachable_reps(args.reps, workspace.config)
         if refused:
             return _fail(refused)
-        agent = select_agent(workspace.config, args.agent)
+        agent = select_agent(workspace.config, args.agent, workspace.root)
         probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
@@ -126,7 +126,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                   "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
         probes = preflight.probes
         if not args.skip_check:
-            mismatched = [r for probe in probes for r in check_probe(probe, workspace.root) if not r.ok]
+            checked = [(probe, check_probe(probe, workspace.root)) for probe in probes]
+            _warn_unchecked([probe for probe, results in checked if not results])
+            mismatched = [r for _probe, results in checked for r in results if not r.ok]
             if mismatched:
                 for result in mismatched:
                     print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
@@ -195,6 +197,15 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             executor.shutdown(wait=True)
         stop.remove()
     return _print_results(summary, workspace, withheld)
+
+
+def _warn_unchecked(probes) -> None:
+    """Say on stderr which probes have no known transcript: their
+    discriminator was never checked before live reps are spent."""
+    if probes:
+        names = ", ".join(f"{probe.probe_id} v{probe.version}" for probe in probes)
+        print(f"skill-eval: warning: no known transcripts for {len(probes)} probe(s): {names}; their grading is "
+              f"unchecked: add transcripts/*.md with an `expect:` header ({CHECK_MOTTO})", file=sys.stderr)
 
 
 def _print_results(summary, workspace, withheld: int) -> int:
@@ -375,7 +386,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         failed = sum(1 for r in results if r is not None and r[0] == "failure")
         errored = sum(1 for r in results if r is not None and r[0] == "error")
         print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse), "
-              f"{errored} errored (reps without outcome)", file=sys.stderr)
+              f"{errored} errored (reps whose every start failed: error, timeout or interrupted)", file=sys.stderr)
         if failed or errored:
             status = EXIT_FINDINGS
     return status
@@ -388,6 +399,8 @@ def check_main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="skill-eval check", description=f"Grade known transcripts: {CHECK_MOTTO}.")
     _common(parser)
     args = parser.parse_intermixed_args(argv)
+    from skill_eval.linter.output import display_path
+
     from .probes import ProbeError
     from .transcripts import check_probe
 
@@ -409,10 +422,10 @@ def check_main(argv: Sequence[str] | None = None) -> int:
             checked += 1
             if result.error:
                 mismatched += 1
-                print(f"ERROR {result.error}")
+                print(f"ERROR {_relative_paths(result.error, result.path, probe.json_path)}")
                 continue
             mismatched += int(not result.ok)
-            print(f"{'ok   ' if result.ok else 'FAIL '} {result.path}")
+            print(f"{'ok   ' if result.ok else 'FAIL '} {display_path(result.path)}")
             for line in result.lines:
                 print(f"        {line}")
     if without:
@@ -426,6 +439,17 @@ def check_main(argv: Sequence[str] | None = None) -> int:
         print(f"nothing checked: {CHECK_MOTTO}")
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _relative_paths(text: str, *paths: Path) -> str:
+    """``text`` with each of ``paths`` (absolute, as messages name files)
+    written as the linter writes paths: relative to the current folder when
+    inside it."""
+    from skill_eval.linter.output import display_path
+
+    for path in sorted(paths, key=lambda p: -len(str(p))):
+        text = text.replace(str(path), display_path(path))
+    return text
 
 
 # -- freeze -----------------------------------------------------------------------------
@@ -496,7 +520,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         workspace = _open(args)
-        agent = select_agent(workspace.config, args.agent)
+        agent = select_agent(workspace.config, args.agent, workspace.root)
         probes, errors = workspace.load_all(_select(workspace, args), need_skill=True)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
@@ -514,7 +538,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
                   "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
         probes = preflight.probes
         if not args.skip_check:
-            mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
+            checked = [(probe, check_probe(probe, workspace.root)) for probe in probes]
+            _warn_unchecked([probe for probe, results in checked if not results])
+            mismatched = [r for _probe, results in checked for r in results if not r.ok]
             if mismatched:
                 for result in mismatched:
                     print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
@@ -714,14 +740,17 @@ def _freeze_decided(result) -> int:
 def init_main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="skill-eval init", description=(
         "Scaffold a skill in DIR: SKILL.md (front matter, a step heading), output-spec.md and one probe "
-        "(evals/probes/unbacked-claim: probe.json and question.md), all of which lint clean. "
+        "(evals/probes/unbacked-claim: probe.json, question.md and two known transcripts), all of which lint "
+        "and check clean, and skill-eval.toml with an agent section per harness preset and a command agent, "
+        "commented out (none when DIR lies in a workspace that has a config). "
         "DIR's name is the skill's name. Existing files are never overwritten."))
     parser.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="DIR",
                         help="the skill's folder, made if missing (default: the current folder)")
     args = parser.parse_args(argv)
-    from .scaffold import InitError, init_skill
+    from .scaffold import InitError, enclosing_config, init_skill
 
     try:
+        config = enclosing_config(args.dir)
         written = init_skill(args.dir)
     except InitError as error:
         return _fail(str(error))
@@ -729,7 +758,9 @@ def init_main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{error.filename or args.dir}: cannot write ({error.strerror or error}); choose a writable folder")
     for path in written:
         print(f"created {path}")
-    print(f"next: edit them, then `skill-eval lint {args.dir}`")
+    where = config if config is not None else args.dir / "skill-eval.toml"
+    print(f"next: edit them, then `skill-eval lint {args.dir}` and `skill-eval check {args.dir}`; to run them, "
+          f"uncomment an agent in {where} (or add one there) and try `skill-eval run {args.dir} --dry-run`")
     return EXIT_OK
 
 

@@ -68,19 +68,43 @@ def evidence_cell(group: Group) -> str:
 
 
 def arm_cell(group: Group, arm: str) -> str:
-    """``caught/reps [Wilson 95%]``, and the failed and running starts."""
+    """``caught/reps [Wilson 95%]``, and the failed starts by what ended them
+    (``+2 error``, ``+1 timeout``, ``+1 interrupted``) and the running ones."""
     sample = group["arms"][arm]
     if not sample["reps"]:
         cell = "-"
     else:
         low, high = sample["wilson95"]
         cell = f"{sample['caught']}/{sample['reps']} [{low:.2f}-{high:.2f}]"
-    failed = sample["errors"] + sample["timeouts"] + sample["interrupted"]
-    if failed:
-        cell += f" +{failed} failed"
+    for key, word in (("errors", "error"), ("timeouts", "timeout"), ("interrupted", "interrupted")):
+        if sample[key]:
+            cell += f" +{sample[key]} {word}"
     if sample["running"]:
         cell += f" +{sample['running']} running"
     return cell
+
+
+def ungraded_note(group: Group) -> str | None:
+    """The reps of ``group`` with no graded answer (every start of them
+    failed, none running), named by how their latest start ended, with that
+    start's error: ``2 rep(s) ungraded: their last start errored (the agent
+    exited with status 2: ...)``. ``None`` when every rep has an outcome."""
+    latest: dict[tuple, dict] = {}
+    graded = {(s["arm"], s["rep"]) for s in group["starts"] if s["status"] in ("ok", "running")}
+    for start in group["starts"]:  # in the model's order: by arm, rep, then time
+        key = (start["arm"], start["rep"])
+        if key not in graded:
+            latest[key] = start
+    if not latest:
+        return None
+    words = {"error": "errored", "timeout": "timed out", "interrupted": "was interrupted"}
+    counts: dict[str, int] = {}
+    for start in latest.values():
+        counts[start["status"]] = counts.get(start["status"], 0) + 1
+    how = ", ".join(f"{count} {words.get(status, status)}" for status, count in counts.items())
+    last = next((s for s in reversed(list(latest.values())) if s["error"]), None)
+    detail = f" (last error: {last['error'].splitlines()[0][:160]})" if last is not None else ""
+    return f"{len(latest)} rep(s) ungraded, their last start: {how}{detail}"
 
 
 REGRESSION_CONTROL_NOTE = "keep as a regression/cost control"
@@ -104,9 +128,9 @@ def notes(group: Group) -> str:
         found.append(ON_DISK_NOTES.get(group["on_disk"], group["on_disk"]))
     if group["frozen"] and not group["frozen_matches"]:
         found.append("frozen with other hashes")
-    unresolved = sum(group["arms"][arm]["unresolved"] for arm in ARM_NAMES)
-    if unresolved:
-        found.append(f"{unresolved} rep(s) without outcome")
+    ungraded = ungraded_note(group)
+    if ungraded:
+        found.append(ungraded)
     return "; ".join(found)
 
 
@@ -174,10 +198,12 @@ def render_text(model: ReportModel) -> str:
     cap = (f" of max-starts {meta['max_starts']}" if meta["max_starts"] is not None
            else " (no [calibration] max-starts cap)")
     torn = f", {meta['torn_lines']} of them torn lines" if meta["torn_lines"] else ""
-    out += [f"starts on record: {meta['starts_on_record']}{cap} (failed, timed-out and interrupted starts included{torn})",
-            "control/treatment: caught/reps [Wilson 95% interval]; failed starts are counted, not graded.",
-            f"evidence: one-sided Fisher exact test, treatment > control; separated when p <= {meta['alpha']:g}.",
-            meta["note"]]
+    out.append(f"starts on record: {meta['starts_on_record']}{cap} (failed, timed-out and interrupted starts "
+               f"included{torn})")
+    if groups:  # the legend and the caveat explain rows: an empty report has none
+        out += ["control/treatment: caught/reps [Wilson 95% interval]; failed starts are counted, not graded.",
+                f"evidence: one-sided Fisher exact test, treatment > control; separated when p <= {meta['alpha']:g}.",
+                meta["note"]]
     return "\n".join(out) + "\n"
 
 

@@ -217,11 +217,18 @@ def validate_expectations(probe: Probe) -> None:
             raise RunError(f"{probe.json_path}: defect {defect.get('id')}: {error} (run `skill-eval lint`)") from None
 
 
-def select_agent(config: Config, name: str | None) -> AgentConfig:
-    """The agent called ``name``, or the only configured one."""
+def select_agent(config: Config, name: str | None, root: Path | None = None) -> AgentConfig:
+    """The agent called ``name``, or the only configured one. Without any, the
+    message names the file to write one in: the config in use, or
+    ``skill-eval.toml`` at the workspace ``root`` when there is none."""
     where = str(config.source) if config.source else "skill-eval.toml"
     if not config.agents:
-        raise RunError(f"{where}: no agents configured; add one, e.g. [agents.mine] command = [\"my-agent\", \"--print\"]")
+        example = '[agents.mine] with command = ["my-agent", "--print"], or preset = "claude-code" (docs/harnesses/)'
+        if config.source is None:
+            target = (root / "skill-eval.toml") if root is not None else Path("skill-eval.toml")
+            raise RunError(f"no agents configured: there is no config file; create {target} with an agent section, "
+                           f"e.g. {example} (`skill-eval init` writes one with every preset commented out)")
+        raise RunError(f"{where}: no agents configured; add or uncomment an agent section in it, e.g. {example}")
     if name is None:
         if len(config.agents) == 1:
             return next(iter(config.agents.values()))
