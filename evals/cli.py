@@ -199,6 +199,24 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     return _print_results(summary, workspace, withheld)
 
 
+FAILURES_SHOWN = 3
+"""Failed starts the summary describes (with their stderr) before saying how many more."""
+
+
+def _print_failures(records) -> None:
+    """The failed starts of a run on stderr, each with its error and the last
+    lines of its stderr (:func:`~skill_eval.evals.progress.describe_start`):
+    a crashing agent's own words, without opening the records."""
+    from .progress import describe_start
+
+    failed = [record for record in records if record.get("status") in ("error", "timeout")]
+    for record in failed[:FAILURES_SHOWN]:
+        print(f"  {describe_start(record)}", file=sys.stderr)
+    if len(failed) > FAILURES_SHOWN:
+        print(f"  ... and {len(failed) - FAILURES_SHOWN} more (`skill-eval report --html FILE` shows each)",
+              file=sys.stderr)
+
+
 def _warn_unchecked(probes) -> None:
     """Say on stderr which probes have no known transcript: their
     discriminator was never checked before live reps are spent."""
@@ -235,6 +253,7 @@ def _print_results(summary, workspace, withheld: int) -> int:
         if failed:
             print(f"{failed} start(s) failed; see their records' `error`, and re-run them with --retry-errors",
                   file=sys.stderr)
+            _print_failures(summary.records)
         if lost:
             print(f"{lost} start(s) interrupted; run the same command again to resume them", file=sys.stderr)
         if failed or lost:
@@ -595,6 +614,11 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
         print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
     except RunError as error:
         print(f"skill-eval: {error}", file=sys.stderr)
+    failed = [r for r in result.summary.records if r.get("status") in ("error", "timeout")]
+    if failed:
+        print(f"{len(failed)} start(s) failed; see their records' `error`, and re-run them with --retry-errors",
+              file=sys.stderr)
+        _print_failures(failed)
     if result.interrupted:
         print(f"interrupted: {len(result.summary.records)} start(s) recorded, {result.summary.skipped} never "
               "started; run the same command again to resume (nothing recorded is run again)", file=sys.stderr)

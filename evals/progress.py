@@ -51,7 +51,28 @@ def describe_start(record: dict[str, Any]) -> str:
             verdict = "missed" + (f" (caught {', '.join(caught) or 'none'} of {', '.join(defects)})" if defects else "")
         return f"{what}: {verdict}{took}"
     error = str(record.get("error") or "").splitlines()
-    return f"{what}: {status}{took}" + (f": {error[0]}" if error and error[0] else "")
+    said = stderr_said(record)
+    return (f"{what}: {status}{took}" + (f": {error[0]}" if error and error[0] else "")
+            + (f"; its stderr ends: {said}" if said else ""))
+
+
+STDERR_SHOWN_LINES = 3
+"""The last lines of a failed start's stderr shown in its progress line and the summary."""
+STDERR_SHOWN_CHARS = 300
+"""At most this many characters of them (the record keeps the whole tail)."""
+
+
+def stderr_said(record: dict[str, Any]) -> str:
+    """The last non-blank lines of a failed start's stderr (``stderr_tail`` of
+    its record), joined with `` | ``, at most :data:`STDERR_SHOWN_CHARS`
+    characters (the end kept: a traceback's last line names the error); empty
+    when it said nothing."""
+    tail = record.get("stderr_tail")
+    if not isinstance(tail, str):
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()][-STDERR_SHOWN_LINES:]
+    text = " | ".join(lines)
+    return text if len(text) <= STDERR_SHOWN_CHARS else "..." + text[-(STDERR_SHOWN_CHARS - 3):]
 
 
 class Tally:

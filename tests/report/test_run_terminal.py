@@ -273,3 +273,43 @@ def test_calibrate_on_a_terminal_draws_a_bar(tmp_path):
     answered = calibrate_expectations(log)
     assert frames and re.search(rf"\b{answered}/{answered}\b", frames[-1]), frames
     assert not re.search(r"^\[\d+/", plain(shown), re.M), "lines instead of a bar on a terminal"
+
+
+# -- a crashing agent's own words --------------------------------------------------------
+
+CRASHING_AGENT = """\
+import sys
+sys.stdin.read()
+print("loading the model...", file=sys.stderr)
+print("Traceback (most recent call last):", file=sys.stderr)
+print('  File "agent.py", line 3, in <module>', file=sys.stderr)
+print("KeyError: 'OPENAI_API_KEY' is not set", file=sys.stderr)
+sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "calibrate"])
+def test_a_crashing_agent_shows_its_stderr_in_its_line_and_the_summary(tmp_path, command):
+    """The agent's last stderr lines (what it said as it died) appear in each
+    failed start's progress line and in the summary, not only "exited with
+    status 2"; the records hold the same tail (the runner's ground truth)."""
+    suite = Suite(tmp_path)
+    agent = tmp_path / "crash.py"
+    agent.write_text(CRASHING_AGENT, encoding="utf-8")
+    suite.configure({"crash": {"command": [sys.executable, str(agent)], "model": "m1"}})
+    result = subprocess.run([sys.executable, "-c", WITH_CLI, command, str(suite.root), "--skip-check", "-j", "1"],
+                            cwd=suite.root, capture_output=True, text=True, env=environment(), timeout=DEADLINE)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr.replace("Traceback (most recent call last):", "")
+    records = suite.records()
+    assert records and all(r["status"] == "error" and "KeyError: 'OPENAI_API_KEY' is not set" in r["stderr_tail"]
+                           for r in records)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == len(records)
+    for line in lines:
+        assert "error" in line and "the agent exited with status 2" in line, line
+        assert line.endswith("KeyError: 'OPENAI_API_KEY' is not set"), line
+        assert "loading the model" not in line  # only the last lines
+    summary = result.stderr[result.stderr.index(f"{len(records)} start(s) failed"):]
+    assert re.search(r"^  \S+ v\d+ (control|treatment) rep \d+: error in \d+\.\d s: the agent exited with status 2; "
+                     r"its stderr ends: .*KeyError: 'OPENAI_API_KEY' is not set$", summary, re.M), summary
