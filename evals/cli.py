@@ -199,6 +199,23 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     return _print_results(summary, workspace, withheld)
 
 
+def unreadable_by_arm(records) -> dict[str, int]:
+    """Per arm, the ``ok`` starts whose answer had no field the output spec
+    names (``answer_source: "none"``); arms without any are left out."""
+    found: dict[str, int] = {}
+    for record in records:
+        if record.get("status") == "ok" and record.get("answer_source") == "none":
+            found[record["arm"]] = found.get(record["arm"], 0) + 1
+    return found
+
+
+def _unreadable_warning(unreadable: dict[str, int], tallies) -> str:
+    counts = ", ".join(f"{arm} {count} of {tallies[arm]['ok']}" for arm, count in unreadable.items())
+    return (f"skill-eval: warning: answers with no field output-spec.md names ({counts} ok start(s)): each is "
+            "graded a miss; if the agent answers in prose, make its command or prompt ask for the output spec's "
+            "fields (`skill-eval report` marks groups made mostly of them `unreadable`)")
+
+
 FAILURES_SHOWN = 3
 """Failed starts the summary describes (with their stderr) before saying how many more."""
 
@@ -232,10 +249,14 @@ def _print_results(summary, workspace, withheld: int) -> int:
     from .runner import RunError, suite_budget
 
     tallies = summary.tally()
+    unreadable = unreadable_by_arm(summary.records)
     for arm, tally in tallies.items():
         if tally["starts"]:
             print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
-                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted")
+                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted"
+                  + (f"; {unreadable[arm]} ok answer(s) unreadable" if unreadable.get(arm) else ""))
+    if unreadable:
+        print(_unreadable_warning(unreadable, tallies), file=sys.stderr)
     if summary.records:
         print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}")
     try:
@@ -608,6 +629,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     finally:
         stop.remove()
     _print_observations(result, hint_text, workspace.root)
+    unreadable = unreadable_by_arm(result.summary.records)
+    if unreadable:
+        print(_unreadable_warning(unreadable, result.summary.tally()), file=sys.stderr)
     if result.summary.files:
         print(f"records appended to {', '.join(str(p) for p in sorted(result.summary.files))}", file=sys.stderr)
     try:
@@ -715,6 +739,10 @@ def _print_observations(result, hint_text, root: Path) -> None:
             if zone == "floor":
                 hints.append(f"{probe.probe_id} v{probe.version}: floor: "
                              + hint_text(_hint(observation, result, root)))
+            elif zone == "unreadable":
+                hints.append(f"{probe.probe_id} v{probe.version}: unreadable: most answers had no field "
+                             "output-spec.md names, so each was graded a miss; this is no floor: make the agent "
+                             "answer in the output spec's fields, under a new [agents.NAME] (a new sample)")
         treatment = observation.treatment.text() if observation.treatment.started else "-"
         table.append((probe.probe_id, str(probe.version), observation.control.text(), treatment, zone,
                       str(observation.row_starts), decided))

@@ -16,7 +16,10 @@ a row's sample:
 * **floor** — neither arm caught it ("too obscure");
 * **adverse** — control caught it more often than treatment;
 * **mixed** — anything else (e.g. control 1/2, treatment 2/2);
-* **pending** — an arm the call needs has no graded rep yet.
+* **pending** — an arm the call needs has no graded rep yet;
+* **unreadable** — most graded answers had no field the output spec names
+  (``answer_source: "none"``): each was graded a miss, so the sample would
+  read as a floor; the row says how many, per arm.
 
 A row's notes start with its latest ``skill-eval calibrate`` decision, when
 one is on record (``calibrated: floor after the treatment (4 starts; rule
@@ -44,8 +47,10 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
+from skill_eval.linter.runs import ZONES
+
 from .calibrate import decision_note
-from .viewer_model import ARM_NAMES, ZONES, Group, ReportModel
+from .viewer_model import ARM_NAMES, Group, ReportModel
 
 ON_DISK_NOTES = {
     "skill-edited": "the skill (SKILL.md or another file of its folder) changed since",
@@ -76,12 +81,28 @@ def arm_cell(group: Group, arm: str) -> str:
     else:
         low, high = sample["wilson95"]
         cell = f"{sample['caught']}/{sample['reps']} [{low:.2f}-{high:.2f}]"
+    if sample.get("unreadable"):
+        cell += f" ({sample['unreadable']} unreadable)"
     for key, word in (("errors", "error"), ("timeouts", "timeout"), ("interrupted", "interrupted")):
         if sample[key]:
             cell += f" +{sample[key]} {word}"
     if sample["running"]:
         cell += f" +{sample['running']} running"
     return cell
+
+
+def unreadable_note(group: Group) -> str | None:
+    """How many graded answers had no field the output spec names, when any:
+    ``2 of 4 graded answers unreadable (no field output-spec.md names)``, and
+    what to do when they decided the zone."""
+    unreadable = sum(group["arms"][arm].get("unreadable", 0) for arm in ARM_NAMES)
+    if not unreadable:
+        return None
+    graded = sum(group["arms"][arm]["reps"] for arm in ARM_NAMES)
+    note = f"{unreadable} of {graded} graded answers unreadable (no field output-spec.md names)"
+    if group["zone"] == "unreadable":
+        note += ": not a floor; make the agent answer in the output spec's fields, then run again"
+    return note
 
 
 def ungraded_note(group: Group) -> str | None:
@@ -128,6 +149,9 @@ def notes(group: Group) -> str:
         found.append(ON_DISK_NOTES.get(group["on_disk"], group["on_disk"]))
     if group["frozen"] and not group["frozen_matches"]:
         found.append("frozen with other hashes")
+    unreadable = unreadable_note(group)
+    if unreadable:
+        found.append(unreadable)
     ungraded = ungraded_note(group)
     if ungraded:
         found.append(ungraded)

@@ -462,6 +462,8 @@ class RecordsState:
         self.latest_failure: dict[tuple, dict[str, Any]] = {}
         self.passed: dict[tuple, bool] = {}
         """Per rep identity with an ``ok`` record, whether it caught what the probe asks for."""
+        self.unreadable: set[tuple] = set()
+        """Rep identities whose latest ``ok`` answer had no field the output spec names."""
         self.files = list(files)
         for path in self.files:
             runs = read_runs_file(path)
@@ -477,6 +479,7 @@ class RecordsState:
                 if status == "ok":
                     self.ok.add(identity)
                     self.passed[identity] = bool(record_passed(record))
+                    (self.unreadable.add if record.get("answer_source") == "none" else self.unreadable.discard)(identity)
                 elif record.get("unfinished") and alive:
                     self.live.add(identity)
                 else:

@@ -380,7 +380,7 @@ def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
         wilson95=list(graded.interval) if reps else None,
         errors=sum(s["status"] == "error" for s in starts), timeouts=sum(s["status"] == "timeout" for s in starts),
         interrupted=sum(s["status"] == "interrupted" for s in starts), running=sum(s["status"] == "running" for s in starts),
-        unresolved=len({s["rep"] for s in starts} - ok - running),
+        unresolved=len({s["rep"] for s in starts} - ok - running), unreadable=graded.unreadable,
     )
 
 

@@ -39,11 +39,11 @@ ALPHA = SEPARATION_ALPHA
 """A group is *separated* when the one-sided Fisher p-value is at most this
 (:data:`skill_eval.linter.runs.SEPARATION_ALPHA`, which the text report uses too)."""
 
-Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending"]
+Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable"]
 Status = Literal["ok", "error", "timeout", "interrupted", "running"]
 Arm = Literal["control", "treatment"]
 OnDisk = Literal["current", "skill-edited", "edited", "superseded", "older", "missing"]
-CalibrationZone = Literal["ceiling", "window", "floor", "adverse", "mixed", "undecided"]
+CalibrationZone = Literal["ceiling", "window", "floor", "adverse", "mixed", "unreadable", "undecided"]
 
 
 class Filters(TypedDict):
@@ -97,6 +97,10 @@ class ArmSample(TypedDict):
     """Starts whose runner is running them now (no outcome yet, its runs file is held)."""
     unresolved: int
     """Rep numbers that have starts but no graded outcome and none running (every start failed)."""
+    unreadable: int
+    """Of the graded reps, those whose answer had no field the output spec names
+    (``answer_source: "none"``): graded as misses; when they are most of a
+    group's graded reps its zone is ``unreadable``, never ``floor``."""
 
 
 class Evidence(TypedDict):
@@ -277,7 +281,7 @@ class ReportModel(TypedDict):
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
-CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "undecided")
+CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "unreadable", "undecided")
 ARM_NAMES: tuple[str, ...] = ("control", "treatment")
 STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted", "running")
 

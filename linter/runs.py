@@ -54,8 +54,11 @@ Zones
 -----
 :func:`zone_of` classifies one sample from its per-arm counts, as in the
 seed's diagram (ceiling / usable window / floor), plus ``adverse`` (control
-caught more often than treatment), ``mixed`` (anything else) and ``pending``
-(an arm needed for the call has no graded rep yet). :func:`fisher_greater`
+caught more often than treatment), ``mixed`` (anything else), ``pending``
+(an arm needed for the call has no graded rep yet) and ``unreadable`` (most
+graded answers had no field the output spec names, ``answer_source:
+"none"``: an agent answering in prose is graded a miss every time, and its
+sample would read as a floor). :func:`fisher_greater`
 gives the one-sided Fisher exact p-value of "treatment catches more often".
 """
 
@@ -739,22 +742,26 @@ def record_passed(record: dict[str, Any]) -> bool | None:
 
 
 class ArmSample:
-    """One arm's graded reps of one sample, and its failed starts."""
+    """One arm's graded reps of one sample, and its failed starts.
+    ``unreadable``: of the graded reps, those whose answer had no field the
+    output spec names (``answer_source: "none"``): graded, as misses."""
 
-    __slots__ = ("reps", "caught", "errors", "timeouts", "interrupted")
+    __slots__ = ("reps", "caught", "errors", "timeouts", "interrupted", "unreadable")
 
-    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0, interrupted: int = 0) -> None:
+    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0, interrupted: int = 0,
+                 unreadable: int = 0) -> None:
         self.reps, self.caught, self.errors, self.timeouts, self.interrupted = reps, caught, errors, timeouts, interrupted
+        self.unreadable = unreadable
 
     def __repr__(self) -> str:
         return (f"ArmSample(reps={self.reps}, caught={self.caught}, errors={self.errors}, timeouts={self.timeouts}, "
-                f"interrupted={self.interrupted})")
+                f"interrupted={self.interrupted}, unreadable={self.unreadable})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArmSample):
             return NotImplemented
-        return ((self.reps, self.caught, self.errors, self.timeouts, self.interrupted)
-                == (other.reps, other.caught, other.errors, other.timeouts, other.interrupted))
+        return ((self.reps, self.caught, self.errors, self.timeouts, self.interrupted, self.unreadable)
+                == (other.reps, other.caught, other.errors, other.timeouts, other.interrupted, other.unreadable))
 
     @property
     def failed(self) -> int:
@@ -803,11 +810,23 @@ def fisher_greater(treatment_caught: int, treatment_reps: int, control_caught: i
 SEPARATION_ALPHA = 0.05
 """A sample separates the arms when :func:`fisher_greater` is at most this."""
 
-ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
+ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable")
+
+
+def mostly_unreadable(control: ArmSample, treatment: ArmSample) -> bool:
+    """Whether more than half of the graded reps of both arms together had an
+    answer with no field the output spec names: the sample says how the
+    agent answers, not whether it caught anything."""
+    graded = control.reps + treatment.reps
+    return graded > 0 and 2 * (control.unreadable + treatment.unreadable) > graded
 
 
 def zone_of(control: ArmSample, treatment: ArmSample) -> str:
-    """The calibration zone of a sample (see the module docstring)."""
+    """The calibration zone of a sample (see the module docstring).
+    ``unreadable`` before any other (:func:`mostly_unreadable`): misses that
+    are unread answers are no floor."""
+    if mostly_unreadable(control, treatment):
+        return "unreadable"
     if control.reps == 0:
         return "pending"
     if treatment.reps and control.rate > treatment.rate:
@@ -924,11 +943,12 @@ def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict
         if passed is None:
             failures[rep] = (key, record)
         else:
-            outcomes[rep] = (key, passed)
-    for rep, (key, passed) in outcomes.items():
+            outcomes[rep] = (key, passed, record.get("answer_source") == "none")
+    for rep, (key, passed, unreadable) in outcomes.items():
         arm_sample = samples[key].arms[rep[5]]
         arm_sample.reps += 1
         arm_sample.caught += int(passed)
+        arm_sample.unreadable += int(unreadable)
     for rep, (key, record) in failures.items():
         if rep in outcomes:
             continue  # a retry succeeded
