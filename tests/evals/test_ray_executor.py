@@ -50,7 +50,7 @@ def _why_not() -> str | None:
         return "making a network namespace needs root"
     for tool in ("unshare", "nsenter", "ip"):
         if shutil.which(tool) is None:
-            return f"{tool} is not installed (util-linux / iproute2)"
+            return f"{tool} is not installed (apt-get install util-linux iproute2)"
     return None
 
 

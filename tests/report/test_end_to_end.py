@@ -24,7 +24,7 @@ from report_helpers import AGENTS as TEST_AGENTS, Suite
 from skill_eval.evals.grading import grade_answer
 from skill_eval.evals.probes import Workspace
 
-junitparser = pytest.importorskip("junitparser")
+junitparser = pytest.importorskip("junitparser", reason="junitparser is not installed (pip install -e '.[test]')")
 
 VERDICT_AGENT = Path(__file__).resolve().parent / "agents" / "verdict_agent.py"
 CLI = [sys.executable, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())"]

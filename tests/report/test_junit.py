@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-junitparser = pytest.importorskip("junitparser")
+junitparser = pytest.importorskip("junitparser", reason="junitparser is not installed (pip install -e '.[test]')")
 
 from skill_eval.evals.junit import write_junit  # noqa: E402
 from synthetic_report import synthetic_model  # noqa: E402
