@@ -258,7 +258,7 @@ def _print_results(summary, workspace, withheld: int) -> int:
     if unreadable:
         print(_unreadable_warning(unreadable, tallies), file=sys.stderr)
     if summary.records:
-        print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}")
+        print(f"records appended to {', '.join(_shown_path(p) for p in sorted(summary.files))}")
     try:
         print(f"budget: {suite_budget(workspace).describe()}")
     except RunError as error:
@@ -481,6 +481,13 @@ def check_main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` as the linter prints paths: relative to the current folder when inside it."""
+    from skill_eval.linter.output import display_path
+
+    return display_path(path)
+
+
 def _relative_paths(text: str, *paths: Path) -> str:
     """``text`` with each of ``paths`` (absolute, as messages name files)
     written as the linter writes paths: relative to the current folder when
@@ -516,9 +523,9 @@ def freeze_main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"cannot write frozen.json ({error.strerror or error}); check the folder's permissions")
     for result in results:
         if result.added:
-            print(f"{result.path}: froze {', '.join(result.added)}")
+            print(f"{_shown_path(result.path)}: froze {', '.join(result.added)}")
         if result.unchanged:
-            print(f"{result.path}: already frozen, unchanged: {', '.join(result.unchanged)}")
+            print(f"{_shown_path(result.path)}: already frozen, unchanged: {', '.join(result.unchanged)}")
     return EXIT_OK
 
 
@@ -633,7 +640,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     if unreadable:
         print(_unreadable_warning(unreadable, result.summary.tally()), file=sys.stderr)
     if result.summary.files:
-        print(f"records appended to {', '.join(str(p) for p in sorted(result.summary.files))}", file=sys.stderr)
+        print(f"records appended to {', '.join(_shown_path(p) for p in sorted(result.summary.files))}", file=sys.stderr)
     try:
         print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
     except RunError as error:
@@ -780,9 +787,9 @@ def _freeze_decided(result) -> int:
         return _fail(f"cannot write frozen.json ({error.strerror or error}); check the folder's permissions")
     for frozen in results:
         if frozen.added:
-            print(f"{frozen.path}: froze {', '.join(frozen.added)}")
+            print(f"{_shown_path(frozen.path)}: froze {', '.join(frozen.added)}")
         if frozen.unchanged:
-            print(f"{frozen.path}: already frozen, unchanged: {', '.join(frozen.unchanged)}")
+            print(f"{_shown_path(frozen.path)}: already frozen, unchanged: {', '.join(frozen.unchanged)}")
     return EXIT_OK
 
 
