@@ -426,7 +426,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         failed = sum(1 for r in results if r is not None and r[0] == "failure")
         errored = sum(1 for r in results if r is not None and r[0] == "error")
         print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse), "
-              f"{errored} errored (reps whose every start failed: error, timeout or interrupted)", file=sys.stderr)
+              f"{errored} errored (reps whose every start failed, or answers with no field the output spec names)", file=sys.stderr)
         if failed or errored:
             status = EXIT_FINDINGS
     return status

@@ -11,6 +11,9 @@ What a test case reports (docs/report.md, "JUnit"):
   rep errored, timed out or was interrupted, so the sample is incomplete
   (``type="unresolved-reps"``; a rep being run now is not counted). The plain
   ``skill-eval run`` resumes interrupted reps, ``--retry-errors`` re-runs the rest.
+* ``<error>`` — the zone is **unreadable**: most graded answers had no
+  field the output spec names (``type="unreadable-answers"``): the agent's
+  answers could not be graded, whatever the probe is.
 * ``<failure>`` — the zone is **adverse**: the control arm caught the defect
   more often than the treatment (``type="adverse"``): the skill hurt here.
 * ``<skipped>`` — the zone is **pending**: an arm the call needs has no graded
@@ -67,6 +70,11 @@ def outcome(group: Group) -> tuple[str, str, str] | None:
     if adverse:
         return ("failure", "adverse", f"adverse: control caught it more often than treatment "
                 f"(control {_arm(control)}, treatment {_arm(treatment)}; {group['evidence']['text']})")
+    if group["zone"] == "unreadable":
+        unreadable = control.get("unreadable", 0) + treatment.get("unreadable", 0)
+        return ("error", "unreadable-answers",
+                f"unreadable: {unreadable} of {control['reps'] + treatment['reps']} graded answers had no field the "
+                "output spec names, so each was graded a miss; make the agent answer in the output spec's fields")
     if group["zone"] == "pending":
         return "skipped", "pending", "pending: an arm the call needs has no graded rep yet"
     return None

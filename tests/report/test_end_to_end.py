@@ -66,7 +66,7 @@ def workspace(tmp_path_factory):
 def test_report_exits_1_on_adverse_and_errored_probes(workspace):
     _suite, html, xml, reported, _decisions = workspace
     assert reported.returncode == 1, reported.stderr
-    assert "6 test case(s), 2 failed (adverse), 2 errored (reps whose every start failed: error, timeout or interrupted)" in reported.stderr
+    assert "6 test case(s), 2 failed (adverse), 2 errored (reps whose every start failed, or answers with no field the output spec names)" in reported.stderr
     assert html.is_file() and xml.is_file()
     # the text tables are still the command's output
     assert "agent hurt · model m2: 2 probe version(s): adverse 2" in reported.stdout

@@ -78,6 +78,13 @@ def test_a_prose_agent_is_reported_unreadable_never_floor(tmp_path: Path) -> Non
 
     assert validate(model) == []
 
+    junit = tmp_path / "report.xml"
+    done = subprocess.run([sys.executable, "-m", "skill_eval", "report", "--junit", str(junit), str(suite.root)],
+                          cwd=suite.root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr  # CI fails: nothing of this run could be graded
+    xml = junit.read_text(encoding="utf-8")
+    assert xml.count('type="unreadable-answers"') == len(model["groups"])
+
     text = skill_eval(suite, "report")
     assert text.returncode == 0, text.stderr
     rows = [line for line in text.stdout.splitlines() if line.startswith("  ") and " v" not in line]
