@@ -4,8 +4,9 @@ piped (a CI log) and on a terminal (``script``), prints no traceback and
 exits as the README says; a terminal without rich (a broken install) still
 gets one line per finished start.
 
-The venv is built once per session (``pip install .`` of this checkout; the
-pip cache makes it quick where it is warm). Marked slow (tests/conftest.py).
+The venv is built once per session (``pip install .`` of a copy of this
+checkout without its venv, build folder or caches, as a fresh clone has it;
+the pip cache makes it quick where it is warm). Marked slow (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -41,9 +42,14 @@ PROGRESS_LINE = re.compile(r"^\[\d+/\d+(?: ETA [-:\d]+)?\] \S+ v\d+ (control|tre
 @pytest.fixture(scope="session")
 def fresh_venv(tmp_path_factory) -> Path:
     """A venv holding ``pip install .`` of this checkout and nothing else."""
-    venv = tmp_path_factory.mktemp("fresh") / "venv"
+    base = tmp_path_factory.mktemp("fresh")
+    clone = base / "clone"  # the checkout as a clone has it: no venv, build folder or caches of this one
+    shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
+        ".skill-eval-cache", "node_modules", "runs"))
+    venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT)],
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(clone)],
                           capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
