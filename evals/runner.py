@@ -479,7 +479,10 @@ class RecordsState:
                 if status == "ok":
                     self.ok.add(identity)
                     self.passed[identity] = bool(record_passed(record))
-                    (self.unreadable.add if record.get("answer_source") == "none" else self.unreadable.discard)(identity)
+                    if record.get("answer_source") == "none":
+                        self.unreadable.add(identity)
+                    else:
+                        self.unreadable.discard(identity)
                 elif record.get("unfinished") and alive:
                     self.live.add(identity)
                 else:

@@ -281,6 +281,10 @@ class ReportModel(TypedDict):
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
+"""The zones the HTML viewer lists, colours and plots. A group's ``zone``
+may also be ``unreadable`` (:data:`skill_eval.linter.runs.ZONES` lists every
+zone, and the text report counts them all); the viewer's own zone lists
+(colours, titles, filters) take it when they give it a colour."""
 CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "unreadable", "undecided")
 ARM_NAMES: tuple[str, ...] = ("control", "treatment")
 STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted", "running")
