@@ -49,6 +49,8 @@ def describe_start(record: dict[str, Any]) -> str:
             verdict = "caught" + (f" ({', '.join(caught)})" if caught else "")
         else:
             verdict = "missed" + (f" (caught {', '.join(caught) or 'none'} of {', '.join(defects)})" if defects else "")
+        if record.get("answer_source") == "none":
+            verdict += ", answer unreadable (no field output-spec.md names)"
         return f"{what}: {verdict}{took}"
     error = str(record.get("error") or "").splitlines()
     said = stderr_said(record)

@@ -101,7 +101,8 @@ def unreadable_note(group: Group) -> str | None:
     graded = sum(group["arms"][arm]["reps"] for arm in ARM_NAMES)
     note = f"{unreadable} of {graded} graded answers unreadable (no field output-spec.md names)"
     if group["zone"] == "unreadable":
-        note += ": not a floor; make the agent answer in the output spec's fields, then run again"
+        note += (": not a floor; make the agent answer in the output spec's fields, then run it under a new "
+                 "[agents.NAME] (a new sample)")
     return note
 
 

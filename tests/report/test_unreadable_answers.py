@@ -49,7 +49,7 @@ def prose_suite(tmp_path: Path) -> tuple[Suite, Path]:
 
 def test_a_prose_agent_is_reported_unreadable_never_floor(tmp_path: Path) -> None:
     suite, log = prose_suite(tmp_path)
-    run = skill_eval(suite, "run", "--skip-check", "--no-progress")
+    run = skill_eval(suite, "run", "--skip-check")
     assert run.returncode == 0, run.stderr
     answered = len(log.read_text(encoding="utf-8").split())
     assert answered > 0
@@ -61,6 +61,10 @@ def test_a_prose_agent_is_reported_unreadable_never_floor(tmp_path: Path) -> Non
     assert all(ok == unreadable for ok, unreadable in counts.values())
     assert sum(ok for ok, _u in counts.values()) == answered
     assert "answers with no field output-spec.md names" in run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == answered
+    assert all(re.search(r": missed .*, answer unreadable \(no field output-spec\.md names\) in \d+\.\d s$", line)
+               for line in lines), lines
 
     report = skill_eval(suite, "report", "--format", "json")
     assert report.returncode == 0, report.stderr
