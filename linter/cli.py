@@ -328,6 +328,8 @@ def _lint(args: argparse.Namespace) -> int:
         _write_output_file(args.output_file, report + ("\n" if report else ""), "report")
     elif report:
         _write_stdout(report + "\n", "report")
+    if args.fix:
+        _hint_unsafe(args, diagnostics)  # once the report is out: a failed write stays one line
     return _exit_status(args, diagnostics)
 
 
@@ -439,10 +441,22 @@ def _print_fix_diff(args: argparse.Namespace, result) -> int:
     files = sum(1 for _path, before, after in changes if before != after)
     if not files:
         print(f"skill-eval-lint: no {'' if args.unsafe_fixes else 'safe '}fix to apply", file=sys.stderr)
+        _hint_unsafe(args, result.diagnostics)
         return EXIT_CLEAN
     print(f"skill-eval-lint: would fix {planned.fixed} problem{'s' if planned.fixed != 1 else ''} "
           f"in {files} file{'s' if files != 1 else ''}", file=sys.stderr)
     return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
+
+
+def _hint_unsafe(args: argparse.Namespace, diagnostics) -> None:
+    """Say on stderr how many findings left have only unsafe fixes, which
+    ``--unsafe-fixes`` would take (as ruff says of its hidden fixes)."""
+    if args.unsafe_fixes:
+        return
+    hidden = sum(1 for d in diagnostics if d.fixes and not any(fix.safe for fix in d.fixes))
+    if hidden:
+        print(f"skill-eval-lint: {hidden} finding{'s' if hidden != 1 else ''} more can be fixed with --unsafe-fixes "
+              "(review them with --diff --unsafe-fixes first)", file=sys.stderr)
 
 
 def _overrides(args: argparse.Namespace) -> dict:

@@ -80,6 +80,7 @@ def test_fix_leaves_an_unsafe_fix_and_unsafe_fixes_applies_it(tmp_path: Path, ca
     before = probe.read_bytes()
     assert main([str(root), "--select", "SE101", "--fix", "--no-cache"]) == 1
     assert probe.read_bytes() == before, "--fix took an unsafe fix"
+    assert "1 finding more can be fixed with --unsafe-fixes" in capsys.readouterr().err
 
     assert main([str(root), "--select", "SE101", "--diff", "--unsafe-fixes", "--no-cache"]) == 1
     patch = capsys.readouterr().out
