@@ -188,14 +188,13 @@ def skill_files(folder: Path) -> dict[Path, str]:
 
 
 def enclosing_config(folder: Path) -> Path | None:
-    """The config of the workspace ``folder`` would belong to, when one above
-    it has a config file (``skill-eval.toml``, or a ``pyproject.toml`` with
+    """The config of the workspace ``folder`` would belong to, when it or a
+    folder above it has a config file (``skill-eval.toml``, or a ``pyproject.toml`` with
     ``[tool.skill-eval]``); else ``None``: the scaffold is a workspace of its
     own and gets its own ``skill-eval.toml``."""
     from skill_eval.linter.workspace import find_workspace_root, has_pyproject_section
 
-    parent = folder.resolve().parent
-    root = find_workspace_root(parent)
+    root = find_workspace_root(folder.resolve())  # the folder itself when it exists, else from its parent up
     if (root / "skill-eval.toml").is_file():
         return root / "skill-eval.toml"
     pyproject = root / "pyproject.toml"

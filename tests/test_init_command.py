@@ -170,3 +170,15 @@ def test_run_says_when_probes_have_no_known_transcripts(tmp_path: Path) -> None:
     result = skill_eval("run", "--dry-run", cwd=skill)
     assert result.returncode == 0, result.stderr
     assert "warning: no known transcripts for 1 probe(s): unbacked-claim v1" in result.stderr
+
+
+def test_init_in_a_folder_that_has_its_config_already_keeps_it(tmp_path: Path) -> None:
+    """A user who wrote skill-eval.toml first, then runs `skill-eval init` there."""
+    folder = tmp_path / "release-signoff"
+    folder.mkdir()
+    config = b"[calibration]\nmax-starts = 20\n"
+    (folder / "skill-eval.toml").write_bytes(config)
+    result = skill_eval("init", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "skill-eval.toml").read_bytes() == config
+    assert (folder / "SKILL.md").is_file() and skill_eval("check", cwd=folder).returncode == 0
