@@ -13,7 +13,9 @@ def pytest_addoption(parser):
 
 
 SLOW = (
-    "agents_real/",                    # the real agent CLIs, each in a network namespace
+    "agents_real/test_agents_real.py",         # the real agent CLIs, each in a network namespace
+    "agents_real/test_agents_real_runner.py",  # the same, through skill-eval run
+    "agents_real/test_netns_guard.py",         # network namespaces
     "editors/test_vscode.py",          # npm installs and a VS Code extension host
     "editors/test_neovim.py",          # a headless Neovim per test
     "editors/test_precommit.py",       # pre-commit builds its hook environment
