@@ -67,13 +67,14 @@ STDERR_SHOWN_CHARS = 300
 def stderr_said(record: dict[str, Any]) -> str:
     """The last non-blank lines of a failed start's stderr (``stderr_tail`` of
     its record), joined with `` | ``, at most :data:`STDERR_SHOWN_CHARS`
-    characters (the end kept: a traceback's last line names the error); empty
+    characters (the end kept: a traceback's last line names the error), each
+    unprintable character (an escape sequence's ESC) shown as ``?``; empty
     when it said nothing."""
     tail = record.get("stderr_tail")
     if not isinstance(tail, str):
         return ""
     lines = [line.strip() for line in tail.splitlines() if line.strip()][-STDERR_SHOWN_LINES:]
-    text = " | ".join(lines)
+    text = "".join(c if c.isprintable() else "?" for c in " | ".join(lines))  # no agent writes escapes to our terminal
     return text if len(text) <= STDERR_SHOWN_CHARS else "..." + text[-(STDERR_SHOWN_CHARS - 3):]
 
 

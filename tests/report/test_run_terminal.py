@@ -283,6 +283,7 @@ sys.stdin.read()
 print("loading the model...", file=sys.stderr)
 print("Traceback (most recent call last):", file=sys.stderr)
 print('  File "agent.py", line 3, in <module>', file=sys.stderr)
+print("\\x1b[31mred\\x1b[0m", file=sys.stderr)
 print("KeyError: 'OPENAI_API_KEY' is not set", file=sys.stderr)
 sys.exit(2)
 """
@@ -310,6 +311,7 @@ def test_a_crashing_agent_shows_its_stderr_in_its_line_and_the_summary(tmp_path,
         assert "error" in line and "the agent exited with status 2" in line, line
         assert line.endswith("KeyError: 'OPENAI_API_KEY' is not set"), line
         assert "loading the model" not in line  # only the last lines
+        assert "\x1b" not in line and "?[31mred?[0m" in line  # an agent's escapes never reach the terminal
     summary = result.stderr[result.stderr.index(f"{len(records)} start(s) failed"):]
     assert re.search(r"^  \S+ v\d+ (control|treatment) rep \d+: error in \d+\.\d s: the agent exited with status 2; "
                      r"its stderr ends: .*KeyError: 'OPENAI_API_KEY' is not set$", summary, re.M), summary
