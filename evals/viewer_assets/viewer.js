@@ -56,6 +56,15 @@
     return failed ? text + " +" + failed + " failed" : text;
   }
 
+  /* An arm's cell: counts, interval and failed starts, each kept on one line. */
+  function armCell(arm) {
+    if (!arm.reps && !(arm.errors + arm.timeouts + arm.interrupted)) return "-";
+    var failed = arm.errors + arm.timeouts + arm.interrupted;
+    return [arm.reps ? [el("span", { className: "piece", text: arm.caught + "/" + arm.reps }), " ",
+      el("span", { className: "piece interval", text: "[" + fixed(arm.wilson95[0], 2) + "–" + fixed(arm.wilson95[1], 2) + "]" })] : "-",
+      failed ? [" ", el("span", { className: "piece", text: "+" + failed + " failed" })] : null];
+  }
+
   function zoneBadge(zone) {
     var colour = (state.payload.zone_colours || {})[zone] || "#999";
     return el("span", { className: "zone", style: "--zone-colour:" + colour, title: state.payload.zone_titles[zone] || zone, text: zone });
@@ -211,16 +220,17 @@
    * are then named once above the table instead (``#table-constants``). */
   var COLUMNS = [
     { id: "skill", title: "skill", collapsible: true, className: "wrap", value: function (g) { return g.skill || ""; } },
-    { id: "probe", title: "probe", className: "wrap", value: function (g) { return g.probe; },
+    { id: "probe", title: "probe", className: "wrap id", value: function (g) { return g.probe; },
       cell: function (g) { return el("a", { className: "probe", href: "#" + hashFor({ g: g.key }), text: g.probe }); } },
     { id: "version", title: "v", num: true, value: function (g) { return g.version; } },
     { id: "agent", title: "agent", collapsible: true, className: "wrap", value: function (g) { return g.agent; } },
     { id: "model", title: "model", collapsible: true, className: "wrap", value: function (g) { return g.model; } },
     { id: "zone", title: "zone", value: function (g) { return state.payload.zones.indexOf(g.zone); }, cell: function (g) { return zoneBadge(g.zone); } },
-    { id: "control", title: "control", num: true, className: "arm", value: function (g) { return g.arms.control.rate == null ? -1 : g.arms.control.rate; }, cell: function (g) { return armText(g.arms.control); } },
-    { id: "treatment", title: "treatment", num: true, className: "arm", value: function (g) { return g.arms.treatment.rate == null ? -1 : g.arms.treatment.rate; }, cell: function (g) { return armText(g.arms.treatment); } },
-    { id: "p", title: "Fisher p", num: true, value: function (g) { var p = pValue(g.evidence); return p == null ? 2 : p; },
-      cell: function (g) { return el("span", { title: g.evidence.text, text: g.evidence.p == null ? "-" : Number(g.evidence.p).toPrecision(2) + (g.evidence.separated ? " separated" : "") }); } },
+    { id: "control", title: "control", num: true, className: "arm", value: function (g) { return g.arms.control.rate == null ? -1 : g.arms.control.rate; }, cell: function (g) { return armCell(g.arms.control); } },
+    { id: "treatment", title: "treatment", num: true, className: "arm", value: function (g) { return g.arms.treatment.rate == null ? -1 : g.arms.treatment.rate; }, cell: function (g) { return armCell(g.arms.treatment); } },
+    { id: "p", title: "Fisher p", num: true, className: "arm", value: function (g) { var p = pValue(g.evidence); return p == null ? 2 : p; },
+      cell: function (g) { return el("span", { title: g.evidence.text }, g.evidence.p == null ? "-" : Number(g.evidence.p).toPrecision(2),
+        g.evidence.separated ? [" ", el("span", { className: "piece", text: "separated" })] : null); } },
     { id: "starts", title: "starts", num: true, value: function (g) { return g.starts.length; } },
     { id: "failed", title: "failed", num: true, value: failedStarts },
     { id: "flags", title: "flags", className: "flags", value: function (g) { return (g.edited_without_bump ? 4 : 0) + (g.frozen ? 2 : 0) + (unresolved(g) ? 1 : 0); }, cell: flags },
