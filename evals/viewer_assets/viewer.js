@@ -387,7 +387,7 @@
           c.cell ? c.cell(g) : String(c.value(g))));
       });
       row.addEventListener("click", function (event) {
-        if (event.target.closest("a")) return;
+        event.preventDefault();  // the probe's link too: its address is the view as it is now
         location.hash = hashFor({ g: g.key });
       });
       fragment.appendChild(row);
