@@ -246,6 +246,9 @@ def test_the_table_fits_at_1400_px(page, model, screenshots):
         document = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert table["scroll"] <= table["client"], f"{step}: the table overflows: {table}"
         assert document[0] <= document[1], f"{step}: the page scrolls sideways: {document}"
+        spilled = page.evaluate("Array.from(document.querySelectorAll('#groups th, #groups td'))"
+                                ".filter(c => c.scrollWidth > c.clientWidth).map(c => c.dataset.column + ': ' + c.textContent)")
+        assert spilled == [], f"{step}: text wider than its cell: {spilled[:5]}"
     screenshot_element(page, "#table-section", screenshots / "22-table-at-1400.png")
 
 
