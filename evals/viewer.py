@@ -9,9 +9,15 @@ smaller so: docs/performance.md), and the browser inflates it with its built-in
 ``DecompressionStream``.
 
 The page holds the zones per agent and model, the calibration plot (one agent
-and model at a time), a table of every group, sortable and filterable, and a
-detail view per group with every start: its answer, its grading per defect
-and expectation, and the stderr tail of failures.
+and model at a time), a full-text search over answers, errors and quotes, a
+table of every group, sortable and filterable (a skill, agent or model every
+row shown shares is named once above it instead of in a column), and a detail
+view per group: the probe as it ran (the artifact with each defect's quote
+marked, each ``caught_when``) beside the control and the treatment starts, in
+three columns, each start with its answer, its grading per defect and
+expectation, and the stderr tail of failures. The URL's hash holds the whole
+view (filters, sort, search, series, the detail open), so a view can be
+reloaded and shared; docs/report.md describes it.
 
 The calibration plot
 --------------------
