@@ -13,6 +13,7 @@
     model: null, payload: null, byKey: new Map(), marks: new Map(), view: null,
     filters: { skill: "", agent: "", model: "", zone: "", flag: "", text: "", q: "" },
     sort: { column: "probe", direction: 1 }, constants: {}, index: [], series: "", focusStart: null, timing: null,
+    appliedHash: null,
   };
   var ready = {};
   ready.promise = new Promise(function (resolve, reject) { ready.resolve = resolve; ready.reject = reject; });
@@ -533,6 +534,7 @@
   /* Keep the URL in step with the view, without a history entry per keystroke. */
   function writeHash() {
     var hash = hashFor(openedNow());
+    state.appliedHash = hash;
     if (location.hash.replace(/^#/, "") === hash) return;
     history.replaceState(null, "", location.pathname + location.search + (hash ? "#" + hash : ""));
   }
@@ -544,7 +546,10 @@
   }
 
   /* Set the view from the URL: filters, sort, search, series, then the detail. */
-  function applyHash() {
+  function applyHash(event) {
+    // Back and Forward fire popstate and hashchange for one step: apply it once
+    if (event && location.hash.replace(/^#/, "") === state.appliedHash) return;
+    state.appliedHash = location.hash.replace(/^#/, "");
     var params = readHash();
     var filters = {};
     Object.keys(HASH_FILTERS).forEach(function (k) { filters[k] = params.get(HASH_FILTERS[k]) || ""; });
@@ -794,6 +799,7 @@
     state.focusStart = null;
     closeDetail();
     var hash = hashFor(null);
+    state.appliedHash = hash;
     history.pushState(null, "", location.pathname + location.search + (hash ? "#" + hash : ""));
   }
 
@@ -815,7 +821,7 @@
     document.addEventListener("keydown", function (event) { if (event.key === "Escape" && !document.getElementById("detail").hidden) leaveDetail(); });
     window.addEventListener("hashchange", applyHash);
     window.addEventListener("popstate", applyHash);
-    return renderPlot().then(applyHash);
+    return renderPlot().then(function () { applyHash(); });
   }
 
   decodePayload().then(start).then(function () { ready.resolve(true); }, function (error) {

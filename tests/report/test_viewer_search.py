@@ -171,6 +171,17 @@ def test_search_an_answer_and_open_its_detail_beside_the_probe(page, model, scre
     assert page.problems == []
 
 
+def test_a_probe_no_longer_on_disk_is_said_so(page, model):
+    """A group whose probe.json or artifact changed since it ran has no probe
+    content: its detail says so in the probe's column, and names its defects."""
+    group = next(g for g in model["groups"] if g["probe_content"] is None)
+    page.evaluate(f"location.hash = 'g={group['key']}'")
+    assert wait_for(page, f"document.getElementById('detail').dataset.id === {json.dumps(group['key'])}")
+    text = page.evaluate("document.querySelector('#detail-body .probe-pane [data-fact=\"no-probe\"]').textContent")
+    assert f"on disk: {group['on_disk']}" in text and f"Defects on record: {', '.join(group['defects'])}." in text
+    assert page.evaluate("document.querySelectorAll('#detail-body pre.artifact').length") == 0
+
+
 @pytest.mark.parametrize("query", ["rate LIMITED", '"No answer within"', "dashboard DRIFT", "ledger not_proven",
                                    "</script>", "zzz-not-anywhere"])
 def test_search_covers_answers_errors_and_quotes(page, model, query):
@@ -202,27 +213,39 @@ def test_search_with_other_filters(page, model):
     assert sorted(table_keys(page)) == sorted({k for k, _s, _f in expected_hits(model, "rate limited") if k in adverse})
 
 
+TIMED = """(action => {{
+  const t0 = performance.now();
+  action();
+  const t1 = performance.now();
+  return new Promise(resolve => requestAnimationFrame(() => setTimeout(() => resolve(
+    Object.assign({{total_ms: t1 - t0, painted_ms: performance.now() - t0}}, window.skillEvalReport.state.timing)))));
+}})(() => {{ {action} }})"""
+
+
 def test_search_is_quick_at_3000_starts(page, model, report_file):
     """Search and re-render of the table, measured in the page, for queries
-    matching many and few starts; the figures are printed."""
+    matching many and few starts, beside re-drawing the whole table without a
+    search; the figures are printed. The search itself is a few milliseconds;
+    what a match costs besides is drawing the rows, as any filter does."""
     starts = sum(len(g["starts"]) for g in model["groups"])
     assert starts >= 3000
+    redraw = "const s = document.getElementById('filter-zone'); s.value = s.value ? '' : 'floor'; s.dispatchEvent(new Event('change'));"
+    page.evaluate(TIMED.format(action=redraw))  # to floor
+    whole = page.evaluate(TIMED.format(action=redraw))  # back to all 600 rows
     timings = {}
     for query in ("e", "coverage", "rate limited", '"no answer within 120"', "zzz-not-anywhere"):
-        timings[query] = page.evaluate(f"""(() => {{
-          const box = document.getElementById('filter-search'); box.value = {json.dumps(query)};
-          const t0 = performance.now();
-          box.dispatchEvent(new KeyboardEvent('keydown', {{key: 'Enter'}}));
-          const t1 = performance.now();
-          return new Promise(resolve => requestAnimationFrame(() => setTimeout(() => resolve(
-            Object.assign({{total_ms: t1 - t0, painted_ms: performance.now() - t0}}, window.skillEvalReport.state.timing)))));
-        }})()""")
-    print(f"\n{report_file.stat().st_size:,} bytes, {len(model['groups'])} groups, {starts:,} starts; search timings (ms):")
+        timings[query] = page.evaluate(TIMED.format(action=(
+            f"const box = document.getElementById('filter-search'); box.value = {json.dumps(query)};"
+            " box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'}));")))
+    print(f"\n{report_file.stat().st_size:,} bytes, {len(model['groups'])} groups, {starts:,} starts; "
+          f"the whole table re-drawn without a search: {whole['rows_ms']:.1f} ms, painted {whole['painted_ms']:.1f} ms; "
+          "search timings (ms):")
     for query, timing in timings.items():
-        print(f"  {query!r}: search {timing['search_ms']:.1f}, table {timing['rows_ms']:.1f}, "
+        print(f"  {query!r}: search {timing['search_ms']:.1f}, table and list {timing['rows_ms']:.1f}, "
               f"until painted {timing['painted_ms']:.1f}")
     assert all(timing["search_ms"] < 250 for timing in timings.values()), timings
-    assert all(timing["painted_ms"] < 2000 for timing in timings.values()), timings
+    # a search that keeps every row costs little more than drawing every row (machine load cancels out)
+    assert all(timing["painted_ms"] < 3 * whole["painted_ms"] + 300 for timing in timings.values()), (whole, timings)
 
 
 # -- the table ----------------------------------------------------------------------------------
