@@ -272,9 +272,7 @@
     fillSelect("filter-skill", distinct("skill"));
     fillSelect("filter-agent", distinct("agent"));
     fillSelect("filter-model", distinct("model"));
-    var zones = state.payload.zones.slice();
-    state.model.groups.forEach(function (g) { if (zones.indexOf(g.zone) < 0) zones.push(g.zone); });
-    fillSelect("filter-zone", zones);
+    fillSelect("filter-zone", state.payload.zones);
     var flagKeys = Object.keys(FLAGS);
     fillSelect("filter-flag", flagKeys, flagKeys.map(function (k) { return FLAGS[k][0]; }));
     var text = document.getElementById("filter-text");

@@ -322,16 +322,29 @@ def test_the_answers_unreadable_flag(page, model, screenshots):
 
 
 def test_a_zone_of_unreadable_answers_is_flagged_too(browser, model, tmp_path):
-    """A model whose groups carry an ``unreadable`` zone (and no count) is
-    flagged by the zone, and the zone is a choice of the zone filter."""
+    """A model whose groups carry an ``unreadable`` zone (a zone this viewer's
+    model does not name) is flagged by the zone; the zone is counted in the
+    zones table, drawn in the plot in its colour, and a choice of the zone filter."""
+    from skill_eval.evals.viewer import ZONE_COLOURS
+
     changed = json.loads(json.dumps(model))
-    picked = changed["groups"][:7]
+    at: dict = {}  # the first series' groups per coordinate of the plot: the most crowded one's become unreadable
+    for g in changed["groups"]:
+        if g["agent"] == SERIES[0][0] and g["arms"]["control"]["reps"] and g["arms"]["treatment"]["reps"]:
+            at.setdefault((g["arms"]["control"]["rate"], g["arms"]["treatment"]["rate"]), []).append(g)
+    picked = max(at.values(), key=len)
     for group in picked:
         group["zone"] = "unreadable"
     path = tmp_path / "zone.html"
     write_html(changed, path)
     page = open_report(browser, path.as_uri())
     try:
+        counted = page.evaluate("Array.from(document.querySelectorAll('#zones button[data-zone=\"unreadable\"]'))"
+                                ".map(b => Number(b.textContent))")
+        assert sum(counted) == len(picked)
+        fills = page.evaluate("Array.from(document.querySelectorAll('#plot g.points path')).map(p => p.getAttribute('fill'))")
+        assert ZONE_COLOURS["unreadable"] in fills and None not in fills
+        assert page.problems == []
         set_filter(page, "zone", "unreadable")
         assert sorted(table_keys(page)) == sorted(g["key"] for g in picked)
         page.evaluate("document.getElementById('filter-reset').click()")
