@@ -537,15 +537,14 @@
     history.replaceState(null, "", location.pathname + location.search + (hash ? "#" + hash : ""));
   }
 
-  function readHash() {
-    var raw = location.hash.replace(/^#/, "");
-    // links of reports before filters were kept: #g=KEY, #m=ID
-    return new URLSearchParams(raw);
-  }
+  /* The hash's parameters; the links of reports before filters were kept
+   * (#g=KEY, #m=ID) read the same way. */
+  function readHash() { return new URLSearchParams(location.hash.replace(/^#/, "")); }
 
-  /* Set the view from the URL: filters, sort, search, series, then the detail. */
+  /* Set the view from the URL: filters, sort, search, series, then the
+   * detail. Back and Forward fire popstate and hashchange for one step: an
+   * event for the address already applied is ignored. */
   function applyHash(event) {
-    // Back and Forward fire popstate and hashchange for one step: apply it once
     if (event && location.hash.replace(/^#/, "") === state.appliedHash) return;
     state.appliedHash = location.hash.replace(/^#/, "");
     var params = readHash();
