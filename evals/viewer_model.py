@@ -35,6 +35,9 @@ ANSWER_CAP = 4000
 STDERR_CAP = 2000
 """Characters of an agent's stderr tail the model carries."""
 
+ARTIFACT_CAP = 20000
+"""Characters of a probe's artifact the model carries (the rest stays on disk)."""
+
 ALPHA = SEPARATION_ALPHA
 """A group is *separated* when the one-sided Fisher p-value is at most this
 (:data:`skill_eval.linter.runs.SEPARATION_ALPHA`, which the text report uses too)."""
@@ -224,6 +227,54 @@ class CalibrationDecision(TypedDict):
     """For a floor: "check the discriminator", with the transcripts covering each defect."""
 
 
+class ArtifactText(TypedDict):
+    """The artifact the agents were handed, as it ran (its hash is the group's)."""
+
+    path: str
+    """The artifact file, relative to the workspace."""
+    text: str
+    """Its first :data:`ARTIFACT_CAP` characters."""
+    chars: int
+    truncated: bool
+
+
+class ProbeDefect(TypedDict):
+    """One seeded defect of the probe as it ran: what a rep must catch."""
+
+    id: str
+    quote: Optional[str]
+    """The defect's quote in the artifact, as written in probe.json."""
+    caught_when: Any
+    """The defect's ``caught_when`` as written in probe.json (null for a judged defect)."""
+    judged: bool
+    """A judge decides this defect (probe.json names a ``judge``)."""
+    quote_spans: list[list[int]]
+    """Where the quote is in ``artifact.text`` (as :func:`skill_eval.linter.quotes.find_quote`
+    finds it: whitespace runs equal, NFC): ``[start, end)`` offsets in UTF-16
+    code units, as a browser's strings count them; empty when it is not there."""
+
+
+class ProbeContent(TypedDict):
+    """The probe itself, beside what the agents said: read from the workspace
+    only while probe.json and the artifact still hash as they ran."""
+
+    artifact: ArtifactText
+    defects: list[ProbeDefect]
+
+
+class AnswersUnreadable(TypedDict):
+    """Graded reps whose answer no field of the output spec could be read from
+    (the record's ``answer_source`` is ``none``): their misses say nothing of
+    the skill."""
+
+    graded: int
+    """Graded reps (both arms) whose reading is known."""
+    unreadable: int
+    """Of them, those read as ``none``."""
+    most: bool
+    """More than half of ``graded`` are unreadable: the viewer's "answers unreadable" flag."""
+
+
 class Group(TypedDict):
     key: str
     """A stable id of the group (hex), used in links: ``report.html#g=KEY``."""
@@ -254,6 +305,11 @@ class Group(TypedDict):
     """The latest ``skill-eval calibrate`` decision of this group; null when none is on record."""
     last_run: Optional[str]
     starts: list[Start]
+    probe_content: Optional[ProbeContent]
+    """The artifact and each defect's quote and ``caught_when``; null when
+    probe.json or the artifact on disk are not the ones that ran (or the
+    report read no answers)."""
+    answers_unreadable: AnswersUnreadable
 
 
 class Usage(TypedDict):
@@ -294,7 +350,8 @@ TYPED_DICTS: dict[str, type] = {
     "Evidence": Evidence, "Finding": Finding, "Lint": Lint, "Expectation": Expectation,
     "DefectGrading": DefectGrading, "Answer": Answer, "Start": Start, "Group": Group,
     "CalibrationDecision": CalibrationDecision, "CalibrationRule": CalibrationRule, "Discriminator": Discriminator,
-    "Usage": Usage,
+    "Usage": Usage, "ArtifactText": ArtifactText, "ProbeDefect": ProbeDefect, "ProbeContent": ProbeContent,
+    "AnswersUnreadable": AnswersUnreadable,
 }
 """Each TypedDict by the name of its ``$defs`` entry in the JSON Schema."""
 
