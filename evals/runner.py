@@ -951,6 +951,10 @@ class Runner:
                                           judge=ProbeJudge(probe, self.workspace.root))
             record["answer_source"] = answer.source
             record["caught"] = [g.defect_id for g in grades if g.caught]
+            if probe.json_path.name != "probe.json":  # a skill-creator eval (evals/suites.py)
+                from .suites import expectation_results
+
+                record["expectations"] = expectation_results(probe, grades)
             failed = {g.defect_id: g.error for g in grades if g.error}
             if failed:
                 record["status"] = "error"
@@ -1117,8 +1121,9 @@ def lint_findings(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, l
     if not probes:
         return found
     session = workspace.session
-    diagnostics, _checked = lint_targets(session, Targets(probes={p.json_path for p in probes}),
-                                         scopes=frozenset({Scope.PROBE, Scope.WORKSPACE}))
+    targets = Targets(probes={p.json_path for p in probes if p.json_path.name == "probe.json"})
+    targets.suites = {p.json_path for p in probes if p.json_path.name != "probe.json"}  # evals.json (evals/suites.py)
+    diagnostics, _checked = lint_targets(session, targets, scopes=frozenset({Scope.PROBE, Scope.WORKSPACE, Scope.SUITE}))
     owners: dict[Path, Path] = {}
     for probe in probes:
         owners[probe.json_path] = probe.json_path

@@ -1,0 +1,117 @@
+"""Running a real skill-creator suite (ondata's openalex evals.json, copied
+under tests/fixtures/lint/suites-ondata) through the probe runner, with a
+stand-in agent that logs its own starts and a stand-in judge."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from skill_eval.evals.probes import Workspace
+from skill_eval.evals.runner import Runner, select_agent
+from skill_eval.evals.suites import load_suite, pass_at_k, suite_report
+from skill_eval.linter.runs import read_runs_file
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "fixtures" / "lint"
+
+
+def _workspace(tmp_path: Path, source: str) -> tuple[Path, Path, Path]:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / source, root)
+    starts, verdicts = tmp_path / "starts.jsonl", tmp_path / "verdicts.jsonl"
+    command = json.dumps([sys.executable, str(HERE / "agents" / "suite_agent.py"), str(starts)])
+    (root / "skill-eval.toml").write_text(f"[agents.standin]\ncommand = {command}\nmodel = \"m\"\ntimeout = 60\n",
+                                          encoding="utf-8")
+    return root, starts, verdicts
+
+
+def _judge(verdicts: Path) -> dict:
+    return {"command": [sys.executable, str(HERE / "agents" / "suite_judge.py"), str(verdicts)], "timeout": 60}
+
+
+def _records(root: Path) -> list[dict]:
+    merged: dict[str, dict] = {}
+    for path in sorted((root / "skills/openalex/evals/runs").glob("*.jsonl")):
+        for _line, record in read_runs_file(path).records:
+            if record.get("type") in ("start", "outcome"):
+                merged.setdefault(record["start_id"], {}).update(record)
+    return list(merged.values())
+
+
+def test_run_a_real_suite_both_arms(tmp_path: Path) -> None:
+    root, starts, verdicts = _workspace(tmp_path, "suites-ondata")
+    suite = root / "evals/openalex/evals.json"
+    raw = json.loads(suite.read_text(encoding="utf-8"))
+    workspace = Workspace.open([root])
+    probes = load_suite(workspace, suite, _judge(verdicts))
+    assert [p.probe_id for p in probes] == [f"eval-{e['id']}" for e in raw["evals"]]
+    runner = Runner(workspace, select_agent(workspace.config, "standin"), jobs=2)
+    preflight = runner.preflight(probes, ("control", "treatment"))
+    assert not preflight.withheld
+    plan = runner.plan(preflight.probes, ("control", "treatment"), 2)
+    runner.run(plan)
+
+    logged = [json.loads(line) for line in starts.read_text(encoding="utf-8").splitlines()]
+    assert len(logged) == len(raw["evals"]) * 2 * 2  # evals x arms x reps, from the agent's own log
+    prompts = {e["prompt"].strip().splitlines()[-1] for e in raw["evals"]}
+    assert {entry["prompt"] for entry in logged} == prompts
+    assert sum(entry["skill"] for entry in logged) == len(raw["evals"]) * 2  # the treatment's starts only
+
+    records = _records(root)
+    assert len(records) == len(logged)
+    for record in records:
+        entry = raw["evals"][int(record["probe"].split("-")[1]) - 1]
+        assert [e["text"] for e in record["expectations"]] == entry["expectations"]
+        assert all(e["passed"] is (record["arm"] == "treatment") for e in record["expectations"])
+        assert all(e["evidence"].startswith("judge:") and "answer:" in e["evidence"] for e in record["expectations"])
+    judged = [json.loads(line) for line in verdicts.read_text(encoding="utf-8").splitlines()]
+    assert len(judged) == sum(len(e["expectations"]) for e in raw["evals"]) * 2 * 2
+
+    report = suite_report(records, k=1)
+    assert len(report) == len(raw["evals"])
+    for row in report:
+        assert row["arms"]["treatment"]["pass_rate"] == 1.0 and row["arms"]["control"]["pass_rate"] == 0.0
+        assert row["effect"] == 1.0
+        low, high = row["effect_interval"]
+        assert 0 < low < 1.0 and high == 1.0
+        assert row["arms"]["treatment"]["pass@1"] == 1.0 and row["arms"]["control"]["pass@1"] == 0.0
+
+    # resume: the same plan again has nothing left to start
+    again = Runner(Workspace.open([root]), select_agent(workspace.config, "standin"))
+    assert again.plan(load_suite(again.workspace, suite, _judge(verdicts)), ("control", "treatment"), 2).starts == []
+
+
+def test_lint_gate_withholds_a_suite_with_errors(tmp_path: Path) -> None:
+    """UiPath's suite names another skill (SE804, an error): none of its 14
+    evals is run, and the agent logs no start."""
+    root, starts, verdicts = _workspace(tmp_path, "suites-uipath")
+    suite = root / "skills/uipath-maestro-case/references/evals/evals.json"
+    workspace = Workspace.open([root])
+    probes = load_suite(workspace, suite, _judge(verdicts))
+    assert len(probes) == 14
+    runner = Runner(workspace, select_agent(workspace.config, "standin"))
+    preflight = runner.preflight(probes, ("control", "treatment"))
+    assert preflight.probes == [] and len(preflight.withheld) == 14
+    assert any("SE804" in line for line in preflight.withheld[0].findings)
+    assert not starts.exists()
+
+
+@pytest.mark.parametrize("n, c, k, expected", [
+    (1, 1, 1, 1.0), (1, 0, 1, 0.0), (2, 1, 1, 1 / 2), (3, 1, 2, 2 / 3), (4, 1, 2, 1 / 2), (5, 2, 2, 7 / 10),
+    (5, 0, 3, 0.0), (5, 3, 3, 1.0), (10, 3, 1, 3 / 10),
+])
+def test_pass_at_k_by_hand(n: int, c: int, k: int, expected: float) -> None:
+    """1 - C(n-c, k)/C(n, k), worked by hand: with n=4, c=1, k=2 the failing
+    pairs are C(3,2)=3 of C(4,2)=6, so pass@2 = 1/2; n=5, c=2, k=2: 1 - 3/10."""
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_refuses_impossible_counts() -> None:
+    for n, c, k in ((2, 3, 1), (2, 1, 3), (2, 1, 0)):
+        with pytest.raises(ValueError):
+            pass_at_k(n, c, k)
