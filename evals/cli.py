@@ -57,6 +57,22 @@ def _select(workspace, args) -> list[Path]:
     return paths
 
 
+def _select_with_suites(workspace, args) -> tuple[list[Path], list[Path]]:
+    """probe.json files and skill-creator eval suites (``evals.json``) for
+    ``args.paths`` (default: the whole workspace); ``--probe`` ids select
+    probes only."""
+    from .probes import ProbeError
+    from .suites import suite_paths
+
+    suites = [] if args.probe else suite_paths(workspace, args.paths)
+    try:
+        return _select(workspace, args), suites
+    except ProbeError:
+        if suites:
+            return [], suites
+        raise
+
+
 # -- run ------------------------------------------------------------------------------
 
 
@@ -109,7 +125,12 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         if refused:
             return _fail(refused)
         agent = select_agent(workspace.config, args.agent)
-        probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
+        from .suites import load_suites
+
+        probe_paths, suite_paths = _select_with_suites(workspace, args)
+        probes, errors = workspace.load_all(probe_paths, need_skill="treatment" in arms)
+        suite_probes, suite_errors = load_suites(workspace, suite_paths)
+        probes, errors = probes + suite_probes, errors + suite_errors
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
         cancel = threading.Event()
@@ -349,11 +370,16 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     try:
         workspace = _open(args)
         if args.paths or args.probe:
-            _select(workspace, args)
+            _select_with_suites(workspace, args)
         model = build_model(workspace, args.paths, args.probe, args.agent, lint=detail, answers=detail)
     except ProbeError as error:  # RunError too: a symbolic link in the way of the records
         return _fail(str(error))
-    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model))
+    from .suites import render_suite_text, suite_records, suite_report
+
+    evals = suite_report(suite_records(workspace, args.agent))  # skill-creator suites (evals/suites.py)
+    if evals:
+        model["suite_evals"] = evals
+    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model) + render_suite_text(evals))
     sys.stdout.flush()
     status = EXIT_OK
     if args.html is not None:

@@ -174,13 +174,19 @@ def suite_report(records: Iterable[Mapping[str, Any]], k: int = 1) -> list[dict[
     for record in records:
         if "status" not in record or "arm" not in record:
             continue  # a plan, or a start without its outcome (an interrupted start: no sample)
-        key = (record.get("probe"), record.get("probe_sha256"), record.get("agent"), record.get("model"))
+        key = (record.get("probe_path"), record.get("probe"), record.get("probe_sha256"), record.get("agent"),
+               record.get("model"))
         rows.setdefault(key, {}).setdefault(str(record.get("arm")), []).append(record)
     report = []
-    for (probe, digest, agent, model), arms in sorted(rows.items(), key=lambda item: tuple(map(str, item[0]))):
-        row: dict[str, Any] = {"eval": probe, "probe_sha256": digest, "agent": agent, "model": model,
+    from skill_eval.linter.runs import ArmSample, zone_of
+
+    for (suite, probe, digest, agent, model), arms in sorted(rows.items(), key=lambda item: tuple(map(str, item[0]))):
+        row: dict[str, Any] = {"suite": suite, "eval": probe, "probe_sha256": digest, "agent": agent, "model": model,
                                "arms": {arm: arm_stats(outcomes, k) for arm, outcomes in sorted(arms.items())}}
         control, treatment = row["arms"].get("control"), row["arms"].get("treatment")
+        # the zone of "a rep passes every expectation", as a probe's zone is of "a rep catches the defect"
+        samples = [ArmSample(stats["reps"], stats["all_passed"]) if stats else ArmSample() for stats in (control, treatment)]
+        row["zone"] = zone_of(*samples)
         if control and treatment and control["total"] and treatment["total"]:
             row["effect"] = treatment["pass_rate"] - control["pass_rate"]
             row["effect_interval"] = list(difference_interval((treatment["passed"], treatment["total"]),
@@ -193,4 +199,96 @@ def identity_hash(probe: Probe) -> str:
     return hashlib.sha256(probe.probe_bytes).hexdigest()
 
 
-__all__ = ["load_suite", "pass_at_k", "suite_report", "wilson", "difference_interval", "expectation_results"]
+__all__ = ["load_suite", "load_suites", "suite_paths", "pass_at_k", "suite_report", "wilson", "difference_interval", "expectation_results"]
+
+
+def suite_paths(workspace: Workspace, paths: Sequence[Path | str] = ()) -> list[Path]:
+    """The eval suites (``evals.json``, not trigger sets) below ``paths``
+    (default: the whole workspace), as the linter discovers them."""
+    from skill_eval.linter.workspace import Exclusion, absolute, discover
+
+    found: set[Path] = set()
+    exclude = Exclusion.of(workspace.config, workspace.root)
+    for raw in paths or [workspace.root]:
+        found |= discover(absolute(raw), workspace.session.reader, exclude=exclude).suites
+    return sorted(path for path in found if path.suffix == ".json" and _is_eval_suite(workspace, path))
+
+
+def _is_eval_suite(workspace: Workspace, path: Path) -> bool:
+    suite = SuiteContext(workspace.session, path).suite
+    return suite is not None and suite.kind == EVALS
+
+
+def configured_judge(workspace: Workspace) -> dict[str, Any] | None:
+    """``[suites] judge`` as a probe.json judge, or ``None``."""
+    config = workspace.config
+    if not config.suite_judge:
+        return None
+    return {"command": list(config.suite_judge), "timeout": config.suite_judge_timeout}
+
+
+def load_suites(workspace: Workspace, paths: Sequence[Path]) -> tuple[list[Probe], list[str]]:
+    """The evals of every suite at ``paths`` as probes, graded by the
+    configured judge; one error line per suite that cannot run."""
+    if not paths:
+        return [], []
+    judge = configured_judge(workspace)
+    source = workspace.config.source or (workspace.root / "skill-eval.toml")
+    if judge is None:
+        return [], [f"{source}: {len(paths)} skill-creator suite(s) to run ({', '.join(map(str, paths[:3]))}), and no "
+                    "judge grades their expectations: set [suites] judge = [\"program\", \"args\"] (it reads the "
+                    "expectation and the answer as JSON on stdin and prints {\"caught\": true|false, \"reason\": ...})"]
+    probes, errors = [], []
+    for path in paths:
+        try:
+            probes.extend(load_suite(workspace, path, judge))
+        except ProbeError as error:
+            errors.append(str(error))
+    return probes, errors
+
+
+def suite_records(workspace: Workspace, agent: str | None = None) -> list[dict[str, Any]]:
+    """Every start of a skill-creator eval on record in the workspace, its
+    start and outcome merged (``probe_path`` names no probe.json)."""
+    from skill_eval.linter.runs import read_runs_file
+
+    from .runner import workspace_runs_files
+
+    merged: dict[str, dict[str, Any]] = {}
+    for path in workspace_runs_files(workspace.root):
+        for _line, record in read_runs_file(path).records:
+            start_id = record.get("start_id")
+            if record.get("type") in ("start", "outcome") and isinstance(start_id, str):
+                merged.setdefault(start_id, {}).update(record)
+    return [record for record in merged.values()
+            if isinstance(record.get("probe_path"), str) and not record["probe_path"].endswith("probe.json")
+            and (agent is None or record.get("agent") == agent)]
+
+
+def render_suite_text(rows: Sequence[Mapping[str, Any]], k: int = 1) -> str:
+    """The report's section of skill-creator evals: per eval version, agent
+    and model, each arm's expectation pass rate with its 95% interval, mean
+    and pass@k, and the effect (treatment minus control) with its interval."""
+    if not rows:
+        return ""
+    lines = ["", "skill-creator evals: expectations passed per arm (95% Wilson interval), the skill's effect "
+             "(treatment - control, 95% Newcombe interval)"]
+    for row in rows:
+        cells = []
+        for arm in ("control", "treatment"):
+            stats = row["arms"].get(arm)
+            if not stats or not stats["total"]:
+                cells.append(f"{arm} -")
+                continue
+            low, high = stats["interval"]
+            at_k = stats.get(f"pass@{k}")
+            cells.append(f"{arm} {stats['passed']}/{stats['total']} = {stats['pass_rate']:.2f} [{low:.2f}, {high:.2f}] "
+                         f"mean {stats['mean']:.2f}" + (f" pass@{k} {at_k:.2f}" if at_k is not None else "")
+                         + f" ({stats['reps']} reps)")
+        effect = ""
+        if "effect" in row:
+            low, high = row["effect_interval"]
+            effect = f"  effect {row['effect']:+.2f} [{low:+.2f}, {high:+.2f}]"
+        lines.append(f"  {row['suite']} {row['eval']} ({row['agent']}, {row['model']}): {row['zone']}; "
+                     + "; ".join(cells) + effect)
+    return "\n".join(lines) + "\n"

@@ -80,6 +80,7 @@ def test_run_a_real_suite_both_arms(tmp_path: Path) -> None:
         low, high = row["effect_interval"]
         assert 0 < low < 1.0 and high == 1.0
         assert row["arms"]["treatment"]["pass@1"] == 1.0 and row["arms"]["control"]["pass@1"] == 0.0
+        assert row["zone"] == "window"
 
     # resume: the same plan again has nothing left to start
     again = Runner(Workspace.open([root]), select_agent(workspace.config, "standin"))
@@ -115,3 +116,30 @@ def test_pass_at_k_refuses_impossible_counts() -> None:
     for n, c, k in ((2, 3, 1), (2, 1, 3), (2, 1, 0)):
         with pytest.raises(ValueError):
             pass_at_k(n, c, k)
+
+
+def test_cli_runs_a_suite_where_it_is(tmp_path: Path, capsys) -> None:
+    """`skill-eval run` on an unmodified repository of skill-creator suites:
+    without a judge it refuses before any start; with `[suites] judge` it
+    runs every eval in both arms, and `skill-eval report` shows the pass
+    rates per arm and the effect."""
+    from skill_eval.evals.cli import report_main, run_main
+
+    root, starts, verdicts = _workspace(tmp_path, "suites-ondata")
+    assert run_main([str(root), "--no-progress", "--reps", "1", "--agent", "standin"]) == 2
+    assert "[suites] judge" in capsys.readouterr().err
+    assert not starts.exists()
+    config = root / "skill-eval.toml"
+    judge = json.dumps(_judge(verdicts)["command"])
+    config.write_text(config.read_text(encoding="utf-8") + f"\n[suites]\njudge = {judge}\n", encoding="utf-8")
+    assert run_main([str(root), "--no-progress", "--reps", "1", "--agent", "standin"]) == 0
+    evals = json.loads((root / "evals/openalex/evals.json").read_text(encoding="utf-8"))["evals"]
+    ipa = json.loads((root / "evals/ipa/evals.json").read_text(encoding="utf-8"))["evals"]
+    logged = starts.read_text(encoding="utf-8").splitlines()
+    assert len(logged) == (len(evals) + len(ipa)) * 2  # both suites, both arms, one rep
+    capsys.readouterr()
+    assert report_main([str(root)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "skill-creator evals" in out and "evals/openalex/evals.json eval-1" in out and "+1.00" in out
+    assert "evals/openalex/evals.json eval-1 (standin, m): window" in out  # control 0/1, treatment 1/1
+    assert "evals/ipa/evals.json eval-1 (standin, m): floor" in out  # the stand-in passes only with the openalex skill
