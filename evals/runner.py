@@ -841,7 +841,7 @@ class Runner:
                                     preset_executable(self.agent, self.workspace.root))
             return AgentJob(job_id, (), prompt, probe.artifact_path.name, probe.artifact_bytes, dict(self.agent.env),
                             self.agent.timeout, values=values, skill=skill, max_output=self.max_output,
-                            harness=harness)
+                            harness=harness, files=probe.input_files)
         argv = list(self.agent.command)
         skill = None
         if start.arm == "treatment":
@@ -857,7 +857,7 @@ class Runner:
             argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
                         dict(self.agent.env), self.agent.timeout, values=values,
-                        skill=skill, max_output=self.max_output)
+                        skill=skill, max_output=self.max_output, files=probe.input_files)
 
     # -- recording ----------------------------------------------------------------------
 

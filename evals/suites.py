@@ -65,7 +65,10 @@ def load_suite(workspace: Workspace, path: Path, judge: Mapping[str, Any]) -> li
         if case.id is None or case.prompt is None:
             continue  # SE802: the lint gate names it
         entry = raw["evals"][case.index]
-        identity = json.dumps({"skill_name": suite.skill_name, "eval": entry}, sort_keys=True, ensure_ascii=False)
+        files = _input_files(workspace, context, path, case)
+        identity = json.dumps({"skill_name": suite.skill_name, "eval": entry,
+                               "files": {name: hashlib.sha256(data).hexdigest() for name, data in files}},
+                              sort_keys=True, ensure_ascii=False)
         defects = tuple({"id": f"E{number}", "expectation": text, "judge": dict(judge)}
                         for number, (_position, text) in enumerate(case.expectations, 1))
         probes.append(Probe(
@@ -84,9 +87,28 @@ def load_suite(workspace: Workspace, path: Path, judge: Mapping[str, Any]) -> li
             output_spec=None,
             suite=suite_folder(skill_path, path.parent),
             skill_tree=tree,
+            input_files=files,
             session=workspace.session,
         ))
     return probes
+
+
+def _input_files(workspace: Workspace, context: SuiteContext, path: Path, case: Any) -> tuple[tuple[str, bytes], ...]:
+    """The eval's ``files``, read through the engine's one safe read (inside
+    the workspace, regular files, bounded): ``(path as the suite names it,
+    bytes)``; :class:`ProbeError` naming the suite, the eval and the file."""
+    from skill_eval.linter.session import FileProblem
+
+    files = []
+    base = context.skill_root
+    for _position, text in case.files:
+        found = workspace.session.resolve(base, text)
+        if isinstance(found, FileProblem):
+            raise ProbeError(f"{path}: eval {case.id}: file {text!r}: {found.message}; {found.fix} "
+                             "(run `skill-eval lint`)")
+        data = read_in_workspace(workspace.session, found, f"eval {case.id}'s file {text!r}", resolved=True)
+        files.append((text, data))
+    return tuple(files)
 
 
 def is_suite_probe(probe: Probe) -> bool:

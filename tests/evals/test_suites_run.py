@@ -143,3 +143,33 @@ def test_cli_runs_a_suite_where_it_is(tmp_path: Path, capsys) -> None:
     assert "skill-creator evals" in out and "evals/openalex/evals.json eval-1" in out and "+1.00" in out
     assert "evals/openalex/evals.json eval-1 (standin, m): window" in out  # control 0/1, treatment 1/1
     assert "evals/ipa/evals.json eval-1 (standin, m): floor" in out  # the stand-in passes only with the openalex skill
+
+
+def test_eval_files_are_in_the_scratch_project(tmp_path: Path) -> None:
+    """An eval's `files` (relative to the skill root) are laid out in each
+    start's working folder at those paths, byte for byte (the agent hashes
+    what it finds); an edited file makes the eval another identity, so its
+    earlier starts do not count for it."""
+    import hashlib
+
+    root, starts, verdicts = _workspace(tmp_path, "suites-ondata")
+    skill = root / "skills/openalex"
+    (skill / "evals/files").mkdir(parents=True)
+    data = b"title,year\nOpen data,2023\n"
+    (skill / "evals/files/papers.csv").write_bytes(data)
+    suite = skill / "evals/evals.json"
+    suite.write_text(json.dumps({"skill_name": "openalex", "evals": [
+        {"id": 1, "prompt": "Add citation counts to papers.csv", "files": ["evals/files/papers.csv"],
+         "expectations": ["papers.csv gains a citations column"]}]}), encoding="utf-8")
+    workspace = Workspace.open([root])
+    runner = Runner(workspace, select_agent(workspace.config, "standin"))
+    probes = load_suite(workspace, suite, _judge(verdicts))
+    runner.run(runner.plan(runner.preflight(probes, ("control", "treatment")).probes, ("control", "treatment"), 1))
+    logged = [json.loads(line) for line in starts.read_text(encoding="utf-8").splitlines()]
+    assert len(logged) == 2
+    for entry in logged:
+        assert entry["files"]["evals/files/papers.csv"] == hashlib.sha256(data).hexdigest()
+        assert entry["files"].keys() == {"prompt.md", "evals/files/papers.csv"}
+    (skill / "evals/files/papers.csv").write_bytes(data + b"More,2024\n")
+    again = Runner(Workspace.open([root]), select_agent(workspace.config, "standin"))
+    assert len(again.plan(load_suite(again.workspace, suite, _judge(verdicts)), ("control", "treatment"), 1).starts) == 2
