@@ -381,7 +381,21 @@ def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
         errors=sum(s["status"] == "error" for s in starts), timeouts=sum(s["status"] == "timeout" for s in starts),
         interrupted=sum(s["status"] == "interrupted" for s in starts), running=sum(s["status"] == "running" for s in starts),
         unresolved=len({s["rep"] for s in starts} - ok - running),
+        mean=graded.rate,
+        pass_at_k=pass_at_ks(reps, caught),
     )
+
+
+PASS_AT_K_MAX = 5
+"""The largest k the report model gives pass@k for (each k at most the reps)."""
+
+
+def pass_at_ks(reps: int, caught: int) -> dict[str, float]:
+    """pass@k of an arm's graded reps (:func:`~skill_eval.evals.suites.pass_at_k`,
+    the unbiased estimator) for k = 1 .. min(reps, :data:`PASS_AT_K_MAX`)."""
+    from .suites import pass_at_k
+
+    return {str(k): pass_at_k(reps, caught, k) for k in range(1, min(reps, PASS_AT_K_MAX) + 1)}
 
 
 def reps_note(groups: Sequence[Group]) -> str:

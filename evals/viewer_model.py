@@ -97,6 +97,10 @@ class ArmSample(TypedDict):
     """Starts whose runner is running them now (no outcome yet, its runs file is held)."""
     unresolved: int
     """Rep numbers that have starts but no graded outcome and none running (every start failed)."""
+    mean: Optional[float]
+    """The mean of the graded reps' outcomes (caught 1, missed 0): the rate, as a reducer."""
+    pass_at_k: dict[str, float]
+    """k -> the unbiased pass@k estimate (1 - C(reps-caught, k) / C(reps, k)), k = 1 .. min(reps, 5)."""
 
 
 class Evidence(TypedDict):
@@ -274,6 +278,8 @@ class ReportModel(TypedDict):
     meta: Meta
     groups: list[Group]
     usage: list[Usage]
+    suite_evals: list[dict]
+    """skill-creator evals (:func:`skill_eval.evals.suites.suite_report`); only when the records hold some."""
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")

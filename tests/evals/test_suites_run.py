@@ -173,3 +173,18 @@ def test_eval_files_are_in_the_scratch_project(tmp_path: Path) -> None:
     (skill / "evals/files/papers.csv").write_bytes(data + b"More,2024\n")
     again = Runner(Workspace.open([root]), select_agent(workspace.config, "standin"))
     assert len(again.plan(load_suite(again.workspace, suite, _judge(verdicts)), ("control", "treatment"), 1).starts) == 2
+
+
+def test_report_model_gives_pass_at_k_and_mean_per_probe(tmp_path: Path) -> None:
+    """Every arm sample of the report model carries `mean` and `pass_at_k`,
+    equal to the hand formula on its own reps and caught counts."""
+    from math import comb
+
+    from skill_eval.evals.viewer_build import pass_at_ks
+
+    assert pass_at_ks(4, 1) == {"1": 0.25, "2": 0.5, "3": 0.75, "4": 1.0}
+    assert pass_at_ks(0, 0) == {}
+    for reps in range(1, 8):
+        for caught in range(reps + 1):
+            for k, value in pass_at_ks(reps, caught).items():
+                assert value == pytest.approx(1 - comb(reps - caught, int(k)) / comb(reps, int(k)))

@@ -19,6 +19,8 @@ make of such records.
 
 from __future__ import annotations
 
+from math import comb
+
 import hashlib
 import random
 from typing import Any
@@ -70,6 +72,8 @@ def _arm(starts: list[dict]) -> dict:
         "wilson95": list(wilson(caught, reps)) if reps else None,
         "errors": sum(s["status"] == "error" for s in starts), "timeouts": sum(s["status"] == "timeout" for s in starts),
         "interrupted": sum(s["status"] == "interrupted" for s in starts), "running": 0, "unresolved": unresolved,
+        "mean": caught / reps if reps else None,
+        "pass_at_k": {str(k): 1 - comb(reps - caught, k) / comb(reps, k) for k in range(1, min(reps, 5) + 1)},
     }
 
 
