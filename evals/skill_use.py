@@ -77,8 +77,8 @@ def detect_skill_use(harness: str, transcript: str, skill_name: str, skill_dir: 
                 return SkillUse(True, f"{found.evidence} (read as a {name} transcript)")
     except (RecursionError, ValueError, TypeError, AttributeError, KeyError) as error:
         return SkillUse(None, f"unreadable {harness} transcript: {type(error).__name__}: {error}")
-    return SkillUse(None, f"{harness} is no preset harness and its output shows no skill load; "
-                          "whether it read the skill is unknown")
+    return SkillUse(None, f"a command agent ({harness}): its output is no harness transcript that shows the skill "
+                          "loaded, so whether it read the skill is unknown")
 
 
 @dataclass(frozen=True)
