@@ -69,6 +69,7 @@ from .executor import (
     DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, HarnessLaunch,
     LocalExecutor, SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
 )
+from .evidence import StartEvidence, contamination_error, judge_verdicts
 from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .judges import JudgeError, ProbeJudge, judge_problems, judge_spec
 from .probes import Probe, ProbeError, Workspace
@@ -467,7 +468,7 @@ class RecordsState:
             for _line, record in runs.records:
                 identity = rep_identity(record)
                 status = record.get("status")
-                if status == "ok":
+                if status == "ok" and not record.get("contaminated"):
                     self.ok.add(identity)
                     self.passed[identity] = bool(record_passed(record))
                 elif record.get("unfinished") and alive:
@@ -638,6 +639,7 @@ class Runner:
         self._bundles: dict[Any, SkillBundle] = {}
         self._hashes: dict[tuple, str] = {}
         self._answers = AnswerFolders()
+        self._evidence = StartEvidence(workspace.root)
         self._runner = {"pid": os.getpid(), "host": socket.gethostname()}
 
     @property
@@ -946,7 +948,19 @@ class Runner:
             parts = stem[:-1] + [stem[-1] + ".txt"]
             self._answers.write(probe.runs_folder, parts, outcome.stdout)
             record["answer_file"] = "/".join(parts)
-        if outcome.status == "ok":
+        transcript = outcome.stdout.decode("utf-8", errors="replace") if harness is not None else ""
+        installed = None
+        if harness is not None and job.skill is not None:
+            installed = self.installed_skill(probe)[0]
+        use = self._evidence.skill_use(probe, self.agent, start.arm, transcript or text, installed)
+        if use is not None:
+            record.update(use.record())
+        leaks = self._evidence.leaks(probe, text, "\n".join((transcript, outcome.stderr_tail or "")))
+        if leaks:
+            record["contaminated"], contamination = contamination_error(leaks)
+        if outcome.status == "ok" and leaks:
+            record.update(status="error", caught=[], error=contamination)  # never graded: no catch, no judge run
+        elif outcome.status == "ok":
             answer, grades = grade_answer(text, list(probe.defects), probe.output_spec,
                                           judge=ProbeJudge(probe, self.workspace.root))
             record["answer_source"] = answer.source
@@ -955,6 +969,8 @@ class Runner:
                 from .suites import expectation_results
 
                 record["expectations"] = expectation_results(probe, grades)
+            if judge_verdicts(grades):
+                record["judge_verdicts"] = judge_verdicts(grades)
             failed = {g.defect_id: g.error for g in grades if g.error}
             if failed:
                 record["status"] = "error"

@@ -74,6 +74,9 @@ def _arm(starts: list[dict]) -> dict:
         "interrupted": sum(s["status"] == "interrupted" for s in starts), "running": 0, "unresolved": unresolved,
         "mean": caught / reps if reps else None,
         "pass_at_k": {str(k): 1 - comb(reps - caught, k) / comb(reps, k) for k in range(1, min(reps, 5) + 1)},
+        "skill_loaded": sum(s["skill_loaded"] is True for s in starts),
+        "skill_not_loaded": sum(s["skill_loaded"] is False for s in starts),
+        "contaminated": sum(bool(s["contaminated"]) for s in starts),
     }
 
 
@@ -99,6 +102,10 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 "passed": caught if status == "ok" else None,
                 "caught": list(defects) if caught else [], "answer": None, "grading": [], "grading_note": None,
                 "error": None, "stderr_tail": None,
+                "skill_loaded": (arm == "treatment") if status == "ok" else None,
+                "skill_evidence": ('Skill tool call {"skill": "closeout-review"}' if arm == "treatment"
+                                   else "no tool call: the skill was never loaded") if status == "ok" else None,
+                "skill_flag": None, "contaminated": [],
             }
             if status == "ok":
                 text = _answer(rng, caught, index * 10 + rep)
@@ -107,7 +114,7 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                                    "file": f"skill/evals/runs/answers/p{index}/{arm}-r{rep}-{start_id[:12]}.txt"}
                 for defect in defects:
                     held = caught
-                    start["grading"].append({"defect": defect, "caught": caught, "expectations": [
+                    start["grading"].append({"defect": defect, "caught": caught, "judge": None, "expectations": [
                         {"field": "verdict", "expected": "NOT_PROVEN", "held": held,
                          "reason": f"{'NOT_PROVEN' if caught else 'PASS'!r} {'equals' if held else 'does not equal'} 'NOT_PROVEN'"},
                         {"field": "criteria", "expected": {"contains": "2"}, "held": held,
