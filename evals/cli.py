@@ -98,6 +98,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress on stderr (by default: a bar with an ETA on a terminal, else one line per "
                              "finished start)")
+    parser.add_argument("--triggers", action="store_true",
+                        help="run the skill-creator trigger sets instead (each query with the skill installed; "
+                             "whether the harness loaded it is read from its transcript)")
     args = parser.parse_intermixed_args(argv)
     if args.jobs is not None and args.jobs < 1:
         return _fail("-j must be at least 1")
@@ -119,7 +122,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     from .transcripts import check_probe
 
     try:
-        arms = parse_arms(args.arms)
+        arms = ("treatment",) if args.triggers else parse_arms(args.arms)
         workspace = _open(args)
         refused = _unreachable_reps(args.reps, workspace.config)
         if refused:
@@ -127,10 +130,23 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         agent = select_agent(workspace.config, args.agent)
         from .suites import load_suites
 
-        probe_paths, suite_paths = _select_with_suites(workspace, args)
-        probes, errors = workspace.load_all(probe_paths, need_skill="treatment" in arms)
-        suite_probes, suite_errors = load_suites(workspace, suite_paths)
-        probes, errors = probes + suite_probes, errors + suite_errors
+        if args.triggers:
+            from .triggers import load_trigger_sets, trigger_paths
+
+            if agent.treatment == "prepend":
+                raise RunError(f"agents.{agent.name}: a trigger test asks whether the harness loads the installed "
+                               "skill; treatment = \"prepend\" puts it in every prompt: use a preset (treatment = "
+                               "\"install\")")
+            found = trigger_paths(workspace, args.paths)
+            if not found:
+                raise ProbeError(f"{', '.join(map(str, args.paths)) or workspace.root}: no trigger set found "
+                                 "(a prompts.csv or trigger-evals.json in an evals folder)")
+            probes, errors = load_trigger_sets(workspace, found)
+        else:
+            probe_paths, suite_paths = _select_with_suites(workspace, args)
+            probes, errors = workspace.load_all(probe_paths, need_skill="treatment" in arms)
+            suite_probes, suite_errors = load_suites(workspace, suite_paths)
+            probes, errors = probes + suite_probes, errors + suite_errors
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
         cancel = threading.Event()
@@ -376,10 +392,17 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     from .suites import render_suite_text, suite_records, suite_report
 
-    evals = suite_report(suite_records(workspace, args.agent))  # skill-creator suites (evals/suites.py)
+    from .triggers import render_trigger_text, trigger_report
+
+    suite_runs = suite_records(workspace, args.agent)
+    evals = suite_report(suite_runs)  # skill-creator suites (evals/suites.py, evals/triggers.py)
+    triggers = trigger_report(suite_runs)
     if evals:
         model["suite_evals"] = evals
-    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model) + render_suite_text(evals))
+    if triggers:
+        model["trigger_tests"] = triggers
+    sys.stdout.write(render_json(model) if args.format == "json"
+                     else render_text(model) + render_suite_text(evals) + render_trigger_text(triggers))
     sys.stdout.flush()
     status = EXIT_OK
     if args.html is not None:

@@ -194,8 +194,8 @@ def suite_report(records: Iterable[Mapping[str, Any]], k: int = 1) -> list[dict[
     Newcombe's interval. ``records`` are merged start+outcome records."""
     rows: dict[tuple, dict[str, list]] = {}
     for record in records:
-        if "status" not in record or "arm" not in record:
-            continue  # a plan, or a start without its outcome (an interrupted start: no sample)
+        if "status" not in record or "arm" not in record or str(record.get("kind", "")).endswith("trigger"):
+            continue  # a plan, a start without its outcome (an interrupted start: no sample), a trigger test
         key = (record.get("probe_path"), record.get("probe"), record.get("probe_sha256"), record.get("agent"),
                record.get("model"))
         rows.setdefault(key, {}).setdefault(str(record.get("arm")), []).append(record)

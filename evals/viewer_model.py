@@ -312,6 +312,8 @@ class ReportModel(TypedDict):
     usage: list[Usage]
     suite_evals: list[dict]
     """skill-creator evals (:func:`skill_eval.evals.suites.suite_report`); only when the records hold some."""
+    trigger_tests: list[dict]
+    """Trigger tests (:func:`skill_eval.evals.triggers.trigger_report`); only when the records hold some."""
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")

@@ -188,3 +188,25 @@ def test_report_model_gives_pass_at_k_and_mean_per_probe(tmp_path: Path) -> None
         for caught in range(reps + 1):
             for k, value in pass_at_ks(reps, caught).items():
                 assert value == pytest.approx(1 - comb(reps - caught, int(k)) / comb(reps, int(k)))
+
+
+def test_trigger_set_maps_onto_treatment_only_probes(tmp_path: Path, capsys) -> None:
+    """ondata's prompts.csv: one probe per query, kind from should_trigger;
+    `run --triggers` refuses an agent whose treatment prepends the skill
+    (every start would "load" it) before any start."""
+    import csv
+
+    from skill_eval.evals.cli import run_main
+    from skill_eval.evals.triggers import load_trigger_set
+
+    root, starts, _verdicts = _workspace(tmp_path, "suites-ondata")
+    path = root / "evals/openalex/prompts.csv"
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    probes = load_trigger_set(Workspace.open([root]), path)
+    assert [(p.probe_id, p.kind, p.artifact_bytes.decode()) for p in probes] == [
+        (f"trigger-{row['id']}", "should-trigger" if row["should_trigger"] == "true" else "should-not-trigger",
+         row["prompt"]) for row in rows]
+    assert all(p.skill_path == root / "skills/openalex/SKILL.md" for p in probes)
+    assert run_main([str(root), "--no-progress", "--triggers", "--agent", "standin"]) == 2
+    assert "prepend" in capsys.readouterr().err
+    assert not starts.exists()
