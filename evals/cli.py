@@ -401,8 +401,14 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         model["suite_evals"] = evals
     if triggers:
         model["trigger_tests"] = triggers
-    sys.stdout.write(render_json(model) if args.format == "json"
-                     else render_text(model) + render_suite_text(evals) + render_trigger_text(triggers))
+    if args.format == "json":
+        text = render_json(model)
+    else:
+        text = render_text(model)
+        if (evals or triggers) and not model["groups"]:  # runs of skill-creator suites only
+            text = text.replace("no runs on record (run `skill-eval run` first)", "no probe runs on record", 1)
+        text += render_suite_text(evals) + render_trigger_text(triggers)
+    sys.stdout.write(text)
     sys.stdout.flush()
     status = EXIT_OK
     if args.html is not None:

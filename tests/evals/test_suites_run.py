@@ -141,6 +141,7 @@ def test_cli_runs_a_suite_where_it_is(tmp_path: Path, capsys) -> None:
     assert report_main([str(root)]) in (0, 1)
     out = capsys.readouterr().out
     assert "skill-creator evals" in out and "evals/openalex/evals.json eval-1" in out and "+1.00" in out
+    assert "no runs on record" not in out and "no probe runs on record" in out
     assert "evals/openalex/evals.json eval-1 (standin, m): window" in out  # control 0/1, treatment 1/1
     assert "evals/ipa/evals.json eval-1 (standin, m): floor" in out  # the stand-in passes only with the openalex skill
 
