@@ -231,8 +231,11 @@ def suite_paths(workspace: Workspace, paths: Sequence[Path | str] = ()) -> list[
 
     found: set[Path] = set()
     exclude = Exclusion.of(workspace.config, workspace.root)
+    from skill_eval.linter.suites import configured_suites
+
     for raw in paths or [workspace.root]:
         found |= discover(absolute(raw), workspace.session.reader, exclude=exclude).suites
+        found |= configured_suites(absolute(raw), workspace.root, workspace.config.suite_globs, exclude or None)
     return sorted(path for path in found if path.suffix == ".json" and _is_eval_suite(workspace, path))
 
 

@@ -91,8 +91,11 @@ def trigger_paths(workspace: Workspace, paths: Sequence[Path | str] = ()) -> lis
 
     found: set[Path] = set()
     exclude = Exclusion.of(workspace.config, workspace.root)
+    from skill_eval.linter.suites import configured_suites
+
     for raw in paths or [workspace.root]:
         found |= discover(absolute(raw), workspace.session.reader, exclude=exclude).suites
+        found |= configured_suites(absolute(raw), workspace.root, workspace.config.suite_globs, exclude or None)
     return sorted(path for path in found if _is_trigger_set(workspace, path))
 
 

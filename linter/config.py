@@ -150,6 +150,9 @@ class Config(NamedTuple):
     """``[suites] judge``: the argv of the judge that grades skill-creator
     expectations (:mod:`skill_eval.evals.suites`); empty: none configured."""
     suite_judge_timeout: float = 60.0
+    suite_globs: tuple[str, ...] = ()
+    """``[suites] paths``: globs (relative to the workspace root) of more
+    skill-creator suite files than discovery finds by name and place."""
     source: Path | None = None
     """The config file this came from, if any."""
 
@@ -399,7 +402,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         values["agents"] = _agents(data["agents"], source)
     if "suites" in data:
         table = data["suites"]
-        known = {"judge", "judge-timeout"}
+        known = {"judge", "judge-timeout", "paths"}
         if not isinstance(table, dict):
             raise _fail(source, "suites", "`[suites]` must be a table")
         if set(table) - known:
@@ -410,6 +413,8 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
             if not judge or not all(judge):
                 raise _fail(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
             values["suite_judge"] = judge
+        if "paths" in table:
+            values["suite_globs"] = _strings(table["paths"], source, "suites.paths")
         if "judge-timeout" in table:
             if not is_timeout(table["judge-timeout"]):
                 raise _fail(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")

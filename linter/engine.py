@@ -278,8 +278,14 @@ def _discover(path: Path, root: Path, reader: Reader, config: Config, cache: boo
     if cache and path == root and type(reader) is FileSystemReader:
         from .cache import walk_with_record
 
-        return walk_with_record(root, config, exclude)
-    return discover(path, reader, exclude=exclude)
+        found = walk_with_record(root, config, exclude)
+    else:
+        found = discover(path, reader, exclude=exclude)
+    if config.suite_globs:  # [suites] paths: suites by the config's globs (linter/suites.py)
+        from .suites import configured_suites
+
+        found.suites |= configured_suites(path, root, config.suite_globs, exclude or None)
+    return found
 
 
 def _has_workspace_rules(config: Config) -> bool:

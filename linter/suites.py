@@ -572,3 +572,33 @@ def skills_named(session, name: str) -> tuple[str, ...]:
             if entry is not None and entry.string == name:
                 found.append(text)
     return tuple(found)
+
+
+def configured_suites(path: Path, root: Path, globs: tuple[str, ...], exclude=None) -> set[Path]:
+    """The files below ``path`` (a folder, or one file) that the config's
+    ``[suites] paths`` globs name: patterns relative to the workspace root
+    ``root``, matched as ``per-file-ignores`` globs are (:mod:`fnmatch`; a
+    leading ``/`` ignored). A folder is walked as discovery walks (VCS and
+    tool folders, ``runs`` and the config's excluded folders left out, no
+    link to a folder followed)."""
+    if not globs:
+        return set()
+    import fnmatch
+
+    from .reader import SKIPPED_FOLDERS, walk_folders
+
+    patterns = tuple(glob.strip().lstrip("/") for glob in globs if glob.strip().strip("/"))
+
+    def named(candidate: str) -> bool:
+        relative = os.path.relpath(candidate, root).replace(os.sep, "/")
+        return not relative.startswith("../") and any(fnmatch.fnmatchcase(relative, p) for p in patterns)
+
+    if not os.path.isdir(path):
+        return {path} if named(str(path)) and os.path.isfile(path) else set()
+    found = set()
+    for folder, files, _subfolders in walk_folders(path, SKIPPED_FOLDERS, exclude=exclude):
+        for name in files:
+            candidate = os.path.join(folder, name)
+            if named(candidate) and (exclude is None or not exclude(candidate)) and os.path.isfile(candidate):
+                found.add(Path(candidate))
+    return found

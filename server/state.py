@@ -45,7 +45,7 @@ from ..linter.workspace import (
     absolute,
     discover,
 )
-from ..linter.suites import is_named_suite, is_walked_suite
+from ..linter.suites import configured_suites, is_named_suite, is_walked_suite
 
 CHUNK = 64
 """Probes linted per engine call during a scan (progress is reported between chunks)."""
@@ -170,7 +170,9 @@ class WorkspaceState:
         targets = Targets()
         for folder in sorted(self.scope or {self.root}):
             if self.reader.is_dir(folder):
-                targets.update(discover(folder, self.reader, exclude=Exclusion.of(self.config, self.root)))
+                exclude = Exclusion.of(self.config, self.root)
+                targets.update(discover(folder, self.reader, exclude=exclude))
+                targets.suites |= configured_suites(folder, self.root, self.config.suite_globs, exclude or None)
         return targets
 
     def add_unit(self, path: Path) -> bool:

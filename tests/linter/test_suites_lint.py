@@ -180,3 +180,20 @@ def test_language_server_state_lints_suites(tmp_path: Path) -> None:
     buffers[suite] = buffers[suite].replace('"evals": [', '"evals": [,', 1)
     state.changed({suite})
     assert "SE801" in {d.code for d in state.diagnostics_for(suite)}
+
+
+def test_config_globs_name_more_suites(tmp_path: Path) -> None:
+    """`[suites] paths` globs (relative to the root) name suites discovery
+    would not find by name and place: linted in a walk (with and without the
+    cache), named alone, and not linted without the config."""
+    root = tmp_path / "ws"
+    shutil.copytree(ONDATA, root)
+    cases = root / "qa/openalex/cases.json"
+    cases.parent.mkdir(parents=True)
+    cases.write_text('{"skill_name": "openalex", "evals": [{"id": 1, "prompt": "a", "expectations": ["x"]},\n'
+                     ' {"id": 1, "prompt": "b", "expectations": ["y"]}]}\n', encoding="utf-8")
+    assert not [d for d in lint_paths([root]).diagnostics if d.path == cases]
+    (root / "skill-eval.toml").write_text('[suites]\npaths = ["qa/*/cases.json"]\n', encoding="utf-8")
+    for run in (lambda: lint_paths([root]), lambda: lint_paths([root], cache=True), lambda: lint_paths([cases])):
+        found = [(d.code, d.start.line) for d in run().diagnostics if d.path == cases]
+        assert found == [("SE803", 2)], found
