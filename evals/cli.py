@@ -448,7 +448,13 @@ def check_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         workspace = _open(args)
-        probes, errors = workspace.load_all(_select(workspace, args), need_skill=False, need_spec=False)
+        probe_paths, suite_paths = _select_with_suites(workspace, args)
+        probes, errors = workspace.load_all(probe_paths, need_skill=False, need_spec=False)
+        if suite_paths:  # skill-creator evals: transcripts/<eval-id>/ beside the suite (docs/format.md)
+            from .suites import load_suites
+
+            suite_probes, suite_errors = load_suites(workspace, suite_paths)
+            probes, errors = probes + suite_probes, errors + suite_errors
     except ProbeError as error:
         return _fail(str(error))
     for error in errors:

@@ -201,6 +201,8 @@ class Probe:
 
     @property
     def transcripts_folder(self) -> Path:
+        if self.json_path.name != PROBE_FILE:  # a skill-creator eval: transcripts/<eval-id>/ beside its suite
+            return self.folder / "transcripts" / self.probe_id
         return self.folder / "transcripts"
 
 

@@ -211,3 +211,31 @@ def test_trigger_set_maps_onto_treatment_only_probes(tmp_path: Path, capsys) -> 
     assert run_main([str(root), "--no-progress", "--triggers", "--agent", "standin"]) == 2
     assert "prepend" in capsys.readouterr().err
     assert not starts.exists()
+
+
+def test_known_transcripts_calibrate_the_judge_before_a_run(tmp_path: Path, capsys) -> None:
+    """Known answers in transcripts/<eval-id>/ beside the suite, labelled per
+    expectation (E1, E2...), are graded by the configured judge before any
+    start: labels that agree let the run go on; one that disagrees stops it
+    with no start (the agent's log stays empty)."""
+    from skill_eval.evals.cli import check_main, run_main
+
+    root, starts, verdicts = _workspace(tmp_path, "suites-ondata")
+    config = root / "skill-eval.toml"
+    judge = json.dumps(_judge(verdicts)["command"])
+    config.write_text(config.read_text(encoding="utf-8") + f"\n[suites]\njudge = {judge}\n", encoding="utf-8")
+    evals = json.loads((root / "evals/openalex/evals.json").read_text(encoding="utf-8"))["evals"]
+    folder = root / "evals/openalex/transcripts/eval-2"
+    folder.mkdir(parents=True)
+    labels = len(evals[1]["expectations"])
+    caught = "\n".join(f"  E{n}: caught" for n in range(1, labels + 1))
+    missed = "\n".join(f"  E{n}: missed" for n in range(1, labels + 1))
+    (folder / "with-skill.md").write_text(f"---\nexpect:\n{caught}\n---\nanswer: used the openalex skill\n", "utf-8")
+    (folder / "without.md").write_text(f"---\nexpect:\n{missed}\n---\nanswer: no skill\n", "utf-8")
+    assert check_main([str(root / "evals/openalex/evals.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ok   ") == 2
+    (folder / "wrong.md").write_text(f"---\nexpect:\n{caught}\n---\nanswer: no skill\n", "utf-8")
+    assert check_main([str(root / "evals/openalex/evals.json")]) == 1
+    assert run_main([str(root / "evals/openalex/evals.json"), "--no-progress", "--reps", "1", "--agent", "standin"]) == 1
+    assert not starts.exists()
