@@ -141,7 +141,15 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             if not found:
                 raise ProbeError(f"{', '.join(map(str, args.paths)) or workspace.root}: no trigger set found "
                                  "(a prompts.csv or trigger-evals.json in an evals folder)")
-            probes, errors = load_trigger_sets(workspace, found)
+            skills_folder = None
+            if agent.preset:
+                from .presets import get_preset
+
+                skills_folder = get_preset(agent.preset).skills_folder
+            elif workspace.config.suite_distractors:
+                raise RunError(f"agents.{agent.name}: [suites] distractors are installed in a preset's skills folder; "
+                               "use a preset agent")
+            probes, errors = load_trigger_sets(workspace, found, skills_folder)
         else:
             probe_paths, suite_paths = _select_with_suites(workspace, args)
             probes, errors = workspace.load_all(probe_paths, need_skill="treatment" in arms)

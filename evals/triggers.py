@@ -25,6 +25,7 @@ each with its Wilson 95% interval.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -45,9 +46,40 @@ def _slug(text: str) -> str:
     return slug[:60]
 
 
-def load_trigger_set(workspace: Workspace, path: Path) -> list[Probe]:
+def distractor_files(workspace: Workspace, skills_folder: str, tested: Path) -> tuple[tuple[str, bytes], ...]:
+    """The files of the config's ``[suites] distractors`` (skill folders
+    relative to the workspace root), laid out as a preset installs a skill:
+    ``<skills_folder>/<front-matter name>/<file>``; each read as the skill
+    under test is (:meth:`Workspace.skill_tree`: no ``evals/``, no links).
+    :class:`ProbeError` names a distractor that is no skill folder of the
+    workspace, or the skill under test itself."""
+    from skill_eval.linter.session import FileProblem
+
+    from .presets import PresetError, skill_name
+
+    files: list[tuple[str, bytes]] = []
+    source = workspace.config.source or (workspace.root / "skill-eval.toml")
+    for entry in workspace.config.suite_distractors:
+        found = workspace.session.resolve(workspace.root, entry)
+        if isinstance(found, FileProblem) or not (found / "SKILL.md").is_file():
+            raise ProbeError(f"{source}: [suites] distractors: {entry!r} is no skill folder inside the workspace "
+                             "(a folder holding SKILL.md)")
+        if found.resolve() == tested.parent.resolve():
+            raise ProbeError(f"{source}: [suites] distractors: {entry!r} is the skill under test")
+        try:
+            name = skill_name(found)
+        except PresetError as error:
+            raise ProbeError(f"{source}: [suites] distractors: {error}") from None
+        for relative, data, _mode in workspace.skill_tree(found).files:
+            files.append((f"{skills_folder}/{name}/{relative}", data))
+    return tuple(files)
+
+
+def load_trigger_set(workspace: Workspace, path: Path, skills_folder: str | None = None) -> list[Probe]:
     """The queries of the trigger set at ``path`` as probes (see the module
-    docstring); :class:`ProbeError` naming the file when it cannot be run."""
+    docstring); :class:`ProbeError` naming the file when it cannot be run.
+    ``skills_folder`` (a preset's, relative to its project): where the
+    config's distractor skills are installed beside the skill under test."""
     context = SuiteContext(workspace.session, path)
     suite = context.suite
     if suite is None:
@@ -64,6 +96,8 @@ def load_trigger_set(workspace: Workspace, path: Path) -> list[Probe]:
                          "run `skill-eval lint` and fix it")
     skill_bytes = read_in_workspace(workspace.session, skill_path, "the skill")
     tree = workspace.skill_tree(skill_path.parent)
+    distractors = distractor_files(workspace, skills_folder, skill_path) if skills_folder else ()
+    installed = {name: hashlib.sha256(data).hexdigest() for name, data in distractors}
     probes, used = [], set()
     for query in suite.triggers:
         if not query.query.strip():
@@ -73,14 +107,14 @@ def load_trigger_set(workspace: Workspace, path: Path) -> list[Probe]:
             probe_id = f"{probe_id}-{query.index + 1}"
         used.add(probe_id)
         kind = SHOULD if query.should_trigger else SHOULD_NOT
-        identity = json.dumps({"skill_name": context.wanted_name, "query": query.query, "should_trigger": query.should_trigger},
-                              sort_keys=True, ensure_ascii=False)
+        identity = json.dumps({"skill_name": context.wanted_name, "query": query.query, "should_trigger": query.should_trigger,
+                               "distractors": installed}, sort_keys=True, ensure_ascii=False)
         probes.append(Probe(
             json_path=path, probe_id=probe_id, version=1, kind=kind, band=None, defects=(),
             probe_bytes=identity.encode("utf-8"), artifact_path=path.parent / QUERY_NAME,
             artifact_bytes=query.query.encode("utf-8"), skill_path=skill_path, skill_bytes=skill_bytes,
             output_spec_path=None, output_spec=None, suite=suite_folder(skill_path, path.parent), skill_tree=tree,
-            session=workspace.session,
+            input_files=distractors, session=workspace.session,
         ))
     return probes
 
@@ -104,11 +138,12 @@ def _is_trigger_set(workspace: Workspace, path: Path) -> bool:
     return suite is not None and suite.kind == TRIGGERS
 
 
-def load_trigger_sets(workspace: Workspace, paths: Sequence[Path]) -> tuple[list[Probe], list[str]]:
+def load_trigger_sets(workspace: Workspace, paths: Sequence[Path],
+                      skills_folder: str | None = None) -> tuple[list[Probe], list[str]]:
     probes, errors = [], []
     for path in paths:
         try:
-            probes.extend(load_trigger_set(workspace, path))
+            probes.extend(load_trigger_set(workspace, path, skills_folder))
         except ProbeError as error:
             errors.append(str(error))
     return probes, errors

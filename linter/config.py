@@ -151,6 +151,9 @@ class Config(NamedTuple):
     expectations (:mod:`skill_eval.evals.suites`); empty: none configured."""
     suite_judge_timeout: float = 60.0
     suite_globs: tuple[str, ...] = ()
+    suite_distractors: tuple[str, ...] = ()
+    """``[suites] distractors``: skill folders (relative to the workspace
+    root) a trigger test installs beside the skill under test."""
     """``[suites] paths``: globs (relative to the workspace root) of more
     skill-creator suite files than discovery finds by name and place."""
     source: Path | None = None
@@ -402,7 +405,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         values["agents"] = _agents(data["agents"], source)
     if "suites" in data:
         table = data["suites"]
-        known = {"judge", "judge-timeout", "paths"}
+        known = {"judge", "judge-timeout", "paths", "distractors"}
         if not isinstance(table, dict):
             raise _fail(source, "suites", "`[suites]` must be a table")
         if set(table) - known:
@@ -415,6 +418,8 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
             values["suite_judge"] = judge
         if "paths" in table:
             values["suite_globs"] = _strings(table["paths"], source, "suites.paths")
+        if "distractors" in table:
+            values["suite_distractors"] = _strings(table["distractors"], source, "suites.distractors")
         if "judge-timeout" in table:
             if not is_timeout(table["judge-timeout"]):
                 raise _fail(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")

@@ -51,8 +51,9 @@ def trigger_run(tmp_path_factory):
     executable = require_cli(PRESET)
     work = tmp_path_factory.mktemp("triggers")
     root = work / "ws"
-    (root / "skills" / "openalex").mkdir(parents=True)
-    shutil.copyfile(FIXTURES / "skills" / "openalex" / "SKILL.md", root / "skills" / "openalex" / "SKILL.md")
+    for skill in ("openalex", "ipa"):  # ipa: a distractor, installed beside the skill under test
+        (root / "skills" / skill).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(FIXTURES / "skills" / skill / "SKILL.md", root / "skills" / skill / "SKILL.md")
     (root / "evals" / "openalex").mkdir(parents=True)
     rows = ["id,should_trigger,prompt"] + [f'{id_},{str(should).lower()},"{query}"' for id_, should, query in QUERIES]
     (root / "evals" / "openalex" / "prompts.csv").write_text("\n".join(rows) + "\n", "utf-8")
@@ -60,7 +61,7 @@ def trigger_run(tmp_path_factory):
     (root / "skill-eval.toml").write_text("\n".join([
         "[agents.claude]", f"preset = {json.dumps(PRESET)}", f"executable = {json.dumps(str(executable))}",
         f"model = {json.dumps(MODELS[PRESET])}", f"timeout = {TIMEOUT}", f"args = {json.dumps(args)}",
-        f"env = {toml_value(env)}", ""]), "utf-8")
+        f"env = {toml_value(env)}", "", "[suites]", 'distractors = ["skills/ipa"]', ""]), "utf-8")
     scratch = work / "scratch"
     scratch.mkdir()
     variable, key = API_KEYS[PRESET]
@@ -118,3 +119,26 @@ def test_precision_and_recall_from_the_log(trigger_run):
     assert row["precision"]["rate"] == pytest.approx(2 / 3) and row["recall"]["rate"] == pytest.approx(2 / 3)
     low, high = row["precision"]["interval"]
     assert low < 2 / 3 < high
+
+
+def test_the_distractor_skill_was_listed_to_the_model(trigger_run):
+    """`[suites] distractors`: Claude Code listed the distractor's own
+    description to the model beside the tested skill's in every start (the
+    stand-in's log of what it was sent), and no start loaded the distractor."""
+    _result, records, log = trigger_run
+    import re
+
+    import yaml
+
+    def description(skill: str) -> str:
+        text = (FIXTURES / "skills" / skill / "SKILL.md").read_text("utf-8")
+        front = yaml.safe_load(re.match(r"---\n(.*?)\n---\n", text, re.S).group(1))
+        words = " ".join(front["description"].split())[:60]
+        assert len(words) >= 40
+        return words
+
+    requests = [json.dumps(entry["body"], ensure_ascii=False) for entry in log if entry["api"] == "anthropic-messages"]
+    for _id, _should, query in QUERIES:
+        sent = [text for text in requests if query in text]
+        assert sent and all(description("ipa") in text and description("openalex") in text for text in sent), query
+    assert not any('"skill": "ipa"' in text for text in requests)
