@@ -9,10 +9,10 @@ from ..base import Rule, Scope
 from ._common import eval_suite
 
 PATTERNS: tuple[tuple[str, re.Pattern], ...] = tuple((why, re.compile(pattern, re.IGNORECASE)) for why, pattern in (
-    ("whether the skill was loaded", r"\bskill\b[^.]{0,40}?\b(?:was|is|gets|got|been)?\s*(?:triggered|invoked|loaded|consulted|activated|used|read)\b"),
-    ("whether the skill was loaded", r"\b(?:used|uses|invoked|invokes|loaded|loads|consulted|consults|triggered|triggers)\s+the\s+[\w.-]+\s+skill\b"),
     ("which script or tool ran", r"\b(?:used|uses|ran|runs|run|executed|executes|invoked|invokes|called|calls)\s+(?:the\s+|a\s+)?(?:[\w./-]+\s+)?(?:script|tool|command)\b"),
     ("which script or tool ran", r"\b(?:script|tool|command)\b[^.]{0,30}?\b(?:was|is|were)\s+(?:used|run|executed|called|invoked)\b"),
+    ("whether the skill was loaded", r"\bskill\b[^.]{0,40}?\b(?:was|is|gets|got|been)?\s*(?:triggered|invoked|loaded|consulted|activated|used|read)\b"),
+    ("whether the skill was loaded", r"\b(?:used|uses|invoked|invokes|loaded|loads|consulted|consults|triggered|triggers)\s+the\s+[\w.-]+\s+skill\b"),
     ("which files the agent read", r"\breads?\s+(?:both\s+|the\s+|all\s+)?[\w./-]+\.(?:md|json|csv|txt|py|ya?ml|xml|pdf)\b"),
     ("the agent's tool calls", r"\btool\s+calls?\b"),
     ("the transcript", r"\btranscript\b"),
