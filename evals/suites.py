@@ -185,6 +185,7 @@ def arm_stats(outcomes: Iterable[Mapping[str, Any]], k: int = 1) -> dict[str, An
                              "mean": sum(rates) / len(rates) if rates else None,
                              "all_passed": whole}
     stats[f"pass@{k}"] = pass_at_k(reps, whole, k) if reps >= k else None
+    stats["pass_at_k"] = {str(n): pass_at_k(reps, whole, n) for n in range(1, min(reps, 5) + 1)}
     return stats
 
 

@@ -81,6 +81,8 @@ def test_run_a_real_suite_both_arms(tmp_path: Path) -> None:
         assert 0 < low < 1.0 and high == 1.0
         assert row["arms"]["treatment"]["pass@1"] == 1.0 and row["arms"]["control"]["pass@1"] == 0.0
         assert row["zone"] == "window"
+        assert row["arms"]["treatment"]["pass_at_k"] == {"1": 1.0, "2": 1.0}
+        assert row["arms"]["control"]["pass_at_k"] == {"1": 0.0, "2": 0.0}
 
     # resume: the same plan again has nothing left to start
     again = Runner(Workspace.open([root]), select_agent(workspace.config, "standin"))
