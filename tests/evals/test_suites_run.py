@@ -241,3 +241,29 @@ def test_known_transcripts_calibrate_the_judge_before_a_run(tmp_path: Path, caps
     assert check_main([str(root / "evals/openalex/evals.json")]) == 1
     assert run_main([str(root / "evals/openalex/evals.json"), "--no-progress", "--reps", "1", "--agent", "standin"]) == 1
     assert not starts.exists()
+
+
+def test_suite_report_by_hand() -> None:
+    """Per-expectation rates, mean, pass@k, zone and effect on a small mixed
+    case worked by hand; the intervals against published values: Wilson's
+    for 5/6 is [0.436, 0.970], Newcombe's (1998, method 10) worked example
+    56/70 - 48/80 gives [0.0524, 0.3339]."""
+    from skill_eval.evals.suites import difference_interval, wilson
+
+    def outcome(arm: str, rep: int, passed: list[bool]) -> dict:
+        return {"type": "outcome", "status": "ok", "arm": arm, "rep": rep, "probe": "eval-1", "probe_sha256": "h",
+                "probe_path": "s/evals/evals.json", "agent": "a", "model": "m",
+                "expectations": [{"text": f"e{i}", "passed": p, "evidence": ""} for i, p in enumerate(passed)]}
+
+    records = [outcome("treatment", 1, [True, True, False]), outcome("treatment", 2, [True, True, True]),
+               outcome("control", 1, [False, False, False]), outcome("control", 2, [True, False, False]),
+               {"type": "start", "arm": "control", "rep": 3, "probe": "eval-1"}]  # interrupted: no sample
+    (row,) = suite_report(records)
+    treatment, control = row["arms"]["treatment"], row["arms"]["control"]
+    assert (treatment["passed"], treatment["total"], control["passed"], control["total"]) == (5, 6, 1, 6)
+    assert treatment["mean"] == pytest.approx((2 / 3 + 1) / 2) and control["mean"] == pytest.approx(1 / 6)
+    assert treatment["pass_at_k"] == {"1": 0.5, "2": 1.0} and control["pass_at_k"] == {"1": 0.0, "2": 0.0}
+    assert row["zone"] == "window" and row["effect"] == pytest.approx(4 / 6)
+    assert treatment["interval"] == pytest.approx([0.4365, 0.9699], abs=5e-4)
+    assert wilson(5, 6) == pytest.approx((0.4365, 0.9699), abs=5e-4)
+    assert difference_interval((56, 70), (48, 80)) == pytest.approx((0.0524, 0.3339), abs=5e-4)
