@@ -57,6 +57,22 @@ def _select(workspace, args) -> list[Path]:
     return paths
 
 
+def _select_with_suites(workspace, args) -> tuple[list[Path], list[Path]]:
+    """probe.json files and skill-creator eval suites (``evals.json``) for
+    ``args.paths`` (default: the whole workspace); ``--probe`` ids select
+    probes only."""
+    from .probes import ProbeError
+    from .suites import suite_paths
+
+    suites = [] if args.probe else suite_paths(workspace, args.paths)
+    try:
+        return _select(workspace, args), suites
+    except ProbeError:
+        if suites:
+            return [], suites
+        raise
+
+
 # -- run ------------------------------------------------------------------------------
 
 
@@ -82,6 +98,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress on stderr (by default: a bar with an ETA on a terminal, else one line per "
                              "finished start)")
+    parser.add_argument("--triggers", action="store_true",
+                        help="run the skill-creator trigger sets instead (each query with the skill installed; "
+                             "whether the harness loaded it is read from its transcript)")
     args = parser.parse_intermixed_args(argv)
     if args.jobs is not None and args.jobs < 1:
         return _fail("-j must be at least 1")
@@ -103,13 +122,39 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     from .transcripts import check_probe
 
     try:
-        arms = parse_arms(args.arms)
+        arms = ("treatment",) if args.triggers else parse_arms(args.arms)
         workspace = _open(args)
         refused = _unreachable_reps(args.reps, workspace.config)
         if refused:
             return _fail(refused)
         agent = select_agent(workspace.config, args.agent, workspace.root)
-        probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
+        from .suites import load_suites
+
+        if args.triggers:
+            from .triggers import load_trigger_sets, trigger_paths
+
+            if agent.treatment == "prepend":
+                raise RunError(f"agents.{agent.name}: a trigger test asks whether the harness loads the installed "
+                               "skill; treatment = \"prepend\" puts it in every prompt: use a preset (treatment = "
+                               "\"install\")")
+            found = trigger_paths(workspace, args.paths)
+            if not found:
+                raise ProbeError(f"{', '.join(map(str, args.paths)) or workspace.root}: no trigger set found "
+                                 "(a prompts.csv or trigger-evals.json in an evals folder)")
+            skills_folder = None
+            if agent.preset:
+                from .presets import get_preset
+
+                skills_folder = get_preset(agent.preset).skills_folder
+            elif workspace.config.suite_distractors:
+                raise RunError(f"agents.{agent.name}: [suites] distractors are installed in a preset's skills folder; "
+                               "use a preset agent")
+            probes, errors = load_trigger_sets(workspace, found, skills_folder)
+        else:
+            probe_paths, suite_paths = _select_with_suites(workspace, args)
+            probes, errors = workspace.load_all(probe_paths, need_skill="treatment" in arms)
+            suite_probes, suite_errors = load_suites(workspace, suite_paths)
+            probes, errors = probes + suite_probes, errors + suite_errors
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
         cancel = threading.Event()
@@ -400,11 +445,29 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     try:
         workspace = _open(args)
         if args.paths or args.probe:
-            _select(workspace, args)
+            _select_with_suites(workspace, args)
         model = build_model(workspace, args.paths, args.probe, args.agent, lint=detail, answers=detail)
     except ProbeError as error:  # RunError too: a symbolic link in the way of the records
         return _fail(str(error))
-    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model))
+    from .suites import render_suite_text, suite_records, suite_report
+
+    from .triggers import render_trigger_text, trigger_report
+
+    suite_runs = suite_records(workspace, args.agent)
+    evals = suite_report(suite_runs)  # skill-creator suites (evals/suites.py, evals/triggers.py)
+    triggers = trigger_report(suite_runs)
+    if evals:
+        model["suite_evals"] = evals
+    if triggers:
+        model["trigger_tests"] = triggers
+    if args.format == "json":
+        text = render_json(model)
+    else:
+        text = render_text(model)
+        if (evals or triggers) and not model["groups"]:  # runs of skill-creator suites only
+            text = text.replace("no runs on record (run `skill-eval run` first)", "no probe runs on record", 1)
+        text += render_suite_text(evals) + render_trigger_text(triggers)
+    sys.stdout.write(text)
     sys.stdout.flush()
     status = EXIT_OK
     if args.html is not None:
@@ -446,7 +509,13 @@ def check_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         workspace = _open(args)
-        probes, errors = workspace.load_all(_select(workspace, args), need_skill=False, need_spec=False)
+        probe_paths, suite_paths = _select_with_suites(workspace, args)
+        probes, errors = workspace.load_all(probe_paths, need_skill=False, need_spec=False)
+        if suite_paths:  # skill-creator evals: transcripts/<eval-id>/ beside the suite (docs/format.md)
+            from .suites import load_suites
+
+            suite_probes, suite_errors = load_suites(workspace, suite_paths)
+            probes, errors = probes + suite_probes, errors + suite_errors
     except ProbeError as error:
         return _fail(str(error))
     for error in errors:

@@ -168,6 +168,10 @@ class AgentJob:
     harness: HarnessLaunch | None = None
     """Set for a preset agent: ``argv`` is then unused (the preset builds it),
     the prompt is one argument, stdin is ``/dev/null``."""
+    files: tuple[tuple[str, bytes], ...] = ()
+    """More input files beside the artifact, ``(relative path, bytes)``: a
+    skill-creator eval's ``files`` (:mod:`skill_eval.evals.suites`), laid out
+    at those paths in the working folder (the project, for a preset)."""
 
     @property
     def prompt_on_stdin(self) -> bool:
@@ -539,6 +543,20 @@ def write_skill_copy(bundle: SkillBundle, folder: Path) -> Path:
     return target
 
 
+def write_input_files(folder: Path, files: Sequence[tuple[str, bytes]]) -> None:
+    """Write ``files`` (``(relative path, bytes)``) below ``folder``, never
+    above it: ``..``, ``.`` and empty parts are dropped, and an existing file
+    (the artifact) is not overwritten."""
+    for relative, data in files:
+        parts = [part for part in relative.replace("\\", "/").split("/") if part not in ("", ".", "..")]
+        if not parts:
+            continue
+        path = folder.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "xb") as handle:
+            handle.write(data)
+
+
 def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[bytes, bytes] | None = None) -> PreparedJob:
     """Lay ``job`` out in the empty folder ``root`` and expand its command.
 
@@ -554,6 +572,9 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     os.mkdir(tmp)
     _write_new(artifact, job.artifact)
     made = [artifact, work, tmp]
+    if job.files:
+        write_input_files(Path(work), job.files)
+        made = None  # folders of files: removed by the walk
     values = dict(job.values)
     values["probe_dir"] = work
     uses = {match.group(1) for arg in job.argv for match in _PLACEHOLDER.finditer(arg)}
@@ -562,7 +583,8 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
         prompt_file = base + "/prompt/prompt.txt"
         _write_new(prompt_file, job.prompt)
         values["prompt_file"] = prompt_file
-        made += [prompt_file, base + "/prompt"]
+        if made is not None:
+            made += [prompt_file, base + "/prompt"]
     if job.skill is not None and uses & set(SKILL_PLACEHOLDERS):
         made = None  # a copy of many files: removed by the walk
         skill_dir = write_skill_copy(job.skill, root / "skill")
@@ -601,6 +623,8 @@ def _prepare_harness(job: AgentJob, root: Path, token: str, base_env: Mapping[by
         artifact_name=_safe_name(job.artifact_name), artifact=job.artifact, skill=job.skill,
         model=job.values.get("model") or None, args=harness.args, env=dict(job.env), base_env=environ,
         executable=harness.executable)
+    if job.files:
+        write_input_files(launch.cwd, job.files)
     env = {os.fsencode(k): os.fsencode(v) for k, v in launch.env.items()}
     env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:

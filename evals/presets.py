@@ -201,8 +201,11 @@ def _number(value) -> float | None:
 
 
 def parse_claude(stdout: str, stderr: str) -> HarnessOutput:
-    """``claude -p --output-format json``: one ``result`` object with ``result``,
-    ``is_error``, ``usage``, ``total_cost_usd``, ``duration_ms``, ``num_turns``."""
+    """``claude -p --output-format stream-json --verbose``: JSON lines (the
+    session's messages, its tool calls included), the last of them one
+    ``result`` object with ``result``, ``is_error``, ``usage``,
+    ``total_cost_usd``, ``duration_ms``, ``num_turns``. The single object of
+    ``--output-format json`` is read too."""
     result = None
     for value in _json_lines(stdout) or [_json_document(stdout) or {}]:
         if value.get("type") == "result":
@@ -389,7 +392,7 @@ PRESETS: dict[str, Preset] = {
     "claude-code": Preset(
         name="claude-code", executable="claude",
         npm_package="@anthropic-ai/claude-code", tested_version="2.1.197",
-        headless_args=("-p", "--output-format", "json", "--allowedTools", "Skill,Read,Glob,Grep"),
+        headless_args=("-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "Skill,Read,Glob,Grep"),
         model_args=("--model", "{model}"),
         prompt_args=("--", "{prompt}"),
         env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",

@@ -34,6 +34,12 @@ adverse): its p-value, and "not separated at this sample" when p is above
 0.05 — which, at two reps per arm, it always is: even a perfect split
 (control 0/2, treatment 2/2) gives p = 1/6.
 
+Each arm's cell also says how often its starts loaded the skill (``skill
+1/2``: of the starts whose transcript tells, docs/format.md "Skill use"),
+and the notes flag a treatment start that never loaded it, a control start
+that did (an isolation failure) and starts that saw the answer key
+(contaminated: errors, never graded).
+
 Under each table, when its agent reported usage (a harness preset does:
 docs/harnesses/), what the agent and model cost per arm: starts, tokens in
 and out, cost and turns, summed over every start (failed ones included).
@@ -88,6 +94,9 @@ def arm_cell(group: Group, arm: str) -> str:
             cell += f" +{sample[key]} {word}"
     if sample["running"]:
         cell += f" +{sample['running']} running"
+    loaded = skill_loaded_text(sample)
+    if loaded:
+        cell += f" {loaded}"
     return cell
 
 
@@ -127,6 +136,32 @@ def ungraded_note(group: Group) -> str | None:
     last = next((s for s in reversed(list(latest.values())) if s["error"]), None)
     detail = f" (last error: {last['error'].splitlines()[0][:160]})" if last is not None else ""
     return f"{len(latest)} rep(s) ungraded, their last start: {how}{detail}"
+def skill_loaded_text(sample: dict) -> str:
+    """How often the arm's starts loaded the skill, from their records:
+    ``skill 2/2`` (loaded in 2 of the 2 starts whose evidence is known), with
+    ``, 1 unknown`` when some cannot tell; empty when no start tells."""
+    loaded, not_loaded = sample.get("skill_loaded", 0), sample.get("skill_not_loaded", 0)
+    if not loaded + not_loaded:
+        return ""
+    unknown = sample["starts"] - loaded - not_loaded
+    return f"skill {loaded}/{loaded + not_loaded}" + (f", {unknown} unknown" if unknown > 0 else "")
+
+
+def evidence_flags(group: Group) -> list[str]:
+    """The flags of a group's starts: treatment starts that never loaded the
+    skill, control starts that loaded it (isolation failures), contaminated starts."""
+    found = []
+    flags = [start.get("skill_flag") for start in group["starts"]]
+    unused = flags.count("skill-not-loaded")
+    if unused:
+        found.append(f"TREATMENT DID NOT LOAD THE SKILL in {unused} start(s)")
+    leaked = flags.count("isolation-failure")
+    if leaked:
+        found.append(f"ISOLATION FAILURE: the control loaded the skill in {leaked} start(s)")
+    contaminated = sum(bool(start.get("contaminated")) for start in group["starts"])
+    if contaminated:
+        found.append(f"CONTAMINATED: {contaminated} start(s) saw the answer key (never graded)")
+    return found
 
 
 REGRESSION_CONTROL_NOTE = "keep as a regression/cost control"
@@ -156,6 +191,7 @@ def notes(group: Group) -> str:
     ungraded = ungraded_note(group)
     if ungraded:
         found.append(ungraded)
+    found += evidence_flags(group)
     return "; ".join(found)
 
 
@@ -226,7 +262,8 @@ def render_text(model: ReportModel) -> str:
     out.append(f"starts on record: {meta['starts_on_record']}{cap} (failed, timed-out and interrupted starts "
                f"included{torn})")
     if groups:  # the legend and the caveat explain rows: an empty report has none
-        out += ["control/treatment: caught/reps [Wilson 95% interval]; failed starts are counted, not graded.",
+        out += ["control/treatment: caught/reps [Wilson 95% interval]; failed starts are counted, not graded; "
+                "skill L/K: starts that loaded the skill, of those whose transcript tells.",
                 f"evidence: one-sided Fisher exact test, treatment > control; separated when p <= {meta['alpha']:g}.",
                 meta["note"]]
     return "\n".join(out) + "\n"

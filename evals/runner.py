@@ -69,6 +69,7 @@ from .executor import (
     DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, HarnessLaunch,
     LocalExecutor, SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
 )
+from .evidence import StartEvidence, contamination_error, judge_verdicts
 from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .judges import JudgeError, ProbeJudge, judge_problems, judge_spec
 from .probes import Probe, ProbeError, Workspace
@@ -476,7 +477,7 @@ class RecordsState:
             for _line, record in runs.records:
                 identity = rep_identity(record)
                 status = record.get("status")
-                if status == "ok":
+                if status == "ok" and not record.get("contaminated"):
                     self.ok.add(identity)
                     self.passed[identity] = bool(record_passed(record))
                     if record.get("answer_source") == "none":
@@ -651,6 +652,7 @@ class Runner:
         self._bundles: dict[Any, SkillBundle] = {}
         self._hashes: dict[tuple, str] = {}
         self._answers = AnswerFolders()
+        self._evidence = StartEvidence(workspace.root)
         self._runner = {"pid": os.getpid(), "host": socket.gethostname()}
 
     @property
@@ -854,7 +856,7 @@ class Runner:
                                     preset_executable(self.agent, self.workspace.root))
             return AgentJob(job_id, (), prompt, probe.artifact_path.name, probe.artifact_bytes, dict(self.agent.env),
                             self.agent.timeout, values=values, skill=skill, max_output=self.max_output,
-                            harness=harness)
+                            harness=harness, files=probe.input_files)
         argv = list(self.agent.command)
         skill = None
         if start.arm == "treatment":
@@ -870,7 +872,7 @@ class Runner:
             argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
                         dict(self.agent.env), self.agent.timeout, values=values,
-                        skill=skill, max_output=self.max_output)
+                        skill=skill, max_output=self.max_output, files=probe.input_files)
 
     # -- recording ----------------------------------------------------------------------
 
@@ -959,11 +961,29 @@ class Runner:
             parts = stem[:-1] + [stem[-1] + ".txt"]
             self._answers.write(probe.runs_folder, parts, outcome.stdout)
             record["answer_file"] = "/".join(parts)
-        if outcome.status == "ok":
+        transcript = outcome.stdout.decode("utf-8", errors="replace") if harness is not None else ""
+        installed = None
+        if harness is not None and job.skill is not None:
+            installed = self.installed_skill(probe)[0]
+        use = self._evidence.skill_use(probe, self.agent, start.arm, transcript or text, installed)
+        if use is not None:
+            record.update(use.record())
+        leaks = self._evidence.leaks(probe, text, "\n".join((transcript, outcome.stderr_tail or "")))
+        if leaks:
+            record["contaminated"], contamination = contamination_error(leaks)
+        if outcome.status == "ok" and leaks:
+            record.update(status="error", caught=[], error=contamination)  # never graded: no catch, no judge run
+        elif outcome.status == "ok":
             answer, grades = grade_answer(text, list(probe.defects), probe.output_spec,
                                           judge=ProbeJudge(probe, self.workspace.root))
             record["answer_source"] = answer.source
             record["caught"] = [g.defect_id for g in grades if g.caught]
+            if probe.json_path.name != "probe.json":  # a skill-creator eval (evals/suites.py)
+                from .suites import expectation_results
+
+                record["expectations"] = expectation_results(probe, grades)
+            if judge_verdicts(grades):
+                record["judge_verdicts"] = judge_verdicts(grades)
             failed = {g.defect_id: g.error for g in grades if g.error}
             if failed:
                 record["status"] = "error"
@@ -1130,8 +1150,9 @@ def lint_findings(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, l
     if not probes:
         return found
     session = workspace.session
-    diagnostics, _checked = lint_targets(session, Targets(probes={p.json_path for p in probes}),
-                                         scopes=frozenset({Scope.PROBE, Scope.WORKSPACE}))
+    targets = Targets(probes={p.json_path for p in probes if p.json_path.name == "probe.json"})
+    targets.suites = {p.json_path for p in probes if p.json_path.name != "probe.json"}  # evals.json (evals/suites.py)
+    diagnostics, _checked = lint_targets(session, targets, scopes=frozenset({Scope.PROBE, Scope.WORKSPACE, Scope.SUITE}))
     owners: dict[Path, Path] = {}
     for probe in probes:
         owners[probe.json_path] = probe.json_path

@@ -62,8 +62,8 @@ from .calibrate import decision_summary
 from .grading import BadExpectation, check_expectation, read_answer, graded_field_names
 from .probes import Probe, ProbeError, Workspace
 from .viewer_model import (ALPHA, ANSWER_CAP, ARTIFACT_CAP, SCHEMA_ID, STDERR_CAP, Answer, AnswersUnreadable, ArmSample,
-                           ArtifactText, DefectGrading, Expectation, Finding, Group, Lint, ProbeContent, ProbeDefect,
-                           ReportModel, Start, evidence_of_sample, usage_of)
+                           ArtifactText, DefectGrading, Expectation, Finding, Group, JudgeVerdict, Leak, Lint, ProbeContent,
+                           ProbeDefect, ReportModel, Start, evidence_of_sample, usage_of)
 
 ARM_ORDER = {arm: index for index, arm in enumerate(ARMS)}
 INTERRUPTED_PREFIX = "interrupted"
@@ -339,6 +339,7 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
     defects = [str(d) for d in record.get("defects") or []]
     grading: list[DefectGrading] = []
     note = problem
+    verdicts = judge_verdicts_of(record)
     if status == "ok" and answers:
         if probe is not None and text is not None:
             source, graded = grade_expectations(text, probe)
@@ -350,9 +351,11 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
             if regraded != sorted(caught):
                 note = (f"graded again for this report: caught {', '.join(regraded) or 'nothing'}; the run recorded "
                         f"{', '.join(sorted(caught)) or 'nothing'} (the output spec or the grading changed since)")
-            grading = [DefectGrading(defect=d, caught=d in caught, expectations=e) for d, _ok, e in graded]
+            grading = [DefectGrading(defect=d, caught=d in caught, expectations=e, judge=verdicts.get(d))
+                       for d, _ok, e in graded]
         else:
-            grading = [DefectGrading(defect=d, caught=d in caught, expectations=None) for d in defects]
+            grading = [DefectGrading(defect=d, caught=d in caught, expectations=None, judge=verdicts.get(d))
+                       for d in defects]
             if note is None:
                 note = ("the expectations are not shown: this version's probe.json is not on disk as it ran"
                         if probe is None else "the expectations are not shown: the answer file is not on record")
@@ -372,6 +375,7 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
         passed=record_passed(record) if status == "ok" else None, caught=caught, answer=answer, grading=grading,
         grading_note=note, error=str(record["error"]) if record.get("error") is not None else None,
         stderr_tail=stderr[-STDERR_CAP:] if isinstance(stderr, str) and stderr else None,
+        **skill_use_of(record), contaminated=leaks_of(record),
     )
 
 
@@ -422,6 +426,39 @@ def answers_unreadable(graded: Iterable[tuple[dict[str, Any], Start]]) -> Answer
     return AnswersUnreadable(graded=len(sources), unreadable=unreadable, most=2 * unreadable > len(sources))
 
 
+def judge_verdicts_of(record: dict[str, Any]) -> dict[str, JudgeVerdict]:
+    """The record's ``judge_verdicts`` (per defect, the judge's ``caught`` and
+    ``reason``), entries of another shape left out; empty on older records."""
+    found = record.get("judge_verdicts")
+    verdicts: dict[str, JudgeVerdict] = {}
+    for defect, verdict in (found.items() if isinstance(found, dict) else ()):
+        if isinstance(verdict, dict) and isinstance(verdict.get("caught"), bool):
+            reason = verdict.get("reason")
+            verdicts[str(defect)] = JudgeVerdict(caught=verdict["caught"], reason=reason if isinstance(reason, str) else "")
+    return verdicts
+
+
+def skill_use_of(record: dict[str, Any]) -> dict[str, Any]:
+    """``skill_loaded``, ``skill_evidence`` and ``skill_flag`` of a start: a
+    treatment start that did not load the skill, or a control start that did
+    (an isolation failure), is flagged. Null on records without the fields."""
+    loaded = record.get("skill_loaded") if isinstance(record.get("skill_loaded"), bool) else None
+    evidence = record.get("skill_evidence") if isinstance(record.get("skill_evidence"), str) else None
+    flag = None
+    if loaded is False and record.get("arm") == "treatment":
+        flag = "skill-not-loaded"
+    elif loaded is True and record.get("arm") == "control":
+        flag = "isolation-failure"
+    return {"skill_loaded": loaded, "skill_evidence": evidence, "skill_flag": flag}
+
+
+def leaks_of(record: dict[str, Any]) -> list[Leak]:
+    """The record's ``contaminated`` entries (answer-key text found in the start's output)."""
+    found = record.get("contaminated")
+    return [Leak(source=item["source"], text=item["text"]) for item in (found if isinstance(found, list) else ())
+            if isinstance(item, dict) and isinstance(item.get("source"), str) and isinstance(item.get("text"), str)]
+
+
 def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
     """One arm's sample: ``graded`` (a :class:`~skill_eval.linter.runs.ArmSample`
     of :func:`~skill_eval.linter.runs.sample_rows`) holds its graded reps and
@@ -435,7 +472,24 @@ def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
         errors=sum(s["status"] == "error" for s in starts), timeouts=sum(s["status"] == "timeout" for s in starts),
         interrupted=sum(s["status"] == "interrupted" for s in starts), running=sum(s["status"] == "running" for s in starts),
         unresolved=len({s["rep"] for s in starts} - ok - running), unreadable=graded.unreadable,
+        mean=graded.rate,
+        pass_at_k=pass_at_ks(reps, caught),
+        skill_loaded=sum(s["skill_loaded"] is True for s in starts),
+        skill_not_loaded=sum(s["skill_loaded"] is False for s in starts),
+        contaminated=sum(bool(s["contaminated"]) for s in starts),
     )
+
+
+PASS_AT_K_MAX = 5
+"""The largest k the report model gives pass@k for (each k at most the reps)."""
+
+
+def pass_at_ks(reps: int, caught: int) -> dict[str, float]:
+    """pass@k of an arm's graded reps (:func:`~skill_eval.evals.suites.pass_at_k`,
+    the unbiased estimator) for k = 1 .. min(reps, :data:`PASS_AT_K_MAX`)."""
+    from .suites import pass_at_k
+
+    return {str(k): pass_at_k(reps, caught, k) for k in range(1, min(reps, PASS_AT_K_MAX) + 1)}
 
 
 def reps_note(groups: Sequence[Group]) -> str:

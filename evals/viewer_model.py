@@ -104,6 +104,16 @@ class ArmSample(TypedDict):
     """Of the graded reps, those whose answer had no field the output spec names
     (``answer_source: "none"``): graded as misses; when they are most of a
     group's graded reps its zone is ``unreadable``, never ``floor``."""
+    mean: Optional[float]
+    """The mean of the graded reps' outcomes (caught 1, missed 0): the rate, as a reducer."""
+    pass_at_k: dict[str, float]
+    """k -> the unbiased pass@k estimate (1 - C(reps-caught, k) / C(reps, k)), k = 1 .. min(reps, 5)."""
+    skill_loaded: int
+    """Starts whose record says the harness loaded the skill (``skill_loaded: true``)."""
+    skill_not_loaded: int
+    """Starts whose record says it did not (``false``); the others' evidence is unknown."""
+    contaminated: int
+    """Starts that saw the answer key (``contaminated``): errors, never graded."""
 
 
 class Evidence(TypedDict):
@@ -139,6 +149,13 @@ class Expectation(TypedDict):
     reason: str
 
 
+class JudgeVerdict(TypedDict):
+    """What a defect's judge said on this answer (the record's ``judge_verdicts``)."""
+
+    caught: bool
+    reason: str
+
+
 class DefectGrading(TypedDict):
     defect: str
     caught: bool
@@ -146,6 +163,16 @@ class DefectGrading(TypedDict):
     expectations: Optional[list[Expectation]]
     """Each ``caught_when`` field, whether it held and why; null when the probe
     version's ``caught_when`` is no longer on disk."""
+    judge: Optional[JudgeVerdict]
+    """The judge's verdict and reason, when a judge graded this defect on record."""
+
+
+class Leak(TypedDict):
+    """Answer-key text found in a start's answer or transcript."""
+
+    source: str
+    """The answer-key file (relative to the workspace)."""
+    text: str
 
 
 class Answer(TypedDict):
@@ -188,6 +215,15 @@ class Start(TypedDict):
     """Why grading detail is missing or differs from the record, when it does."""
     error: Optional[str]
     stderr_tail: Optional[str]
+    skill_loaded: Optional[bool]
+    """Whether the harness loaded the skill, from its transcript; null when unknown or not recorded."""
+    skill_evidence: Optional[str]
+    """What shows it (the tool call, the file read) or why it is unknown."""
+    skill_flag: Optional[Literal["skill-not-loaded", "isolation-failure"]]
+    """``skill-not-loaded``: a treatment start that never loaded the skill;
+    ``isolation-failure``: a control start that loaded it."""
+    contaminated: list[Leak]
+    """Answer-key text the start's output held (empty when none): never graded."""
 
 
 CalibrationRule = TypedDict("CalibrationRule", {
@@ -334,6 +370,10 @@ class ReportModel(TypedDict):
     meta: Meta
     groups: list[Group]
     usage: list[Usage]
+    suite_evals: list[dict]
+    """skill-creator evals (:func:`skill_eval.evals.suites.suite_report`); only when the records hold some."""
+    trigger_tests: list[dict]
+    """Trigger tests (:func:`skill_eval.evals.triggers.trigger_report`); only when the records hold some."""
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
@@ -348,7 +388,7 @@ STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted", "running")
 TYPED_DICTS: dict[str, type] = {
     "ReportModel": ReportModel, "Meta": Meta, "Filters": Filters, "Hashes": Hashes, "ArmSample": ArmSample,
     "Evidence": Evidence, "Finding": Finding, "Lint": Lint, "Expectation": Expectation,
-    "DefectGrading": DefectGrading, "Answer": Answer, "Start": Start, "Group": Group,
+    "DefectGrading": DefectGrading, "JudgeVerdict": JudgeVerdict, "Leak": Leak, "Answer": Answer, "Start": Start, "Group": Group,
     "CalibrationDecision": CalibrationDecision, "CalibrationRule": CalibrationRule, "Discriminator": Discriminator,
     "Usage": Usage, "ArtifactText": ArtifactText, "ProbeDefect": ProbeDefect, "ProbeContent": ProbeContent,
     "AnswersUnreadable": AnswersUnreadable,

@@ -146,6 +146,16 @@ class Config(NamedTuple):
     calibration_rule: CalibrationRule = CalibrationRule()
     """``[calibration]`` reps, caught-in-every-rep, max-starts-per-probe: the stop of ``skill-eval calibrate``."""
     agents: Mapping[str, AgentConfig] = _NOTHING
+    suite_judge: tuple[str, ...] = ()
+    """``[suites] judge``: the argv of the judge that grades skill-creator
+    expectations (:mod:`skill_eval.evals.suites`); empty: none configured."""
+    suite_judge_timeout: float = 60.0
+    suite_globs: tuple[str, ...] = ()
+    suite_distractors: tuple[str, ...] = ()
+    """``[suites] distractors``: skill folders (relative to the workspace
+    root) a trigger test installs beside the skill under test."""
+    """``[suites] paths``: globs (relative to the workspace root) of more
+    skill-creator suite files than discovery finds by name and place."""
     source: Path | None = None
     """The config file this came from, if any."""
 
@@ -171,6 +181,7 @@ class Config(NamedTuple):
 _KNOWN_KEYS = {
     "select", "ignore", "per-file-ignores", "signposting", "quiz-framing", "max-artifact-lines",
     "max-file-size", "near-duplicate-threshold", "frontmatter", "calibration", "agents", "exclude", "extend-exclude",
+    "suites",
 }
 
 
@@ -392,6 +403,27 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         values["calibration_rule"] = _calibration_rule(table, source)
     if "agents" in data:
         values["agents"] = _agents(data["agents"], source)
+    if "suites" in data:
+        table = data["suites"]
+        known = {"judge", "judge-timeout", "paths", "distractors"}
+        if not isinstance(table, dict):
+            raise _fail(source, "suites", "`[suites]` must be a table")
+        if set(table) - known:
+            key = sorted(set(table) - known)[0]
+            raise _fail(source, key, f"unknown key `suites.{key}`", known)
+        if "judge" in table:
+            judge = _strings(table["judge"], source, "suites.judge")
+            if not judge or not all(judge):
+                raise _fail(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
+            values["suite_judge"] = judge
+        if "paths" in table:
+            values["suite_globs"] = _strings(table["paths"], source, "suites.paths")
+        if "distractors" in table:
+            values["suite_distractors"] = _strings(table["distractors"], source, "suites.distractors")
+        if "judge-timeout" in table:
+            if not is_timeout(table["judge-timeout"]):
+                raise _fail(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
+            values["suite_judge_timeout"] = float(table["judge-timeout"])
     return Config(**values)
 
 

@@ -92,7 +92,9 @@ _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "a
                  "error", "stderr_tail", "truncated",
                  # a preset agent's output and usage, a judge's grading errors (docs/format.md)
                  "output_file", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "agent_duration_s", "turns",
-                 "grading_errors")
+                 "grading_errors",
+                 # evidence: the skill loaded or not, the answer key seen, the judges' verdicts
+                 "skill_loaded", "skill_evidence", "contaminated", "judge_verdicts")
 
 _STRING = (str,)
 _STRING_OR_NULL = (str, type(None))
@@ -122,6 +124,7 @@ _OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
     "answer_source": _STRING, "caught": _LIST, "passed": _BOOL, "error": _STRING_OR_NULL, "stderr_tail": _STRING,
     "truncated": _OBJECT, "output_file": _STRING, "tokens_in": _INT, "tokens_out": _INT, "tokens_cached": _INT,
     "cost_usd": _NUMBER, "agent_duration_s": _NUMBER, "turns": _INT, "grading_errors": _OBJECT,
+    "skill_loaded": (bool, type(None)), "skill_evidence": _STRING, "contaminated": _LIST, "judge_verdicts": _OBJECT,
 }
 """The JSON type of each field of an outcome record that readers use."""
 _PLAN_FIELDS: dict[str, tuple[type, ...]] = {
@@ -728,9 +731,11 @@ def record_passed(record: dict[str, Any]) -> bool | None:
     """Whether an ``ok`` record's answer caught what the probe asks for.
 
     A floor (or kind-less) probe: every defect caught. A band probe: the count
-    of caught defects within ``band`` (min..max). ``None`` when not ok.
+    of caught defects within ``band`` (min..max). ``None`` when not ok, and
+    for a ``contaminated`` start (it saw the answer key: never a catch, nor a
+    miss), whatever its status says.
     """
-    if record.get("status") != "ok":
+    if record.get("status") != "ok" or record.get("contaminated"):
         return None
     caught = record.get("caught") or []
     band = record.get("band")

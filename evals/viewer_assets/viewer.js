@@ -101,6 +101,13 @@
     if (group.frozen) out.push(el("span", { className: "flag " + (group.frozen_matches ? "ok" : "bad"), text: group.frozen_matches ? "frozen" : "frozen, hashes differ" }));
     if (group.on_disk !== "current") out.push(el("span", { className: "flag warn", text: "on disk: " + group.on_disk }));
     if (unresolved(group)) out.push(el("span", { className: "flag bad", text: unresolved(group) + " rep(s) without outcome" }));
+    var skillFlags = group.starts.map(function (s) { return s.skill_flag; });
+    var unused = skillFlags.filter(function (f) { return f === "skill-not-loaded"; }).length;
+    var leaked = skillFlags.filter(function (f) { return f === "isolation-failure"; }).length;
+    var contaminated = group.starts.filter(function (s) { return s.contaminated && s.contaminated.length; }).length;
+    if (unused) out.push(el("span", { className: "flag bad", text: unused + " treatment start(s) never loaded the skill" }));
+    if (leaked) out.push(el("span", { className: "flag bad", text: "isolation failure: " + leaked + " control start(s) loaded the skill" }));
+    if (contaminated) out.push(el("span", { className: "flag bad", text: contaminated + " contaminated start(s)" }));
     if (lintErrors(group)) out.push(el("span", { className: "flag bad", text: lintErrors(group) + " lint error(s)" }));
     if (answersUnreadable(group)) {
       var u = group.answers_unreadable;
@@ -586,6 +593,8 @@
     if (arm.interrupted) parts.push(arm.interrupted + " interrupted");
     if (arm.running) parts.push(arm.running + " running now");
     if (arm.unresolved) parts.push(arm.unresolved + " rep(s) without outcome");
+    if (arm.skill_loaded + arm.skill_not_loaded) parts.push("skill loaded in " + arm.skill_loaded + " of " + (arm.skill_loaded + arm.skill_not_loaded) + " start(s) that tell");
+    if (arm.contaminated) parts.push(arm.contaminated + " contaminated");
     return text + " — " + parts.join(", ");
   }
 
@@ -625,6 +634,14 @@
 
   function expectationText(expected) { return typeof expected === "string" ? JSON.stringify(expected) : JSON.stringify(expected); }
 
+  function skillUse(start) {
+    var said = start.skill_loaded === true ? "loaded" : start.skill_loaded === false ? "not loaded" : "unknown";
+    var flag = start.skill_flag === "isolation-failure" ? " — isolation failure: the control loaded the skill"
+      : start.skill_flag === "skill-not-loaded" ? " — the treatment never loaded the skill" : "";
+    return el("p", { className: "skill-use" + (start.skill_flag ? " failed" : ""), "data-fact": "skill-loaded" },
+      el("strong", { text: "skill " + said + flag }), start.skill_evidence ? ": " + start.skill_evidence : "");
+  }
+
   function renderStart(group, start, terms) {
     var verdict = start.status !== "ok" ? start.status : start.passed ? "caught" : "missed";
     var unreadable = start.answer && start.answer.source === "none";
@@ -640,10 +657,15 @@
       el("span", { className: "hint", text: "exit " + (start.exit_code == null ? "-" : start.exit_code) + " · " + (start.started || "?") + (start.start_id ? " · start " + start.start_id.slice(0, 12) : "") + (start.retry_of ? " · retry of " + start.retry_of.slice(0, 12) : "") + (start.resume_of ? " · resumes " + start.resume_of.slice(0, 12) : "") })));
     if (start.error) box.appendChild(el("p", { className: "failed" }, el("strong", { text: "error: " }), highlighted(start.error, terms)));
     if (start.stderr_tail) box.appendChild(el("details", { open: true }, el("summary", { text: "stderr (tail)" }), el("pre", { className: "stderr" }, highlighted(start.stderr_tail, terms))));
+    box.appendChild(skillUse(start));
+    (start.contaminated || []).forEach(function (leak) {
+      box.appendChild(el("p", { className: "failed", "data-fact": "contaminated" }, el("strong", { text: "contaminated: " }), leak.source + ": ", el("code", { text: leak.text })));
+    });
     if (start.grading.length) {
       var list = el("ul", { className: "grading" });
       start.grading.forEach(function (d) {
         var item = el("li", null, el("strong", { className: d.caught ? "held" : "failed", text: d.defect + (d.caught ? " caught ✓" : " missed ✗") }));
+        if (d.judge) item.appendChild(el("span", { className: "judge", "data-fact": "judge" }, " judge: " + (d.judge.caught ? "caught" : "missed") + (d.judge.reason ? " — " + d.judge.reason : "")));
         if (d.expectations) {
           var inner = el("ul");
           d.expectations.forEach(function (x) {

@@ -58,6 +58,10 @@ class Script:
     """Call the harness's skill tool for this skill when a request offers the
     tool and shows this name, and no tool result came back yet."""
     skill_tools: tuple[str, ...] = ("Skill", "activate_skill", "skill", "exec_command")
+    trigger_words: tuple[str, ...] = ()
+    """When given, call the skill tool only for a request whose text holds
+    one of these words (a trigger test: the model loads the skill for some
+    queries and not for others; the log's ``reply`` says which)."""
     mode: str = "answer"
     """``answer``; ``hang`` (read the request, never answer); ``error`` (HTTP
     ``error_status`` for every request)."""
@@ -151,7 +155,10 @@ class StandinModel:
         name = self.script.skill_name
         if name is None or has_tool_result:
             return None
-        if name not in json.dumps(body, ensure_ascii=False):
+        text = json.dumps(body, ensure_ascii=False)
+        if name not in text:
+            return None
+        if self.script.trigger_words and not any(word in text for word in self.script.trigger_words):
             return None
         for tool in self.script.skill_tools:
             if tool in offered_tools:

@@ -19,6 +19,8 @@ make of such records.
 
 from __future__ import annotations
 
+from math import comb
+
 import hashlib
 import random
 from typing import Any
@@ -90,6 +92,11 @@ def _arm(starts: list[dict]) -> dict:
         "wilson95": list(wilson(caught, reps)) if reps else None,
         "errors": sum(s["status"] == "error" for s in starts), "timeouts": sum(s["status"] == "timeout" for s in starts),
         "interrupted": sum(s["status"] == "interrupted" for s in starts), "running": 0, "unresolved": unresolved,
+        "mean": caught / reps if reps else None,
+        "pass_at_k": {str(k): 1 - comb(reps - caught, k) / comb(reps, k) for k in range(1, min(reps, 5) + 1)},
+        "skill_loaded": sum(s["skill_loaded"] is True for s in starts),
+        "skill_not_loaded": sum(s["skill_loaded"] is False for s in starts),
+        "contaminated": sum(bool(s["contaminated"]) for s in starts),
     }
 
 
@@ -117,6 +124,10 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 "passed": caught if status == "ok" else None,
                 "caught": list(defects) if caught else [], "answer": None, "grading": [], "grading_note": None,
                 "error": None, "stderr_tail": None,
+                "skill_loaded": (arm == "treatment") if status == "ok" else None,
+                "skill_evidence": ('Skill tool call {"skill": "closeout-review"}' if arm == "treatment"
+                                   else "no tool call: the skill was never loaded") if status == "ok" else None,
+                "skill_flag": None, "contaminated": [],
             }
             if status == "ok":
                 text = _answer(rng, caught, index * 10 + rep, readable)
@@ -126,11 +137,11 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 for defect in defects:
                     held = caught
                     if not readable:
-                        start["grading"].append({"defect": defect, "caught": False, "expectations": [
+                        start["grading"].append({"defect": defect, "caught": False, "judge": None, "expectations": [
                             {"field": name, "expected": expected, "held": False, "reason": "missing from the answer"}
                             for name, expected in (("verdict", "NOT_PROVEN"), ("criteria", {"contains": "2"}))]})
                         continue
-                    start["grading"].append({"defect": defect, "caught": caught, "expectations": [
+                    start["grading"].append({"defect": defect, "caught": caught, "judge": None, "expectations": [
                         {"field": "verdict", "expected": "NOT_PROVEN", "held": held,
                          "reason": f"{'NOT_PROVEN' if caught else 'PASS'!r} {'equals' if held else 'does not equal'} 'NOT_PROVEN'"},
                         {"field": "criteria", "expected": {"contains": "2"}, "held": held,

@@ -1,0 +1,95 @@
+"""What an outcome record says beyond the grade: whether the skill was loaded,
+whether the start saw the answer key, and what each judge decided.
+
+The runner calls :class:`StartEvidence` once per outcome. It adds to the
+outcome record (docs/format.md, run records):
+
+- ``skill_loaded`` (``true``, ``false`` or ``null`` for unknown) and
+  ``skill_evidence`` (:func:`~skill_eval.evals.skill_use.detect_skill_use`
+  on the harness's transcript; a treatment with ``treatment = "prepend"``
+  was handed SKILL.md in its prompt, so it loaded it by construction);
+- ``contaminated``: the answer-key strings its answer or transcript holds
+  (:mod:`~skill_eval.evals.contamination`), when any: such a start is an
+  ``error``, never graded;
+- ``judge_verdicts``: per judged defect, the judge's ``caught`` and ``reason``.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from .contamination import AnswerKey, Leak, describe
+from .skill_use import SkillUse, detect_skill_use
+
+__all__ = ["StartEvidence", "judge_verdicts", "contamination_error"]
+
+PREPENDED = "SKILL.md's text was given in the prompt (treatment = \"prepend\")"
+
+
+class StartEvidence:
+    """Per runner: each probe's :class:`AnswerKey` (built once, on first use,
+    under a lock: outcomes are recorded from worker threads) and its skill's
+    name."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock = threading.Lock()
+        self._keys: dict[tuple, AnswerKey] = {}
+        self._names: dict[Path, str] = {}
+
+    def answer_key(self, probe: Any) -> AnswerKey:
+        key = (probe.json_path, probe.probe_sha256, probe.skill_tree_sha256)
+        with self._lock:
+            found = self._keys.get(key)
+            if found is None:
+                found = self._keys[key] = AnswerKey.for_probe(probe, self.root)
+            return found
+
+    def leaks(self, probe: Any, answer: str, transcript: str) -> list[Leak]:
+        """The answer-key strings ``answer`` or ``transcript`` hold."""
+        return self.answer_key(probe).find(answer, transcript)
+
+    def skill_name(self, probe: Any) -> str | None:
+        """The skill's front-matter ``name`` (what a harness lists and loads),
+        else its folder's name; ``None`` for a probe without a skill."""
+        if probe.skill_path is None:
+            return None
+        folder = probe.skill_path.parent
+        with self._lock:
+            name = self._names.get(folder)
+        if name is None:
+            from .presets import PresetError, skill_name
+
+            try:
+                name = skill_name(folder)
+            except PresetError:
+                name = folder.name
+            with self._lock:
+                self._names[folder] = name
+        return name
+
+    def skill_use(self, probe: Any, agent: Any, arm: str, transcript: str,
+                  installed: str | None) -> SkillUse | None:
+        """Whether this start loaded the skill; ``None`` for a probe without
+        one. ``installed`` is where the treatment's copy was installed
+        (relative to the project), ``None`` when nothing was."""
+        name = self.skill_name(probe)
+        if name is None:
+            return None
+        if arm == "treatment" and agent.treatment == "prepend":
+            return SkillUse(True, PREPENDED)
+        harness = agent.preset or "command"
+        return detect_skill_use(harness, transcript, name, installed)
+
+
+def judge_verdicts(grades: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Per defect a judge gave a verdict on: ``{"caught": bool, "reason": str}``."""
+    return {grade.defect_id: {"caught": grade.judge_verdict, "reason": grade.judge_reason or ""}
+            for grade in grades if grade.judge_verdict is not None}
+
+
+def contamination_error(leaks: Sequence[Leak]) -> tuple[list[dict[str, str]], str]:
+    """The record's ``contaminated`` list and ``error`` line for ``leaks``."""
+    return [leak.record() for leak in leaks], describe(leaks)
