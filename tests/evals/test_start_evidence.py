@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from skill_eval.evals.cli import report_main, run_main
-from skill_eval.evals.contamination import AnswerKey, MIN_WORDS
+from skill_eval.evals.contamination import AnswerKey, MIN_WORDS, Shown
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.runner import suite_budget
 from skill_eval.evals.viewer_build import build_model
@@ -204,7 +204,7 @@ def test_the_answer_key_needs_distinctive_text():
                                     indent=2)),
         ("p/transcripts/t.md", 'verdict: PASS\n{"verdict": "PASS", "criteria": []}\n'
                                "Criterion 3 leans on prior behavior, not on a test of this change."),
-    ], [artifact, "verdict: PASS or NOT_PROVEN; criteria: the numbers"])
+    ], Shown([artifact, "verdict: PASS or NOT_PROVEN; criteria: the numbers"]))
     texts = sorted(leak.text for leak in key.needles.values())
     assert texts == ['"x-note": "the metrics criterion is the one a careless reviewer signs off"',
                      "Criterion 3 leans on prior behavior, not on a test of this change.",
@@ -217,3 +217,42 @@ def test_the_answer_key_needs_distinctive_text():
     assert [leak.source for leak in key.find("", escaped)] == ["p/probe.json"]
     assert key.find("Criterion 3 leans on prior behavior, not on a test") == []
     assert key.find(artifact + "\nverdict: PASS") == []
+
+
+def test_another_probes_answer_key_is_contamination_too(suite, tmp_path):
+    """An agent that read another probe's probe.json saw the suite's answer
+    key: the suite's key (every file under evals/ but runs/) finds it."""
+    log = tmp_path / "snoop.jsonl"
+    other = suite.probe("two-gaps") / "probe.json"
+    suite.configure({"snoop": {"command": agent_command("key_reader_agent.py", "--read", str(other), "--log", str(log)),
+                               "timeout": 30}})
+    run_main([str(suite.probe(PROBE)), "--no-progress", "--reps", "1", "--skip-check", "--arms", "control"])
+    (printed,) = agent_log(log)
+    (record,) = suite.records(PROBE)
+    assert record["status"] == "error" and record["contaminated"], record
+    source = other.relative_to(suite.root).as_posix()
+    assert {leak["source"] for leak in record["contaminated"]} == {source}
+    assert all(leak["text"] in printed["printed"] for leak in record["contaminated"])
+
+
+def test_the_suites_key_is_built_once_for_all_its_probes(suite, monkeypatch):
+    """Linear in the suite: its files are read once, however many probes ask."""
+    import shutil
+
+    from skill_eval.evals import contamination
+    from skill_eval.evals.evidence import StartEvidence
+
+    for n in range(40):
+        shutil.copytree(suite.probe("two-gaps"), suite.probes / f"copy-{n:02d}")
+        path = suite.probes / f"copy-{n:02d}" / "probe.json"
+        path.write_text(path.read_text("utf-8").replace('"two-gaps"', f'"copy-{n:02d}"'), "utf-8")
+    reads = []
+    real = contamination.suite_key_files
+    monkeypatch.setattr(contamination, "suite_key_files", lambda folder: reads.append(folder) or real(folder))
+    workspace = Workspace.open([suite.root])
+    probes, _errors = workspace.load_all(workspace.probe_paths())
+    assert len(probes) == 42
+    evidence = StartEvidence(workspace.root)
+    for probe in probes:
+        assert evidence.leaks(probe, "verdict: PASS", "") == []
+    assert len(reads) == 1
