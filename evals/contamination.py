@@ -22,9 +22,10 @@ between), so markup, JSON quoting and line breaks do not matter; a string
 must occur whole, on word boundaries. A transcript's JSON lines are also read
 for their string values (a file read by a tool comes back JSON-escaped).
 
-Two keys are searched per start, each one pass of one RE2 automaton over
-the text (linear in its length, whatever the number of strings): the probe's
-own (:meth:`AnswerKey.for_probe`: its folder, filtered by what its start was
+Two keys are searched per start, each in one pass over the text's words
+(one dictionary look-up per word, of the :data:`MIN_WORDS` words starting
+there: linear in the text, whatever the number of strings): the probe's own
+(:meth:`AnswerKey.for_probe`: its folder, filtered by what its start was
 shown when built, once per probe), and its suite's
 (:meth:`AnswerKey.for_suite`: every file under ``evals/`` but ``runs/``,
 read and built once per suite, its hits filtered by the start's
@@ -57,7 +58,7 @@ covers: a probe.json line that is a key plus an artifact quote (``"quote":
 "..."``) has one, and an answer that quotes the artifact may well say it."""
 GRAM = 3
 MAX_NEEDLES = 20000
-"""Strings one key looks for at most (the longest kept): one RE2 automaton holds them all."""
+"""Strings one key looks for at most (the longest kept)."""
 MAX_KEY_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 1024 * 1024
 MAX_LEAKS = 5
@@ -65,6 +66,10 @@ MAX_LEAKS = 5
 _SKIPPED_FOLDERS = frozenset({"runs", ".git", ".hg", ".svn", ".jj", ".bzr", ".venv", "node_modules", "__pycache__",
                               ".skill-eval-cache", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 _WORD = re.compile(r"\w+")
+
+
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFC", text).casefold())
 
 
 def words(text: str) -> str:
@@ -243,15 +248,12 @@ class AnswerKey:
     def __init__(self, needles: dict[str, Leak]) -> None:
         self.needles = needles
         """Normalized words -> the leak it reports."""
-        self._pattern = None
-        if needles:
-            import re2
-
-            options = re2.Options()
-            options.log_errors = False
-            options.max_mem = 256 << 20
-            alternation = "|".join(re2.escape(needle) for needle in sorted(needles, key=len, reverse=True))
-            self._pattern = re2.compile(r"(?:^| )(" + alternation + r")(?: |$)", options)
+        self._by_prefix: dict[tuple[str, ...], list[tuple[list[str], str]]] = {}
+        """Each needle under its first :data:`MIN_WORDS` words: a text is
+        scanned once, one dictionary look-up per word."""
+        for needle in needles:
+            tokens = needle.split(" ")
+            self._by_prefix.setdefault(tuple(tokens[:MIN_WORDS]), []).append((tokens, needle))
 
     @classmethod
     def build(cls, key_files: Iterable[tuple[str, str]], shown: "Shown | None" = None) -> "AnswerKey":
@@ -290,35 +292,37 @@ class AnswerKey:
         """The distinctive strings found in ``answer`` or ``transcript`` (the
         first :data:`MAX_LEAKS`, each once); with ``shown``, only those it
         does not hold."""
-        if self._pattern is None:
+        if not self.needles:
             return []
         found: list[Leak] = []
         seen: set[str] = set()
-        for haystack in self._haystacks(answer, transcript):
-            for match in self._pattern.finditer(haystack):
-                needle = match.group(1)
-                if needle in seen or needle not in self.needles:
-                    continue
-                seen.add(needle)
-                if shown is None or not shown.holds(needle):
-                    found.append(self.needles[needle])
-                    if len(found) >= MAX_LEAKS:
-                        return found
+        by_prefix = self._by_prefix
+        for tokens in self._haystacks(answer, transcript):
+            windows = zip(*(tokens[offset:] for offset in range(MIN_WORDS)))
+            for position, window in enumerate(windows):
+                for needle_tokens, needle in by_prefix.get(window, ()):
+                    if needle in seen or tokens[position:position + len(needle_tokens)] != needle_tokens:
+                        continue
+                    seen.add(needle)
+                    if shown is None or not shown.holds(needle):
+                        found.append(self.needles[needle])
+                        if len(found) >= MAX_LEAKS:
+                            return found
         return found
 
     @staticmethod
-    def _haystacks(answer: str, transcript: str) -> Iterator[str]:
-        """The texts searched, as words: the answer, the transcript, and each
-        string value of the transcript's JSON (whole: a file a tool read
-        comes back as one JSON string, escaped in the raw line)."""
+    def _haystacks(answer: str, transcript: str) -> Iterator[list[str]]:
+        """The texts searched, as lists of words: the answer, the transcript,
+        and each string value of the transcript's JSON (whole: a file a tool
+        read comes back as one JSON string, escaped in the raw line)."""
         if answer:
-            yield words(answer)
+            yield _tokens(answer)
         if transcript:
-            yield words(transcript)
+            yield _tokens(transcript)
             for document in _json_documents(transcript):
                 for value in _json_strings(document):
                     if len(value) >= MIN_CHARS:
-                        yield words(value)
+                        yield _tokens(value)
 
 
 def describe(leaks: Sequence[Leak]) -> str:

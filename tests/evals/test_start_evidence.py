@@ -59,9 +59,10 @@ def test_an_agent_that_read_probe_json_is_contaminated_never_a_catch_and_counted
     assert sorted(r["start_id"] for r in records) == sorted(entry["start_id"] for entry in printed)
     for record in records:
         assert record["status"] == "error" and record["caught"] == [] and "passed" not in record, record
-        (leak,) = record["contaminated"]
-        assert leak["source"] == probe_json.relative_to(suite.root).as_posix()
-        assert CANARY in leak["text"]
+        leaks = record["contaminated"]
+        # The canary's line of probe.json, and its value: both only there.
+        assert {leak["source"] for leak in leaks} == {probe_json.relative_to(suite.root).as_posix()}
+        assert sorted(leak["text"] for leak in leaks) == [f'"x-canary": "{CANARY}"', CANARY]
         assert record["error"].startswith("contaminated: ") and "never graded" in record["error"]
 
     # Counted against the budget (2 of 2): running the reps again is refused, and the agent never starts.
@@ -214,7 +215,9 @@ def test_the_answer_key_needs_distinctive_text():
     assert key.find("> CRITERION 3 leans on prior behavior,\n> not on a test of this change!")
     escaped = json.dumps({"type": "tool_result", "content": "x-note: The metrics criterion is the one a careless "
                                                              "reviewer signs off\n"})
-    assert [leak.source for leak in key.find("", escaped)] == ["p/probe.json"]
+    assert [leak.text for leak in key.find("", escaped)] == [
+        '"x-note": "the metrics criterion is the one a careless reviewer signs off"',
+        "the metrics criterion is the one a careless reviewer signs off"]
     assert key.find("Criterion 3 leans on prior behavior, not on a test") == []
     assert key.find(artifact + "\nverdict: PASS") == []
 
@@ -256,3 +259,31 @@ def test_the_suites_key_is_built_once_for_all_its_probes(suite, monkeypatch):
     for probe in probes:
         assert evidence.leaks(probe, "verdict: PASS", "") == []
     assert len(reads) == 1
+
+
+def test_the_search_is_linear_in_the_output():
+    """20,000 strings and a 4 MiB transcript of JSON lines (a tool's output,
+    escaped): one pass, found where it is, in seconds (a regular expression of
+    the same strings took minutes on 10 MB)."""
+    import random
+    import string
+    import time
+
+    rng = random.Random(7)
+
+    def word() -> str:
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
+
+    key = AnswerKey.build([("k.md", "\n".join(" ".join(word() for _ in range(9)) for _ in range(20000)))])
+    assert len(key.needles) == 20000
+    planted = next(iter(key.needles.values())).text
+    filler = " ".join(word() for _ in range(600000))
+    middle = len(filler) // 2
+    text = filler[:middle] + " " + planted.upper() + " " + filler[middle:]
+    transcript = "\n".join(json.dumps({"type": "tool_result", "content": text[i:i + 4096]})
+                           for i in range(0, len(text), 4096))
+    began = time.monotonic()
+    found = key.find("", transcript)
+    took = time.monotonic() - began
+    assert [leak.text for leak in found] == [planted]
+    assert took < 20, took
