@@ -292,12 +292,16 @@ class AnswerKey:
         """The distinctive strings found in ``answer`` or ``transcript`` (the
         first :data:`MAX_LEAKS`, each once); with ``shown``, only those it
         does not hold."""
+        return self.find_in(list(self.haystacks(answer, transcript)), shown)
+
+    def find_in(self, haystacks: Sequence[list[str]], shown: "Shown | None" = None) -> list[Leak]:
+        """:meth:`find` in texts already made :meth:`haystacks` (several keys, one tokenizing)."""
         if not self.needles:
             return []
         found: list[Leak] = []
         seen: set[str] = set()
         by_prefix = self._by_prefix
-        for tokens in self._haystacks(answer, transcript):
+        for tokens in haystacks:
             windows = zip(*(tokens[offset:] for offset in range(MIN_WORDS)))
             for position, window in enumerate(windows):
                 for needle_tokens, needle in by_prefix.get(window, ()):
@@ -311,7 +315,7 @@ class AnswerKey:
         return found
 
     @staticmethod
-    def _haystacks(answer: str, transcript: str) -> Iterator[list[str]]:
+    def haystacks(answer: str, transcript: str) -> Iterator[list[str]]:
         """The texts searched, as lists of words: the answer, the transcript,
         and each string value of the transcript's JSON (whole: a file a tool
         read comes back as one JSON string, escaped in the raw line)."""

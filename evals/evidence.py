@@ -58,9 +58,12 @@ class StartEvidence:
         """The answer-key strings ``answer`` or ``transcript`` hold: the
         probe's own, then other files of its suite's ``evals/``."""
         own, suite, shown = self._keys_of(probe)
-        found = own.find(answer, transcript)
+        if not own.needles and not suite.needles:
+            return []
+        haystacks = list(AnswerKey.haystacks(answer, transcript))
+        found = own.find_in(haystacks)
         seen = {leak.text for leak in found}
-        found += [leak for leak in suite.find(answer, transcript, shown) if leak.text not in seen]
+        found += [leak for leak in suite.find_in(haystacks, shown) if leak.text not in seen]
         return found[:MAX_LEAKS]
 
     def skill_name(self, probe: Any) -> str | None:
