@@ -254,6 +254,8 @@ class AnswerKey:
         for needle in needles:
             tokens = needle.split(" ")
             self._by_prefix.setdefault(tuple(tokens[:MIN_WORDS]), []).append((tokens, needle))
+        self._firsts = frozenset(prefix[0] for prefix in self._by_prefix)
+        """The first words of the needles: only where one stands is a prefix looked up."""
 
     @classmethod
     def build(cls, key_files: Iterable[tuple[str, str]], shown: "Shown | None" = None) -> "AnswerKey":
@@ -300,11 +302,10 @@ class AnswerKey:
             return []
         found: list[Leak] = []
         seen: set[str] = set()
-        by_prefix = self._by_prefix
+        by_prefix, firsts = self._by_prefix, self._firsts
         for tokens in haystacks:
-            windows = zip(*(tokens[offset:] for offset in range(MIN_WORDS)))
-            for position, window in enumerate(windows):
-                for needle_tokens, needle in by_prefix.get(window, ()):
+            for position in [index for index, token in enumerate(tokens) if token in firsts]:
+                for needle_tokens, needle in by_prefix.get(tuple(tokens[position:position + MIN_WORDS]), ()):
                     if needle in seen or tokens[position:position + len(needle_tokens)] != needle_tokens:
                         continue
                     seen.add(needle)

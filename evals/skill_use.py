@@ -71,7 +71,7 @@ def detect_skill_use(harness: str, transcript: str, skill_name: str, skill_dir: 
     try:
         if reader is not None:
             return reader(transcript, target)
-        for name in HARNESSES:
+        for name in HARNESSES if "{" in transcript else ():  # every transcript read here is JSON
             found = _READERS[name](transcript, target)
             if found.loaded:
                 return SkillUse(True, f"{found.evidence} (read as a {name} transcript)")
