@@ -287,3 +287,24 @@ def test_the_search_is_linear_in_the_output():
     took = time.monotonic() - began
     assert [leak.text for leak in found] == [planted]
     assert took < 20, took
+
+
+def test_a_control_that_loaded_the_skill_is_an_isolation_failure(suite, tmp_path, capsys):
+    """A command agent whose output is a harness transcript (here Claude Code's
+    stream-json, captured from the real CLI) is read like one: a control start
+    that loaded the skill is flagged as an isolation failure."""
+    transcript = HERE.parent / "fixtures" / "skill_use" / "claude-code-treatment.out"
+    renamed = tmp_path / "transcript.out"  # the captured skill's name, as this suite's skill is named
+    renamed.write_text(transcript.read_text("utf-8").replace("closeout-review", "verify-closeout"), "utf-8")
+    suite.configure({"wrapper": {"command": agent_command("key_reader_agent.py", "--read", str(renamed)),
+                                 "timeout": 30}})
+    run_main([str(suite.probe(PROBE)), "--no-progress", "--reps", "1", "--skip-check", "--arms", "control"])
+    (record,) = suite.records(PROBE)
+    assert record["skill_loaded"] is True, record
+    assert record["skill_evidence"] == 'Skill tool call {"skill": "verify-closeout"} (read as a claude-code transcript)'
+    (group,) = build_model(Workspace.open([suite.root]))["groups"]
+    (start,) = group["starts"]
+    assert start["skill_flag"] == "isolation-failure" and group["arms"]["control"]["skill_loaded"] == 1
+    capsys.readouterr()
+    report_main([str(suite.root)])
+    assert "ISOLATION FAILURE: the control loaded the skill in 1 start(s)" in capsys.readouterr().out
