@@ -130,3 +130,22 @@ def test_hostile_transcripts_never_raise() -> None:
         for text in odd:
             use = detect_skill_use(harness, text, NAME, None)
             assert use.loaded in (True, False, None) and isinstance(use.evidence, str)
+
+
+CAPTURED_ANSWER = "Reviewed the closeout report.\n\nverdict: NOT_PROVEN\nunproven: 2\nconfidence: medium\n"
+"""What the stand-in answered in every captured run (capture_skill_use.py)."""
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_the_captured_outputs_parse_as_the_runner_reads_them(preset: str, case: str) -> None:
+    """The presets' outputs (Claude Code's and Gemini CLI's stream-json
+    included) give the stand-in's answer, and a turn per model request."""
+    from skill_eval.evals.presets import parse_output
+
+    transcript, truth = captured(preset, case)
+    parsed = parse_output(preset, transcript)
+    assert parsed.error is None and parsed.answer == CAPTURED_ANSWER, parsed
+    if preset != "codex":  # Codex reports no count of model requests
+        assert parsed.turns >= truth["model_requests"], (parsed, truth)
+    assert parsed.tokens_in and parsed.tokens_out
