@@ -9,18 +9,18 @@ unsealed run, a command agent handed the workspace's path — can no longer
 show what the skill does: such a start is recorded ``contaminated``, counts
 against the budget like any start, and is never graded as a catch.
 
-:class:`AnswerKey` is built once per probe. Its **distinctive strings** are
-the lines of each answer-key file, and each string value of probe.json,
-that are long enough not to be said by chance (at least
-:data:`MIN_WORDS` words and :data:`MIN_CHARS` characters) and that the
-agent was legitimately shown nowhere: neither the artifact, nor the prompt's
-answer instructions (the output spec), nor any file of the skill folder holds
-them, and at least :data:`MIN_OWN_WORDS` of their words are their own (not
-inside a three-word run of that shown text: a probe.json line that merely
-wraps an artifact quote in a key is not distinctive). Text is compared as words (NFC, case-folded, ``\\w+`` runs, one space
-between), so markup, JSON quoting and line breaks do not matter; a string
-must occur whole, on word boundaries. A transcript's JSON lines are also read
-for their string values (a file read by a tool comes back JSON-escaped).
+:class:`AnswerKey` holds the **distinctive strings** of answer-key files:
+their lines, and each string value of probe.json, long enough not to be said
+by chance (at least :data:`MIN_WORDS` words and :data:`MIN_CHARS`
+characters) and shown to the agent nowhere (:class:`Shown`): neither the
+artifact, nor the prompt's answer instructions (the output spec), nor any
+file of the skill folder holds them, and at least :data:`MIN_OWN_WORDS` of
+their words are their own (not inside a three-word run of that shown text:
+a probe.json line that merely wraps an artifact quote in a key is not
+distinctive). Text is compared as words (NFC, case-folded, ``\\w+`` runs),
+so markup, JSON quoting and line breaks do not matter; a string must occur
+whole, on word boundaries. A transcript's JSON lines are also read for their
+string values (a file read by a tool comes back JSON-escaped).
 
 Two keys are searched per start, each in one pass over the text's words
 (one dictionary look-up per word, of the :data:`MIN_WORDS` words starting
@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from skill_eval.linter.reader import TOOL_FOLDERS
+
 __all__ = ["AnswerKey", "Shown", "Leak", "answer_key_files", "suite_key_files", "MIN_CHARS", "MIN_WORDS"]
 
 MIN_WORDS = 7
@@ -63,8 +65,10 @@ MAX_KEY_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 1024 * 1024
 MAX_LEAKS = 5
 """Leaks kept on a record (the first found)."""
-_SKIPPED_FOLDERS = frozenset({"runs", ".git", ".hg", ".svn", ".jj", ".bzr", ".venv", "node_modules", "__pycache__",
-                              ".skill-eval-cache", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+SKIPPED_FOLDERS = frozenset({"runs"}) | TOOL_FOLDERS
+"""Folders never read for the answer key: ``runs/`` (agents' own answers) and
+the VCS and tool folders the linter's walk skips."""
+MAX_DEPTH = 32
 _WORD = re.compile(r"\w+")
 
 
@@ -74,7 +78,7 @@ def _tokens(text: str) -> list[str]:
 
 def words(text: str) -> str:
     """``text`` as its words: NFC, case-folded, ``\\w+`` runs joined by one space."""
-    return " ".join(_WORD.findall(unicodedata.normalize("NFC", text).casefold()))
+    return " ".join(_tokens(text))
 
 
 @dataclass(frozen=True)
@@ -91,21 +95,28 @@ class Leak:
 
 
 def _regular_files(folder: Path, skip: Path | None) -> Iterator[Path]:
-    """Regular files below ``folder`` (no links followed, :data:`_SKIPPED_FOLDERS` left out), sorted."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        return
-    for entry in entries:
+    """Regular files below ``folder``, in name order: no link followed, no
+    FIFO or device opened, :data:`SKIPPED_FOLDERS` left out, at most
+    :data:`MAX_DEPTH` folders deep (a walk, not a recursion)."""
+    pending = [(folder, 0)]
+    while pending:
+        current, depth = pending.pop()
         try:
-            mode = entry.stat(follow_symlinks=False).st_mode
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name, reverse=True)
         except OSError:
             continue
-        path = Path(entry.path)
-        if stat.S_ISDIR(mode) and entry.name not in _SKIPPED_FOLDERS:
-            yield from _regular_files(path, skip)
-        elif stat.S_ISREG(mode) and (skip is None or path != skip):
-            yield path
+        files = []
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            path = Path(entry.path)
+            if stat.S_ISDIR(mode) and entry.name not in SKIPPED_FOLDERS and depth < MAX_DEPTH:
+                pending.append((path, depth + 1))
+            elif stat.S_ISREG(mode) and path != skip:
+                files.append(path)
+        yield from reversed(files)
 
 
 def _read_files(paths: Iterable[Path], budget: int) -> list[tuple[Path, bytes]]:

@@ -308,3 +308,28 @@ def test_a_control_that_loaded_the_skill_is_an_isolation_failure(suite, tmp_path
     capsys.readouterr()
     report_main([str(suite.root)])
     assert "ISOLATION FAILURE: the control loaded the skill in 1 start(s)" in capsys.readouterr().out
+
+
+def test_links_and_fifos_under_evals_are_never_read(suite, tmp_path):
+    """A link in the answer key's folders is not followed (its target, outside
+    the workspace, is no answer key) and a FIFO is never opened (nothing waits)."""
+    import os
+
+    outside = tmp_path / "outside.md"
+    outside.write_text(CANARY + "\n", "utf-8")
+    transcripts = suite.probe(PROBE) / "transcripts"
+    (transcripts / "linked.md").symlink_to(outside)
+    os.mkfifo(suite.probes / "pipe")
+    (suite.probes / "deep").mkdir()
+    deep = suite.probes / "deep"
+    for level in range(60):
+        deep = deep / f"d{level}"
+    deep.mkdir(parents=True)
+    (deep / "note.md").write_text("a deeply nested note that no agent has any business quoting back\n", "utf-8")
+    workspace = Workspace.open([suite.root])
+    probe = workspace.load((suite.probe(PROBE) / "probe.json").resolve())
+    from skill_eval.evals.evidence import StartEvidence
+
+    evidence = StartEvidence(workspace.root)
+    assert evidence.leaks(probe, CANARY, "") == []
+    assert evidence.leaks(probe, "a deeply nested note that no agent has any business quoting back", "") == []
