@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 __all__ = ["SkillUse", "detect_skill_use", "HARNESSES"]
 
@@ -293,13 +293,3 @@ _READERS: dict[str, Callable[[str, _Target], SkillUse]] = {
     "gemini-cli": _read_gemini,
     "opencode": _read_opencode,
 }
-
-
-def skill_use_counts(records: Iterable[dict]) -> dict[str, int]:
-    """How many records say ``skill_loaded`` true, false and unknown (a record
-    without the field counts as unknown)."""
-    counts = {"loaded": 0, "not_loaded": 0, "unknown": 0}
-    for record in records:
-        value = record.get("skill_loaded")
-        counts["loaded" if value is True else "not_loaded" if value is False else "unknown"] += 1
-    return counts
