@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from .contamination import AnswerKey, Leak, describe
+from .contamination import MAX_LEAKS, AnswerKey, Leak, Shown, describe
 from .skill_use import SkillUse, detect_skill_use
 
 __all__ = ["StartEvidence", "judge_verdicts", "contamination_error"]
@@ -29,27 +29,42 @@ PREPENDED = "SKILL.md's text was given in the prompt (treatment = \"prepend\")"
 
 
 class StartEvidence:
-    """Per runner: each probe's :class:`AnswerKey` (built once, on first use,
-    under a lock: outcomes are recorded from worker threads) and its skill's
-    name."""
+    """Per runner: each probe's and each suite's :class:`AnswerKey` (built
+    once, on first use, under a lock: outcomes are recorded from worker
+    threads) and each skill's name."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._lock = threading.Lock()
-        self._keys: dict[tuple, AnswerKey] = {}
+        self._keys: dict[tuple, tuple[AnswerKey, AnswerKey, Shown]] = {}
+        self._suites: dict[Path, AnswerKey] = {}
         self._names: dict[Path, str] = {}
 
-    def answer_key(self, probe: Any) -> AnswerKey:
-        key = (probe.json_path, probe.probe_sha256, probe.skill_tree_sha256)
+    def _keys_of(self, probe: Any) -> tuple[AnswerKey, AnswerKey, Shown]:
+        """The probe's own answer key, its suite's, and what its starts are
+        shown; each built once (the suite's once for all its probes)."""
+        probe_key = (probe.json_path, probe.probe_sha256, probe.artifact_sha256, probe.skill_tree_sha256)
         with self._lock:
-            found = self._keys.get(key)
+            found = self._keys.get(probe_key)
             if found is None:
-                found = self._keys[key] = AnswerKey.for_probe(probe, self.root)
+                suite = self._suites.get(probe.suite)
+                if suite is None:
+                    suite = self._suites[probe.suite] = AnswerKey.for_suite(probe.suite, self.root)
+                shown = Shown.for_probe(probe)
+                found = self._keys[probe_key] = (AnswerKey.for_probe(probe, self.root, shown), suite, shown)
             return found
 
     def leaks(self, probe: Any, answer: str, transcript: str) -> list[Leak]:
-        """The answer-key strings ``answer`` or ``transcript`` hold."""
-        return self.answer_key(probe).find(answer, transcript)
+        """The answer-key strings ``answer`` or ``transcript`` hold: the
+        probe's own, then other files of its suite's ``evals/``."""
+        own, suite, shown = self._keys_of(probe)
+        if not own.needles and not suite.needles:
+            return []
+        haystacks = list(AnswerKey.haystacks(answer, transcript))
+        found = own.find_in(haystacks)
+        seen = {leak.text for leak in found}
+        found += [leak for leak in suite.find_in(haystacks, shown) if leak.text not in seen]
+        return found[:MAX_LEAKS]
 
     def skill_name(self, probe: Any) -> str | None:
         """The skill's front-matter ``name`` (what a harness lists and loads),

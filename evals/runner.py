@@ -923,7 +923,11 @@ class Runner:
         ``output_file``), and its usage (tokens, cost, the harness's own
         duration as ``agent_duration_s``, turns) lands on the record. A judge
         that gives no verdict makes the start an ``error`` with
-        ``grading_errors`` (the answer is kept): an ungraded rep is no sample."""
+        ``grading_errors`` (the answer is kept): an ungraded rep is no sample.
+        The evidence (:mod:`~skill_eval.evals.evidence`): ``skill_loaded`` and
+        ``skill_evidence`` from the harness's transcript, each judge's verdict
+        and reason (``judge_verdicts``), and ``contaminated`` when the output
+        holds answer-key text: then the start is an ``error``, never graded."""
         probe = start.probe
         record: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
@@ -972,7 +976,7 @@ class Runner:
         if leaks:
             record["contaminated"], contamination = contamination_error(leaks)
         if outcome.status == "ok" and leaks:
-            record.update(status="error", caught=[], error=contamination)  # never graded: no catch, no judge run
+            record.update(status="error", caught=[], error=contamination)
         elif outcome.status == "ok":
             answer, grades = grade_answer(text, list(probe.defects), probe.output_spec,
                                           judge=ProbeJudge(probe, self.workspace.root))

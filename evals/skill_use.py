@@ -14,12 +14,14 @@ printed and says whether the skill was loaded, with the evidence:
   the listed file with its shell) and exited 0.
 - **OpenCode** (``opencode run --format json``): a completed ``skill`` tool
   call for the skill, or a completed tool call that names its ``SKILL.md``.
-- **Gemini CLI** (``--output-format json``): the JSON holds per-tool counts,
-  not arguments. No successful tool call at all means the body cannot have
-  reached the model (``False``); a successful ``activate_skill`` or any
-  other successful tool (a shell, a file read) leaves it ``unknown``: the
-  JSON does not say which skill was activated, and Gemini CLI lists its
-  built-in skills to both arms.
+- **Gemini CLI** (``--output-format stream-json``): a successful
+  ``activate_skill`` call for the skill, or a successful tool call that
+  names its ``SKILL.md``. From ``--output-format json`` (the preset's output
+  before stream-json), which holds per-tool counts, not arguments: no
+  successful tool call at all means the body cannot have reached the model
+  (``False``); a successful ``activate_skill`` or any other successful tool
+  (a shell, a file read) leaves it ``unknown``: that JSON does not say which
+  skill was activated, and Gemini CLI lists its built-in skills to both arms.
 
 Any other agent (a command) gives ``unknown`` unless its output is one of
 the transcripts above and shows the load. Reading never raises: an output
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 __all__ = ["SkillUse", "detect_skill_use", "HARNESSES"]
 
@@ -71,7 +73,7 @@ def detect_skill_use(harness: str, transcript: str, skill_name: str, skill_dir: 
     try:
         if reader is not None:
             return reader(transcript, target)
-        for name in HARNESSES:
+        for name in HARNESSES if "{" in transcript else ():  # every transcript read here is JSON
             found = _READERS[name](transcript, target)
             if found.loaded:
                 return SkillUse(True, f"{found.evidence} (read as a {name} transcript)")
@@ -235,8 +237,35 @@ def _read_opencode(text: str, target: _Target) -> SkillUse:
     return _none_loaded(calls, "tool call")
 
 
+def _read_gemini_stream(events: list[dict], target: _Target) -> SkillUse:
+    calls: dict[str, tuple[str, dict]] = {}
+    status: dict[str, str] = {}
+    for event in events:
+        if event.get("type") == "tool_use":
+            calls[str(event.get("tool_id"))] = (str(event.get("tool_name")), _dict(event.get("parameters")))
+        elif event.get("type") == "tool_result":
+            status[str(event.get("tool_id"))] = str(event.get("status"))
+    failed = 0
+    for call_id, (name, arguments) in calls.items():
+        loads = (name == "activate_skill" and target.is_skill(arguments.get("name"))) or \
+            any(target.names_skill_file(value) for value in _strings(arguments))
+        if not loads:
+            continue
+        if status.get(call_id) != "success":
+            failed += 1
+            continue
+        return SkillUse(True, f"{name} tool call {_short(arguments)}")
+    if failed:
+        return SkillUse(False, f"{failed} tool call(s) asked for the skill and did not succeed")
+    return _none_loaded(len(calls), "tool call")
+
+
 def _read_gemini(text: str, target: _Target) -> SkillUse:
-    from .presets import _json_document
+    from .presets import GEMINI_STREAM_EVENTS, _json_document
+
+    events = [event for event in _json_lines(text) if event.get("type") in GEMINI_STREAM_EVENTS]
+    if any(event.get("type") in ("init", "result") for event in events):
+        return _read_gemini_stream(events, target)
 
     document = _json_document(text)
     stats = _dict(_dict(document).get("stats"))
@@ -264,13 +293,3 @@ _READERS: dict[str, Callable[[str, _Target], SkillUse]] = {
     "gemini-cli": _read_gemini,
     "opencode": _read_opencode,
 }
-
-
-def skill_use_counts(records: Iterable[dict]) -> dict[str, int]:
-    """How many records say ``skill_loaded`` true, false and unknown (a record
-    without the field counts as unknown)."""
-    counts = {"loaded": 0, "not_loaded": 0, "unknown": 0}
-    for record in records:
-        value = record.get("skill_loaded")
-        counts["loaded" if value is True else "not_loaded" if value is False else "unknown"] += 1
-    return counts

@@ -20,6 +20,8 @@ the SKILL.md body: the ground truth the tests compare with). Run::
     python tests/agents_real/capture_skill_use.py [PRESET ...]
 
 as root (namespaces), with the CLIs installed (.ci/install-agent-clis).
+The ``gemini-cli-json-*`` fixtures were captured the same way while the
+Gemini preset printed ``--output-format json`` (before ``stream-json``).
 """
 
 from __future__ import annotations

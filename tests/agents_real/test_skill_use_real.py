@@ -10,10 +10,6 @@ received held the SKILL.md body (the skill reached the model) and whether it
 replied with a skill-tool call. The records' ``skill_loaded`` must agree; the
 report must flag the treatment start that never loaded the skill.
 
-Gemini CLI's JSON output counts tool calls without their arguments: its
-treatment's load is recorded as unknown (never claimed), and the start that
-made no tool call as not loaded.
-
 Skipped when a CLI is not installed; failed instead under
 ``SKILL_EVAL_REQUIRE_AGENT_CLIS=1``.
 """
@@ -109,10 +105,7 @@ def test_skill_loaded_agrees_with_what_the_model_was_sent(skill_runs):
         body_sent = any(SKILL_BODY_LINE in json.dumps(r["body"], ensure_ascii=False) for r in requests)
         called = any(r.get("reply", "").startswith("tool:") for r in requests)
         assert body_sent == called == ((agent, arm) == ("loads", "treatment")), (agent, arm, requests)
-        if preset == "gemini-cli" and body_sent:
-            assert record["skill_loaded"] is None and "activate_skill" in record["skill_evidence"], record
-        else:
-            assert record["skill_loaded"] is body_sent, record
+        assert record["skill_loaded"] is body_sent, record
         assert record["skill_evidence"]
         if record["skill_loaded"]:
             assert "closeout-review" in record["skill_evidence"], record
@@ -132,8 +125,7 @@ def test_the_report_flags_the_treatment_that_never_loaded_the_skill(skill_runs):
     assert ignored["arms"]["treatment"]["skill_not_loaded"] == 1
     loads = groups["loads"]
     assert loads["arms"]["control"]["skill_not_loaded"] == 1 and loads["arms"]["control"]["skill_loaded"] == 0
-    expected = 0 if skill_runs["preset"] == "gemini-cli" else 1
-    assert loads["arms"]["treatment"]["skill_loaded"] == expected
+    assert loads["arms"]["treatment"]["skill_loaded"] == 1
     assert all(s["skill_flag"] is None for s in loads["starts"])
     text = subprocess.run([sys.executable, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())",
                            "report", str(skill_runs["root"])], capture_output=True, text=True, timeout=120).stdout

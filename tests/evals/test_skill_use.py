@@ -1,7 +1,8 @@
 """detect_skill_use on what the real pinned CLIs printed.
 
 The fixtures in tests/fixtures/skill_use/ were captured by
-tests/agents_real/capture_skill_use.py: each CLI, with its preset, in a
+tests/agents_real/capture_skill_use.py (``gemini-cli-json-*`` with the
+Gemini preset's earlier ``--output-format json``): each CLI, with its preset, in a
 loopback-only network namespace against the stand-in model, in three cases
 (the skill installed and called, installed and not called, not installed).
 Beside each output, the ground truth the stand-in logged: whether any
@@ -38,13 +39,22 @@ def test_the_verdict_agrees_with_what_the_standin_received(preset: str, case: st
     transcript, truth = captured(preset, case)
     use = detect_skill_use(preset, transcript, NAME, installed_folder(preset, truth["skill_installed"]))
     assert isinstance(use, SkillUse) and use.evidence
-    if preset == "gemini-cli" and truth["skill_body_sent_to_model"]:
-        # Gemini CLI's JSON counts tool calls without arguments: a load is never claimed from it.
-        assert use.loaded is None and "activate_skill" in use.evidence, use
-    else:
-        assert use.loaded is truth["skill_body_sent_to_model"], (use, truth)
+    assert use.loaded is truth["skill_body_sent_to_model"], (use, truth)
     if use.loaded:
         assert NAME in use.evidence  # the tool call itself, naming the skill
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gemini_clis_json_output_never_claims_a_load(case: str) -> None:
+    """Gemini CLI's ``--output-format json`` (the preset's output before
+    stream-json; records of that time keep it) counts tool calls without their
+    arguments: a load is unknown, never claimed; no successful call is no load."""
+    transcript, truth = captured("gemini-cli-json", case)
+    use = detect_skill_use("gemini-cli", transcript, NAME, installed_folder("gemini-cli", truth["skill_installed"]))
+    if truth["skill_body_sent_to_model"]:
+        assert use.loaded is None and "activate_skill" in use.evidence, use
+    else:
+        assert use.loaded is False and "no tool call succeeded" in use.evidence, use
 
 
 def test_the_evidence_is_the_harnesses_own_call() -> None:
@@ -53,12 +63,14 @@ def test_the_evidence_is_the_harnesses_own_call() -> None:
     assert "cat " in detect_skill_use("codex", captured("codex", "treatment")[0], NAME, None).evidence
     assert detect_skill_use("opencode", captured("opencode", "treatment")[0], NAME, None).evidence == \
         'skill tool call {"name": "closeout-review"}'
+    assert detect_skill_use("gemini-cli", captured("gemini-cli", "treatment")[0], NAME, None).evidence == \
+        'activate_skill tool call {"name": "closeout-review"}'
     listed = detect_skill_use("claude-code", captured("claude-code", "treatment-unused")[0], NAME, ".claude/skills/x")
     assert listed.loaded is False and "listed it to the model" in listed.evidence
 
 
 def test_another_skill_is_not_this_one() -> None:
-    for preset in ("claude-code", "codex", "opencode"):
+    for preset in PRESET_NAMES:
         transcript = captured(preset, "treatment")[0]
         use = detect_skill_use(preset, transcript, "release-signoff", None)
         assert use.loaded is False, (preset, use)
@@ -118,3 +130,22 @@ def test_hostile_transcripts_never_raise() -> None:
         for text in odd:
             use = detect_skill_use(harness, text, NAME, None)
             assert use.loaded in (True, False, None) and isinstance(use.evidence, str)
+
+
+CAPTURED_ANSWER = "Reviewed the closeout report.\n\nverdict: NOT_PROVEN\nunproven: 2\nconfidence: medium\n"
+"""What the stand-in answered in every captured run (capture_skill_use.py)."""
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_the_captured_outputs_parse_as_the_runner_reads_them(preset: str, case: str) -> None:
+    """The presets' outputs (Claude Code's and Gemini CLI's stream-json
+    included) give the stand-in's answer, and a turn per model request."""
+    from skill_eval.evals.presets import parse_output
+
+    transcript, truth = captured(preset, case)
+    parsed = parse_output(preset, transcript)
+    assert parsed.error is None and parsed.answer == CAPTURED_ANSWER, parsed
+    if preset != "codex":  # Codex reports no count of model requests
+        assert parsed.turns >= truth["model_requests"], (parsed, truth)
+    assert parsed.tokens_in and parsed.tokens_out

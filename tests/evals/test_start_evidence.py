@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from skill_eval.evals.cli import report_main, run_main
-from skill_eval.evals.contamination import AnswerKey, MIN_WORDS
+from skill_eval.evals.contamination import AnswerKey, MIN_WORDS, Shown
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.runner import suite_budget
 from skill_eval.evals.viewer_build import build_model
@@ -59,9 +59,10 @@ def test_an_agent_that_read_probe_json_is_contaminated_never_a_catch_and_counted
     assert sorted(r["start_id"] for r in records) == sorted(entry["start_id"] for entry in printed)
     for record in records:
         assert record["status"] == "error" and record["caught"] == [] and "passed" not in record, record
-        (leak,) = record["contaminated"]
-        assert leak["source"] == probe_json.relative_to(suite.root).as_posix()
-        assert CANARY in leak["text"]
+        leaks = record["contaminated"]
+        # The canary's line of probe.json, and its value: both only there.
+        assert {leak["source"] for leak in leaks} == {probe_json.relative_to(suite.root).as_posix()}
+        assert sorted(leak["text"] for leak in leaks) == [f'"x-canary": "{CANARY}"', CANARY]
         assert record["error"].startswith("contaminated: ") and "never graded" in record["error"]
 
     # Counted against the budget (2 of 2): running the reps again is refused, and the agent never starts.
@@ -204,7 +205,7 @@ def test_the_answer_key_needs_distinctive_text():
                                     indent=2)),
         ("p/transcripts/t.md", 'verdict: PASS\n{"verdict": "PASS", "criteria": []}\n'
                                "Criterion 3 leans on prior behavior, not on a test of this change."),
-    ], [artifact, "verdict: PASS or NOT_PROVEN; criteria: the numbers"])
+    ], Shown([artifact, "verdict: PASS or NOT_PROVEN; criteria: the numbers"]))
     texts = sorted(leak.text for leak in key.needles.values())
     assert texts == ['"x-note": "the metrics criterion is the one a careless reviewer signs off"',
                      "Criterion 3 leans on prior behavior, not on a test of this change.",
@@ -214,6 +215,121 @@ def test_the_answer_key_needs_distinctive_text():
     assert key.find("> CRITERION 3 leans on prior behavior,\n> not on a test of this change!")
     escaped = json.dumps({"type": "tool_result", "content": "x-note: The metrics criterion is the one a careless "
                                                              "reviewer signs off\n"})
-    assert [leak.source for leak in key.find("", escaped)] == ["p/probe.json"]
+    assert [leak.text for leak in key.find("", escaped)] == [
+        '"x-note": "the metrics criterion is the one a careless reviewer signs off"',
+        "the metrics criterion is the one a careless reviewer signs off"]
     assert key.find("Criterion 3 leans on prior behavior, not on a test") == []
     assert key.find(artifact + "\nverdict: PASS") == []
+
+
+def test_another_probes_answer_key_is_contamination_too(suite, tmp_path):
+    """An agent that read another probe's probe.json saw the suite's answer
+    key: the suite's key (every file under evals/ but runs/) finds it."""
+    log = tmp_path / "snoop.jsonl"
+    other = suite.probe("two-gaps") / "probe.json"
+    suite.configure({"snoop": {"command": agent_command("key_reader_agent.py", "--read", str(other), "--log", str(log)),
+                               "timeout": 30}})
+    run_main([str(suite.probe(PROBE)), "--no-progress", "--reps", "1", "--skip-check", "--arms", "control"])
+    (printed,) = agent_log(log)
+    (record,) = suite.records(PROBE)
+    assert record["status"] == "error" and record["contaminated"], record
+    source = other.relative_to(suite.root).as_posix()
+    assert {leak["source"] for leak in record["contaminated"]} == {source}
+    assert all(leak["text"] in printed["printed"] for leak in record["contaminated"])
+
+
+def test_the_suites_key_is_built_once_for_all_its_probes(suite, monkeypatch):
+    """Linear in the suite: its files are read once, however many probes ask."""
+    import shutil
+
+    from skill_eval.evals import contamination
+    from skill_eval.evals.evidence import StartEvidence
+
+    for n in range(40):
+        shutil.copytree(suite.probe("two-gaps"), suite.probes / f"copy-{n:02d}")
+        path = suite.probes / f"copy-{n:02d}" / "probe.json"
+        path.write_text(path.read_text("utf-8").replace('"two-gaps"', f'"copy-{n:02d}"'), "utf-8")
+    reads = []
+    real = contamination.suite_key_files
+    monkeypatch.setattr(contamination, "suite_key_files", lambda folder: reads.append(folder) or real(folder))
+    workspace = Workspace.open([suite.root])
+    probes, _errors = workspace.load_all(workspace.probe_paths())
+    assert len(probes) == 42
+    evidence = StartEvidence(workspace.root)
+    for probe in probes:
+        assert evidence.leaks(probe, "verdict: PASS", "") == []
+    assert len(reads) == 1
+
+
+def test_the_search_is_linear_in_the_output():
+    """20,000 strings and a 4 MiB transcript of JSON lines (a tool's output,
+    escaped): one pass, found where it is, in seconds (a regular expression of
+    the same strings took minutes on 10 MB)."""
+    import random
+    import string
+    import time
+
+    rng = random.Random(7)
+
+    def word() -> str:
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
+
+    key = AnswerKey.build([("k.md", "\n".join(" ".join(word() for _ in range(9)) for _ in range(20000)))])
+    assert len(key.needles) == 20000
+    planted = next(iter(key.needles.values())).text
+    filler = " ".join(word() for _ in range(600000))
+    middle = len(filler) // 2
+    text = filler[:middle] + " " + planted.upper() + " " + filler[middle:]
+    transcript = "\n".join(json.dumps({"type": "tool_result", "content": text[i:i + 4096]})
+                           for i in range(0, len(text), 4096))
+    began = time.monotonic()
+    found = key.find("", transcript)
+    took = time.monotonic() - began
+    assert [leak.text for leak in found] == [planted]
+    assert took < 20, took
+
+
+def test_a_control_that_loaded_the_skill_is_an_isolation_failure(suite, tmp_path, capsys):
+    """A command agent whose output is a harness transcript (here Claude Code's
+    stream-json, captured from the real CLI) is read like one: a control start
+    that loaded the skill is flagged as an isolation failure."""
+    transcript = HERE.parent / "fixtures" / "skill_use" / "claude-code-treatment.out"
+    renamed = tmp_path / "transcript.out"  # the captured skill's name, as this suite's skill is named
+    renamed.write_text(transcript.read_text("utf-8").replace("closeout-review", "verify-closeout"), "utf-8")
+    suite.configure({"wrapper": {"command": agent_command("key_reader_agent.py", "--read", str(renamed)),
+                                 "timeout": 30}})
+    run_main([str(suite.probe(PROBE)), "--no-progress", "--reps", "1", "--skip-check", "--arms", "control"])
+    (record,) = suite.records(PROBE)
+    assert record["skill_loaded"] is True, record
+    assert record["skill_evidence"] == 'Skill tool call {"skill": "verify-closeout"} (read as a claude-code transcript)'
+    (group,) = build_model(Workspace.open([suite.root]))["groups"]
+    (start,) = group["starts"]
+    assert start["skill_flag"] == "isolation-failure" and group["arms"]["control"]["skill_loaded"] == 1
+    capsys.readouterr()
+    report_main([str(suite.root)])
+    assert "ISOLATION FAILURE: the control loaded the skill in 1 start(s)" in capsys.readouterr().out
+
+
+def test_links_and_fifos_under_evals_are_never_read(suite, tmp_path):
+    """A link in the answer key's folders is not followed (its target, outside
+    the workspace, is no answer key) and a FIFO is never opened (nothing waits)."""
+    import os
+
+    outside = tmp_path / "outside.md"
+    outside.write_text(CANARY + "\n", "utf-8")
+    transcripts = suite.probe(PROBE) / "transcripts"
+    (transcripts / "linked.md").symlink_to(outside)
+    os.mkfifo(suite.probes / "pipe")
+    (suite.probes / "deep").mkdir()
+    deep = suite.probes / "deep"
+    for level in range(60):
+        deep = deep / f"d{level}"
+    deep.mkdir(parents=True)
+    (deep / "note.md").write_text("a deeply nested note that no agent has any business quoting back\n", "utf-8")
+    workspace = Workspace.open([suite.root])
+    probe = workspace.load((suite.probe(PROBE) / "probe.json").resolve())
+    from skill_eval.evals.evidence import StartEvidence
+
+    evidence = StartEvidence(workspace.root)
+    assert evidence.leaks(probe, CANARY, "") == []
+    assert evidence.leaks(probe, "a deeply nested note that no agent has any business quoting back", "") == []

@@ -108,9 +108,9 @@ def test_a_starts_detail_shows_the_judge_the_skill_use_and_the_contamination(wor
 
         (snoop,) = detail(page, groups["snoop"]["key"])
         assert snoop["id"] == snooped[0]["start_id"]
-        (leak,) = snoop["contaminated"]
         source = (suite.probe("euphemized-coverage") / "probe.json").relative_to(suite.root).as_posix()
-        assert leak.startswith(f"contaminated: {source}: ") and CANARY in leak, leak
+        assert snoop["contaminated"] and all(leak.startswith(f"contaminated: {source}: ") and CANARY in leak
+                                             for leak in snoop["contaminated"]), snoop
         flags = page.evaluate("document.getElementById('detail-body').textContent")
         assert "1 contaminated start(s)" in flags
         page.screenshot(screenshots / "31-evidence-contaminated-detail.png")
