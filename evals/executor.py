@@ -85,6 +85,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from skill_eval.linter.reader import write_all
 
+from .sandbox import SandboxError, sealed_argv
+
 if TYPE_CHECKING:
     from .presets import HarnessOutput
 
@@ -168,6 +170,9 @@ class AgentJob:
     harness: HarnessLaunch | None = None
     """Set for a preset agent: ``argv`` is then unused (the preset builds it),
     the prompt is one argument, stdin is ``/dev/null``."""
+    sealed: bool = False
+    """Run the agent in a bubblewrap sandbox that holds only its scratch
+    folder, its installation and the system (:mod:`skill_eval.evals.sandbox`)."""
 
     @property
     def prompt_on_stdin(self) -> bool:
@@ -392,7 +397,7 @@ class ProcessRegistry:
         self.cancelled = threading.Event()
         self._watchdog: Watchdog | None = None
         self._roots: dict[str, str] = {}
-        self._default_root: str | None = None
+        self._default_roots: dict[bool, str] = {}
         self.base_env: dict[bytes, bytes] = dict(os.environb) if hasattr(os, "environb") else None
         """The environment agents start from (taken once)."""
 
@@ -408,19 +413,20 @@ class ProcessRegistry:
                 self._watchdog = Watchdog()
             return self._watchdog
 
-    def scratch_root(self, base: str | os.PathLike | None = None) -> str:
+    def scratch_root(self, base: str | os.PathLike | None = None, harness: bool = False) -> str:
         """This registry's scratch folder under ``base`` (default:
         :func:`default_scratch`, else the system's temporary folder):
         ``skill-eval-run-<random>``, made on first use, the folder every start
         of this registry makes its own folder in. The watchdog learns it before
         it is made and removes it when this process dies (``kill -9``
         included) or the registry closes, so that a killed runner leaves no
-        scratch behind."""
+        scratch behind. ``harness``: for a preset's start (its default
+        location is never ``/dev/shm``: :func:`default_scratch`)."""
         if base is None:
-            root = self._default_root
+            root = self._default_roots.get(harness)
             if root is not None:
                 return root  # one look at the environment and /dev/shm per registry, not per start
-            key = default_scratch() or tempfile.gettempdir()
+            key = default_scratch(harness) or tempfile.gettempdir()
         else:
             key = os.fspath(base)
         root = self._roots.get(key)
@@ -435,7 +441,7 @@ class ProcessRegistry:
                 os.mkdir(root, 0o700)
                 self._roots[key] = root
             if base is None:
-                self._default_root = root
+                self._default_roots[harness] = root
         return root
 
     def remove_on_exit(self, folder: str) -> None:
@@ -480,7 +486,7 @@ class ProcessRegistry:
         with self._lock:
             watchdog, self._watchdog = self._watchdog, None
             roots, self._roots = list(self._roots.values()), {}
-            self._default_root = None
+            self._default_roots = {}
         if watchdog is not None:
             watchdog.close()
         for root in roots:  # the watchdog removed it, unless it could not run
@@ -516,6 +522,12 @@ class PreparedJob:
     """What :func:`prepare_job` made in ``root``, files before the folders
     holding them: removed one by one after the agent ended
     (:func:`remove_scratch`) when the agent left nothing else."""
+
+
+SEALED_DROPPED_VARIABLES = (b"XDG_CONFIG_HOME", b"XDG_DATA_HOME", b"XDG_CACHE_HOME", b"XDG_STATE_HOME",
+                            b"XDG_RUNTIME_DIR")
+"""Folders of the runner's user that a sealed command agent cannot see: dropped
+(``HOME`` is the start's own ``home/``)."""
 
 
 def _safe_name(name: str) -> str:
@@ -576,6 +588,14 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     env[b"PWD"] = os.fsencode(work)
     tmp_bytes = os.fsencode(tmp)
     env[b"TMPDIR"] = env[b"TMP"] = env[b"TEMP"] = tmp_bytes
+    if job.sealed:  # the runner's home is not in the sandbox: a fresh one, as a preset's
+        home = base + "/home"
+        os.mkdir(home)
+        if made is not None:
+            made.append(home)
+        env[b"HOME"] = os.fsencode(home)
+        for name in SEALED_DROPPED_VARIABLES:
+            env.pop(name, None)
     env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:
         env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
@@ -754,11 +774,18 @@ def execute_job(
         started, clock = now_iso(), time.monotonic()
     root = prepared = None
     try:
-        root = Path(_start_folder(registry.scratch_root(scratch), job.job_id))
+        scratch_root = registry.scratch_root(scratch, harness=job.harness is not None)
+        root = Path(_start_folder(scratch_root, job.job_id))
         prepared = prepare_job(job, root, registry.token, registry.base_env)
+        argv = prepared.argv
+        if job.sealed:
+            try:
+                argv = sealed_argv(job, prepared, hidden=(job.values.get("workspace", ""), scratch_root))
+            except SandboxError as error:
+                return outcome("error", error=str(error))
         try:
             process = subprocess.Popen(
-                prepared.argv,
+                argv,
                 stdin=subprocess.PIPE if prepared.stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -828,7 +855,7 @@ def remove_scratch(root: str, made: Sequence[str] | None) -> None:
     if made is not None:
         try:
             for path in made:
-                if path.endswith(("/work", "/tmp", "/prompt")):
+                if path.endswith(("/work", "/tmp", "/prompt", "/home")):
                     os.rmdir(path)
                 else:
                     os.unlink(path)
@@ -839,14 +866,22 @@ def remove_scratch(root: str, made: Sequence[str] | None) -> None:
     remove_tree(root)
 
 
-def default_scratch() -> str | None:
+def default_scratch(harness: bool = False) -> str | None:
     """Where scratch folders are made: ``$SKILL_EVAL_SCRATCH`` if set, else
     ``/dev/shm`` when it is a writable folder (memory-backed: making and
     removing a scratch folder there is much faster than on the reference
-    machine's disk: docs/performance.md), else the system's temporary folder."""
+    machine's disk: docs/performance.md), else the system's temporary folder
+    (``None``).
+
+    A harness preset's start (``harness``) never defaults to ``/dev/shm``:
+    a harness that sandboxes its own tools mounts a fresh ``/dev`` for them
+    (Codex's shell does), and would not see its project, nor the skill
+    installed in it; its default is the system's temporary folder."""
     chosen = os.environ.get("SKILL_EVAL_SCRATCH")
     if chosen:
         return chosen
+    if harness:
+        return None
     if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
         return "/dev/shm"
     return None

@@ -104,6 +104,8 @@ def notes(group: Group) -> str:
         found.append(ON_DISK_NOTES.get(group["on_disk"], group["on_disk"]))
     if group["frozen"] and not group["frozen_matches"]:
         found.append("frozen with other hashes")
+    if group.get("unsealed"):
+        found.append(f"UNSEALED: {group['unsealed']} start(s) ran with --no-sandbox, able to read the answer keys")
     unresolved = sum(group["arms"][arm]["unresolved"] for arm in ARM_NAMES)
     if unresolved:
         found.append(f"{unresolved} rep(s) without outcome")

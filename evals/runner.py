@@ -315,11 +315,21 @@ def check_preset_scratch(scratch: str | os.PathLike | None) -> None:
     from .executor import default_scratch
     from .presets import PresetError, check_scratch_location
 
-    base = Path(scratch or default_scratch() or tempfile.gettempdir()).absolute()
+    base = Path(scratch or default_scratch(harness=True) or tempfile.gettempdir()).absolute()
     try:
         check_scratch_location(base / "start")
     except PresetError as error:
         raise RunError(f"{error} (set SKILL_EVAL_SCRATCH)") from None
+
+
+def check_sandbox(agent: AgentConfig, where: str) -> None:
+    """Each start of ``agent`` can be sealed here (:mod:`skill_eval.evals.sandbox`):
+    :class:`RunError` naming ``--no-sandbox`` otherwise, before any budget."""
+    from .sandbox import NO_SANDBOX_FIX, sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        raise RunError(f"{where}: agents.{agent.name}: cannot seal its starts: {problem}; {NO_SANDBOX_FIX}")
 
 
 def resolve_executable(agent: AgentConfig, root: Path, where: str) -> tuple[str, str]:
@@ -660,6 +670,8 @@ class Runner:
             check_runs_folder(probe.suite, self.workspace.root)
         if self.agent.preset:
             check_preset_scratch(getattr(self.executor, "scratch", None))
+        if self.agent.sandbox == "on":
+            check_sandbox(self.agent, self.where)
         problems = [problem for probe in probes for problem in judge_problems(probe, self.workspace.root)]
         if problems:
             raise RunError("\n".join(problems + ["no start was made: a defect's judge could not grade its answers"]))
@@ -841,7 +853,7 @@ class Runner:
                                     preset_executable(self.agent, self.workspace.root))
             return AgentJob(job_id, (), prompt, probe.artifact_path.name, probe.artifact_bytes, dict(self.agent.env),
                             self.agent.timeout, values=values, skill=skill, max_output=self.max_output,
-                            harness=harness)
+                            harness=harness, sealed=self.agent.sandbox == "on")
         argv = list(self.agent.command)
         skill = None
         if start.arm == "treatment":
@@ -857,7 +869,7 @@ class Runner:
             argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
                         dict(self.agent.env), self.agent.timeout, values=values,
-                        skill=skill, max_output=self.max_output)
+                        skill=skill, max_output=self.max_output, sealed=self.agent.sandbox == "on")
 
     # -- recording ----------------------------------------------------------------------
 
@@ -885,6 +897,7 @@ class Runner:
             "started": now_iso(),
             "plan_id": plan_id,
             "runner": self._runner,
+            "sandbox": "bwrap" if job.sealed else "off",
         }
         if start.retry_of:
             record["retry_of"] = start.retry_of

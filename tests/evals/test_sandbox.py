@@ -1,0 +1,135 @@
+"""Sealed starts (evals/sandbox.py): a plain-command agent that hunts for the
+answer keys finds none, and an unsealed run is on record as such.
+
+The agent (agents/hunt_agent.py) reads every file it can reach through
+``/proc/*/fd``, ``/proc/*/cwd``, ``$HOME`` and the tree from ``/``, and
+prints the canaries it found: the ground truth is what it could read, not
+what the runner says of itself. Canaries are planted in probe.json, a
+transcript, a file under ``evals/`` and (the skill's own) SKILL.md; the
+agent is given a regular expression, so that no canary is in its command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evals_helpers import AGENTS, PYTHON, cli
+from skill_eval.evals.sandbox import sandbox_problem
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+
+PATTERN = "SECANARY[a-z]+[0-9a-f]{16}"
+
+
+def plant_canaries(suite) -> dict[str, str]:
+    """A canary in probe.json (an ``x-`` field), a transcript, a file under
+    evals/ and SKILL.md; returns them by where they are."""
+    canaries = {where: f"SECANARY{where}{secrets.token_hex(8)}" for where in ("probe", "transcript", "evals", "skill")}
+    probe_json = suite.probe("euphemized-coverage") / "probe.json"
+    data = json.loads(probe_json.read_text("utf-8"))
+    data["x-canary"] = canaries["probe"]
+    probe_json.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    transcript = suite.probe("euphemized-coverage") / "transcripts" / "missed-pass.md"
+    transcript.write_text(transcript.read_text("utf-8") + f"\n<!-- {canaries['transcript']} -->\n", "utf-8")
+    (suite.skill / "evals" / "notes.md").write_text(f"Reviewer notes: {canaries['evals']}\n", "utf-8")
+    skill = suite.skill / "SKILL.md"
+    skill.write_text(skill.read_text("utf-8") + f"\n<!-- {canaries['skill']} -->\n", "utf-8")
+    return canaries
+
+
+def configure_hunter(suite, *, delay: float, extra: str = "") -> None:
+    """The hunting agent, with no ``sandbox`` key: the default."""
+    command = json.dumps([PYTHON, str(AGENTS / "hunt_agent.py"), PATTERN, str(delay)])
+    (suite.root / "skill-eval.toml").write_text(
+        f'[agents.hunter]\ncommand = {command}\ntimeout = 120\ntreatment = "args"\n'
+        f'treatment-args = ["{{skill_dir}}"]\n{extra}', "utf-8")
+
+
+def run(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``skill-eval ARGS`` as a real process whose ``PATH`` holds only the
+    system's folders (a developer's PATH, with pyenv or cargo, is bound into
+    each sealed start: tens of thousands of files for the agent to walk)."""
+    env = dict(os.environ, PATH="/usr/local/bin:/usr/bin:/bin")
+    return subprocess.run([PYTHON, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def answers(suite) -> list[tuple[dict, dict]]:
+    """Each start's record and what its agent reported (its answer's JSON line)."""
+    found = []
+    for record in suite.all_records():
+        text = (suite.runs / record["answer_file"]).read_text("utf-8")
+        found.append((record, json.loads(text.splitlines()[0])))
+    return found
+
+
+def test_a_sealed_command_agent_reaches_no_answer_key_nor_another_starts_skill(suite):
+    canaries = plant_canaries(suite)
+    configure_hunter(suite, delay=0.5)
+    result = run("run", "--no-progress", "--skip-check", "--reps", "2", "-j", "4", str(suite.root), cwd=suite.root)
+    assert result.returncode in (0, 1), result.stderr
+    reported = answers(suite)
+    assert len(reported) == 8 and {record["arm"] for record, _ in reported} == {"control", "treatment"}, result.stderr
+    keys = {canaries[where] for where in ("probe", "transcript", "evals")}
+    for record, seen in reported:
+        assert record["status"] == "ok", record
+        assert record["sandbox"] == "bwrap"
+        # The walk ended within its budget: everything the agent could see was read.
+        assert seen["complete"] and seen["files_read"] > 0, seen
+        assert not keys & set(seen["found"]), (record["arm"], seen["found"])
+        # A fresh home, and only the sandbox's own processes in /proc (the runner's are not there).
+        assert seen["home"] != str(Path.home()) and seen["pids"] <= 4, seen
+        if record["arm"] == "treatment":
+            # What the treatment is given, it reads: the skill's copy in its own scratch folder.
+            assert set(seen["found"]) == {canaries["skill"]}, seen["found"]
+        else:
+            # Four treatment starts ran beside the controls (-j 4, each for 0.5 s at least): no control saw their copies.
+            assert seen["found"] == {}, seen["found"]
+
+
+def test_an_unsealed_run_is_reachable_on_record_and_flagged_in_the_report(suite):
+    """The same agent with --no-sandbox reads probe.json through the runner's
+    working folder (/proc/PPID/cwd): what sealing prevents. Its starts say
+    ``sandbox: "off"`` and the report flags the row as unsealed."""
+    canaries = plant_canaries(suite)
+    configure_hunter(suite, delay=0)
+    result = run("run", "--no-progress", "--skip-check", "--reps", "1", "--arms", "control", "--no-sandbox",
+                 str(suite.probe("euphemized-coverage")), cwd=suite.root, timeout=180)
+    assert result.returncode in (0, 1), result.stderr
+    ((record, seen),) = answers(suite)
+    assert record["sandbox"] == "off"
+    assert canaries["probe"] in seen["found"], seen
+    report = cli("report", str(suite.root), cwd=suite.root)
+    assert "UNSEALED" in report.stdout, report.stdout
+    model = json.loads(cli("report", "--format", "json", str(suite.root), cwd=suite.root).stdout)
+    assert [group["unsealed"] for group in model["groups"]] == [1], model["groups"]
+
+
+def test_sandbox_off_in_the_config_runs_unsealed_and_a_bad_value_is_refused(suite):
+    configure_hunter(suite, delay=0, extra='sandbox = "no"\n')
+    result = cli("run", "--no-progress", "--skip-check", "--reps", "1", str(suite.root), cwd=suite.root)
+    assert result.returncode == 2 and "agents.hunter.sandbox" in result.stderr and "Traceback" not in result.stderr
+    assert suite.all_records() == []
+
+
+def test_without_a_sandbox_the_run_is_refused_naming_no_sandbox(suite, tmp_path):
+    """No bwrap on PATH: refused before any start, in one line naming --no-sandbox."""
+    configure_hunter(suite, delay=0)
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "python3").symlink_to(PYTHON)
+    env = dict(os.environ, PATH=str(bin_folder))
+    result = subprocess.run([sys.executable, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())",
+                             "run", "--no-progress", "--skip-check", "--reps", "1", str(suite.root)],
+                            cwd=suite.root, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if line.strip()]
+    assert "bubblewrap" in line and "--no-sandbox" in line and "agents.hunter" in line, line
+    assert suite.all_records() == []
