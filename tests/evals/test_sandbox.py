@@ -133,3 +133,25 @@ def test_without_a_sandbox_the_run_is_refused_naming_no_sandbox(suite, tmp_path)
     (line,) = [line for line in result.stderr.splitlines() if line.strip()]
     assert "bubblewrap" in line and "--no-sandbox" in line and "agents.hunter" in line, line
     assert suite.all_records() == []
+
+
+def test_a_workspace_below_a_bound_folder_is_covered(suite, tmp_path):
+    """A PATH folder that holds the workspace (here the test's folder) is
+    bound read-only into each start, and an empty folder covers the
+    workspace in it: the agent reads a file beside the workspace, and no
+    answer key."""
+    canaries = plant_canaries(suite)
+    beside = f"SECANARYbeside{secrets.token_hex(8)}"
+    (tmp_path / "beside.txt").write_text(beside, "utf-8")
+    configure_hunter(suite, delay=0)
+    env = dict(os.environ, PATH=f"{tmp_path}:/usr/local/bin:/usr/bin:/bin")
+    result = subprocess.run([PYTHON, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())", "run",
+                             "--no-progress", "--skip-check", "--reps", "1", str(suite.probe("euphemized-coverage"))],
+                            cwd=suite.root, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode in (0, 1), result.stderr
+    reported = answers(suite)
+    assert len(reported) == 2, result.stderr
+    for record, seen in reported:
+        assert record["sandbox"] == "bwrap" and seen["complete"], seen
+        assert beside in seen["found"], seen  # the bound folder is there...
+        assert not {canaries[w] for w in ("probe", "transcript", "evals")} & set(seen["found"]), seen  # ...not the workspace
