@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,79 @@ def test_a_workspace_below_a_bound_folder_is_covered(suite, tmp_path):
         assert record["sandbox"] == "bwrap" and seen["complete"], seen
         assert beside in seen["found"], seen  # the bound folder is there...
         assert not {canaries[w] for w in ("probe", "transcript", "evals")} & set(seen["found"]), seen  # ...not the workspace
+
+
+def processes_with(token: str) -> list[int]:
+    """Running processes (host view of /proc) whose command line holds
+    ``token``: ground truth the runner does not write."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{name}/stat", encoding="utf-8") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(name))
+    return found
+
+
+def wait_for(predicate, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_sealed_agents_and_their_children_die_with_a_killed_runner_and_resume(suite):
+    """kill -9 of the runner mid-start ends the sandboxes (bwrap, the agent and
+    the child it started), as unsealed; the starts read as interrupted."""
+    child_token = f"{secrets.randbelow(10**6) + 600}.125"  # the child's sleep seconds: a token in its command line
+    (suite.root / "skill-eval.toml").write_text(
+        "[agents.a]\ncommand = " + json.dumps([PYTHON, str(AGENTS / "probe_agent.py"), "--sleep", "30",
+                                                 "--child-sleep", child_token]) + "\ntimeout = 120\n", "utf-8")
+    runner = subprocess.Popen([PYTHON, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())", "run",
+                               str(suite.probe("euphemized-coverage")), "--reps", "1", "-j", "2", "--no-progress"],
+                              cwd=suite.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=dict(os.environ, PATH="/usr/local/bin:/usr/bin:/bin"))
+    try:
+        assert wait_for(lambda: len(processes_with(f"time.sleep({child_token})")) == 2), "two sealed children"
+        sandboxed = processes_with(child_token)  # bwrap (its argv holds the agent's), the agents, their children
+        assert len(sandboxed) >= 6, sandboxed
+    finally:
+        os.kill(runner.pid, signal.SIGKILL)
+        runner.wait(timeout=30)
+    assert wait_for(lambda: not processes_with(child_token), timeout=15), processes_with(child_token)
+    records = suite.records("euphemized-coverage")
+    assert len(records) == 2 and {(r["status"], r["sandbox"]) for r in records} == {("interrupted", "bwrap")}
+
+
+def test_a_sealed_agent_past_its_timeout_is_killed_and_its_output_capped(suite):
+    """The timeout ends the sandbox with everything in it; the output cap holds."""
+    child_token = f"{secrets.randbelow(10**6) + 600}.25"
+
+    def configure(*args: str, timeout: float) -> None:
+        (suite.root / "skill-eval.toml").write_text(
+            "[agents.a]\ncommand = " + json.dumps([PYTHON, str(AGENTS / "probe_agent.py"), *args])
+            + f"\ntimeout = {timeout}\nmax-output = 1000\n", "utf-8")
+
+    configure("--child-sleep", child_token, "--sleep", "60", timeout=3)
+    result = run("run", str(suite.probe("euphemized-coverage")), "--reps", "1", "--arms", "control", "--no-progress",
+                 cwd=suite.root)
+    assert result.returncode == 1, result.stderr
+    (record,) = suite.records("euphemized-coverage")
+    assert record["status"] == "timeout" and record["sandbox"] == "bwrap", record
+    assert record["duration_s"] < 3 + 10, record
+    assert wait_for(lambda: not processes_with(child_token), timeout=10), processes_with(child_token)
+    configure("--out-bytes", str(3 << 20), timeout=60)
+    result = run("run", str(suite.probe("euphemized-coverage")), "--reps", "2", "--arms", "control", "--no-progress",
+                 cwd=suite.root)
+    record = suite.records("euphemized-coverage")[-1]
+    assert record["status"] == "ok" and record["truncated"]["stdout"] >= 3 << 20, (record, result.stderr)
+    assert (suite.runs / record["answer_file"]).stat().st_size == 1000
