@@ -233,3 +233,16 @@ def test_a_sealed_agent_past_its_timeout_is_killed_and_its_output_capped(suite):
     record = suite.records("euphemized-coverage")[-1]
     assert record["status"] == "ok" and record["truncated"]["stdout"] >= 3 << 20, (record, result.stderr)
     assert (suite.runs / record["answer_file"]).stat().st_size == 1000
+
+
+def test_calibrate_runs_sealed_by_default_and_unsealed_with_no_sandbox(suite):
+    (suite.root / "skill-eval.toml").write_text(
+        "[agents.a]\ncommand = " + json.dumps([PYTHON, str(AGENTS / "probe_agent.py")]) + "\ntimeout = 60\n", "utf-8")
+    probe = str(suite.probe("euphemized-coverage"))
+    sealed = run("calibrate", probe, "--no-progress", "--skip-check", cwd=suite.root)
+    assert sealed.returncode == 0, sealed.stderr
+    assert {r["sandbox"] for r in suite.records("euphemized-coverage")} == {"bwrap"}
+    unsealed = run("calibrate", str(suite.probe("two-gaps")), "--no-progress", "--skip-check", "--no-sandbox",
+                   cwd=suite.root)
+    assert unsealed.returncode == 0, unsealed.stderr
+    assert {r["sandbox"] for r in suite.records("two-gaps")} == {"off"}
