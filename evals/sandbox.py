@@ -162,14 +162,10 @@ def install_prefix(folder: str) -> str:
     return folder
 
 
-def path_folders(env: Mapping[bytes, bytes] | Mapping[str, str]) -> list[str]:
-    """The absolute, existing folders of the start's ``PATH``."""
-    raw = env.get(b"PATH") if isinstance(next(iter(env), ""), bytes) else env.get("PATH")
-    if raw is None:
-        return []
-    text = os.fsdecode(raw)
+def path_folders(env: Mapping[bytes, bytes]) -> list[str]:
+    """The absolute, existing folders of the start's ``PATH`` (``env`` as bytes, as the executor holds it)."""
     found = []
-    for entry in text.split(os.pathsep):
+    for entry in os.fsdecode(env.get(b"PATH", b"")).split(os.pathsep):
         if entry.startswith("/") and os.path.isdir(entry):
             found.append(os.path.normpath(entry))
     return found

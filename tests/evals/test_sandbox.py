@@ -246,3 +246,24 @@ def test_calibrate_runs_sealed_by_default_and_unsealed_with_no_sandbox(suite):
                    cwd=suite.root)
     assert unsealed.returncode == 0, unsealed.stderr
     assert {r["sandbox"] for r in suite.records("two-gaps")} == {"off"}
+
+
+def test_what_counts_as_a_programs_installation(tmp_path, monkeypatch):
+    """An npm package's installation is the folder holding its node_modules
+    (found through the .bin link); a PATH folder named bin or shims stands
+    for the folder above it, unless that is the home folder."""
+    from skill_eval.evals.sandbox import install_prefix, install_root
+
+    prefix = tmp_path / "agent-clis" / "codex"
+    package = prefix / "node_modules" / "@openai" / "codex" / "bin"
+    package.mkdir(parents=True)
+    (package / "codex.js").write_text("#!/usr/bin/env node\n")
+    (prefix / "node_modules" / ".bin").mkdir()
+    (prefix / "node_modules" / ".bin" / "codex").symlink_to("../@openai/codex/bin/codex.js")
+    assert install_root(str(prefix / "node_modules" / ".bin" / "codex")) == str(prefix)
+    assert install_root(str(package / "codex.js")) == str(prefix)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert install_prefix(str(tmp_path / "venv" / "bin")) == str(tmp_path / "venv")
+    assert install_prefix(str(tmp_path / ".pyenv" / "shims")) == str(tmp_path / ".pyenv")
+    assert install_prefix(str(tmp_path / "home" / "bin")) == str(tmp_path / "home" / "bin")
+    assert install_prefix(str(tmp_path / "tools")) == str(tmp_path / "tools")
