@@ -21,7 +21,8 @@ What an agent sees (one fresh scratch folder per start, ``ROOT``)::
 ``ROOT`` is made in the executor's own scratch folder
 (``skill-eval-run-<random>``, one per :class:`ProcessRegistry`), which is made
 under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when writable
-(memory-backed), else the system's temporary folder. ``ROOT`` is removed
+(memory-backed; never for a preset: :func:`default_scratch`), else the
+system's temporary folder. ``ROOT`` is removed
 after the start; the executor's folder when the executor shuts down, or, by
 the watchdog, when the process running the executor dies.
 
@@ -47,9 +48,12 @@ working directory, so an artifact named ``prompt.txt`` cannot overwrite it.
 The environment is the runner's plus the agent's ``env``, with ``PWD`` set to
 the working directory, ``OLDPWD`` dropped, ``TMPDIR``/``TMP``/``TEMP`` in
 ``ROOT/tmp``, and ``SKILL_EVAL_START_ID`` (the record's start id) and
-``SKILL_EVAL_RUN`` (this executor's token) added. This is isolation by what is
-handed over, not a sandbox: an agent with the user's permissions that searches
-the disk can read what the user can (run agents in a container for that).
+``SKILL_EVAL_RUN`` (this executor's token) added. A sealed job
+(``AgentJob.sealed``, the runner's default) runs in a bubblewrap sandbox that
+holds its ``ROOT``, its installation and the system, and nothing of the
+workspace or the runner (:mod:`skill_eval.evals.sandbox`); a sealed command
+agent also gets ``ROOT/home/`` as ``HOME``. An unsealed job is isolation by
+what is handed over only: its agent can read what the user can.
 
 Bounded processes: the command runs without a shell, in its own process group
 (session); stdout and stderr are read with a cap per stream (beyond it the
