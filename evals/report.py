@@ -105,7 +105,7 @@ def notes(group: Group) -> str:
     if group["frozen"] and not group["frozen_matches"]:
         found.append("frozen with other hashes")
     if group.get("unsealed"):
-        found.append(f"UNSEALED: {group['unsealed']} start(s) ran with --no-sandbox, able to read the answer keys")
+        found.append(f"UNSEALED: {group['unsealed']} start(s) ran without the sandbox, able to read the answer keys")
     unresolved = sum(group["arms"][arm]["unresolved"] for arm in ARM_NAMES)
     if unresolved:
         found.append(f"{unresolved} rep(s) without outcome")
