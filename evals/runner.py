@@ -322,14 +322,27 @@ def check_preset_scratch(scratch: str | os.PathLike | None) -> None:
         raise RunError(f"{error} (set SKILL_EVAL_SCRATCH)") from None
 
 
-def check_sandbox(agent: AgentConfig, where: str) -> None:
-    """Each start of ``agent`` can be sealed here (:mod:`skill_eval.evals.sandbox`):
+def check_sandbox(agent: AgentConfig, where: str, root: Path | None = None, program: str | None = None) -> None:
+    """Each start of ``agent`` can be sealed here (:mod:`skill_eval.evals.sandbox`),
+    and a preset's harness (``program``) is not installed in a folder that
+    holds the workspace ``root`` (a sealed start sees none of it):
     :class:`RunError` naming ``--no-sandbox`` otherwise, before any budget."""
-    from .sandbox import NO_SANDBOX_FIX, sandbox_problem
+    import shutil
+
+    from .sandbox import NO_SANDBOX_FIX, install_root, sandbox_problem
 
     problem = sandbox_problem()
     if problem:
         raise RunError(f"{where}: agents.{agent.name}: cannot seal its starts: {problem}; {NO_SANDBOX_FIX}")
+    if not agent.preset or not program or root is None:
+        return
+    found = program if os.sep in program else shutil.which(program, path={**os.environ, **agent.env}.get("PATH"))
+    if found and "node_modules" in os.path.realpath(found).split(os.sep):
+        installation = install_root(found)
+        if _inside(root.resolve(), Path(installation)):
+            raise RunError(f"{where}: agents.{agent.name}: its harness is installed in {installation}, which holds "
+                           f"the workspace, and a sealed start sees nothing of the workspace: install it elsewhere "
+                           f"(npm install --prefix DIR) and set agents.{agent.name}.executable, or {NO_SANDBOX_FIX}")
 
 
 def resolve_executable(agent: AgentConfig, root: Path, where: str) -> tuple[str, str]:
@@ -671,7 +684,7 @@ class Runner:
         if self.agent.preset:
             check_preset_scratch(getattr(self.executor, "scratch", None))
         if self.agent.sandbox == "on":
-            check_sandbox(self.agent, self.where)
+            check_sandbox(self.agent, self.where, self.workspace.root, executable)
         problems = [problem for probe in probes for problem in judge_problems(probe, self.workspace.root)]
         if problems:
             raise RunError("\n".join(problems + ["no start was made: a defect's judge could not grade its answers"]))

@@ -194,13 +194,25 @@ def seal_view(start_root: str, cwd: str, argv: Sequence[str], env: Mapping[bytes
     program run (``executable``, a preset's, else ``argv[0]``; as found on
     ``PATH`` and as its real file: :func:`install_root` inside an npm
     package, else :func:`install_prefix` of its folder), and each absolute
-    path in ``argv`` naming a file outside ``start_root`` (that file alone)."""
+    path in ``argv`` naming a file outside ``start_root`` (that file alone).
+    An installation that would hold a hidden path (the workspace, the
+    executor's scratch folder) is not bound; the folder or file it stands
+    for is (and a hidden path in it is covered)."""
     start_root = os.path.normpath(os.path.abspath(start_root))
+    hidden_paths = tuple(dict.fromkeys(os.path.normpath(os.path.abspath(path)) for path in hidden if path))
     read_only: list[str] = []
+
+    def add(installation: str, folder: str) -> None:
+        """Bind ``installation``, or ``folder`` (the part of it the start
+        needs) when the installation would hold a hidden path (the folder
+        above ``WORKSPACE/bin`` is the workspace itself); a folder that
+        holds one is bound too, and :func:`bwrap_argv` covers the hidden path."""
+        chosen = installation if not any(_inside(path, installation) for path in hidden_paths) else folder
+        if not _system_folder(chosen) and not _inside(chosen, start_root):
+            read_only.append(chosen)
+
     for folder in path_folders(env):
-        folder = install_prefix(folder)
-        if not _system_folder(folder):
-            read_only.append(folder)
+        add(install_prefix(folder), folder)
     program = executable or (argv[0] if argv else None)
     if program:
         if "/" not in program:
@@ -208,20 +220,15 @@ def seal_view(start_root: str, cwd: str, argv: Sequence[str], env: Mapping[bytes
         if "/" in program and os.path.exists(program):
             program = os.path.abspath(program)
             for path in (program, os.path.realpath(program)):
-                if _inside(path, start_root):
-                    continue
                 root = install_root(path) if "node_modules" in path.split("/") else install_prefix(os.path.dirname(path))
-                if not _system_folder(root):
-                    read_only.append(root)
+                add(root, path)
     for arg in argv[1:]:
         if arg.startswith("/") and os.path.isfile(arg):
             path = os.path.normpath(arg)
-            if not _inside(path, start_root) and not _system_folder(path):
-                read_only.append(path)
-                real = os.path.realpath(path)
-                if real != path and not _system_folder(real):
-                    read_only.append(real)
-    hidden_paths = tuple(dict.fromkeys(os.path.normpath(os.path.abspath(path)) for path in hidden if path))
+            add(path, path)
+            real = os.path.realpath(path)
+            if real != path:
+                add(real, real)
     return SealedView(start_root, tuple(dict.fromkeys(read_only)), hidden_paths, os.path.abspath(cwd))
 
 
@@ -234,8 +241,8 @@ def bwrap_argv(bwrap: str, view: SealedView, command: Sequence[str]) -> list[str
     inside a hidden path (an agent script in the workspace: that file
     alone); the start's folder, writable; then the working directory."""
     args = [bwrap, *NAMESPACE_FLAGS, *system_binds(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    outer = [path for path in view.read_only if not any(_inside(path, hidden) for hidden in view.hidden)]
-    inner = [path for path in view.read_only if path not in outer]
+    inner = [path for path in view.read_only if any(_inside(path, hidden) and path != hidden for hidden in view.hidden)]
+    outer = [path for path in view.read_only if path not in inner]
     for path in outer:
         args += ["--ro-bind", path, path]
     bound = [folder for folder in SYSTEM_FOLDERS if os.path.isdir(folder) and not os.path.islink(folder)] + outer

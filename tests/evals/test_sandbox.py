@@ -267,3 +267,39 @@ def test_what_counts_as_a_programs_installation(tmp_path, monkeypatch):
     assert install_prefix(str(tmp_path / ".pyenv" / "shims")) == str(tmp_path / ".pyenv")
     assert install_prefix(str(tmp_path / "home" / "bin")) == str(tmp_path / "home" / "bin")
     assert install_prefix(str(tmp_path / "tools")) == str(tmp_path / "tools")
+
+
+def test_a_path_folder_whose_installation_is_the_workspace_does_not_unseal_it(suite):
+    """``WORKSPACE/bin`` on PATH stands for its installation, the folder above
+    it: the workspace itself. It stays covered: the agent reads no answer key."""
+    canaries = plant_canaries(suite)
+    (suite.root / "bin").mkdir()
+    configure_hunter(suite, delay=0)
+    env = dict(os.environ, PATH=f"{suite.root / 'bin'}:/usr/local/bin:/usr/bin:/bin")
+    result = subprocess.run([PYTHON, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())", "run",
+                             "--no-progress", "--skip-check", "--reps", "1", "--arms", "control",
+                             str(suite.probe("euphemized-coverage"))],
+                            cwd=suite.root, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode in (0, 1), result.stderr
+    ((record, seen),) = answers(suite)
+    assert record["sandbox"] == "bwrap" and seen["complete"], seen
+    assert not {canaries[w] for w in ("probe", "transcript", "evals")} & set(seen["found"]), seen
+
+
+def test_a_harness_installed_in_a_folder_holding_the_workspace_is_refused_before_any_start(suite):
+    """npm installed into the workspace (``WORKSPACE/node_modules``): a sealed
+    start would see none of it. Refused naming the fix, nothing recorded."""
+    package = suite.root / "node_modules" / "fake-harness"
+    package.mkdir(parents=True)
+    (package / "cli.py").write_text((AGENTS / "fake_harness.py").read_text("utf-8"), "utf-8")
+    os.chmod(package / "cli.py", 0o755)
+    (suite.root / "node_modules" / ".bin").mkdir()
+    (suite.root / "node_modules" / ".bin" / "claude").symlink_to("../fake-harness/cli.py")
+    (suite.root / "skill-eval.toml").write_text(
+        '[agents.h]\npreset = "claude-code"\nexecutable = "node_modules/.bin/claude"\ntimeout = 60\n', "utf-8")
+    result = run("run", "--no-progress", "--skip-check", "--reps", "1", str(suite.probe("euphemized-coverage")),
+                 cwd=suite.root)
+    assert result.returncode == 2, result.stderr
+    assert "holds the workspace" in result.stderr and "--no-sandbox" in result.stderr and "npm install --prefix" \
+        in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert suite.all_records() == []
