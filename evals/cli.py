@@ -89,6 +89,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                              "ray=HOST:PORT (a Ray cluster); needs skill-eval[ray]")
     parser.add_argument("--model", help="override the agent's model ({model})")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the starts it would spend; run nothing")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run each start unsealed: the agent can read what your user can (the workspace, evals/, "
+                             "the runs); recorded as sandbox \"off\" and flagged in the report")
     parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
     parser.add_argument("--skip-check", action="store_true", help="do not grade the probes' known transcripts first")
     parser.add_argument("--allow-lint-errors", action="store_true",
@@ -128,6 +131,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         if refused:
             return _fail(refused)
         agent = select_agent(workspace.config, args.agent, workspace.root)
+        if args.no_sandbox:
+            agent = agent._replace(sandbox="off")
         from .suites import load_suites
 
         if args.triggers:
@@ -610,6 +615,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agent", help="an [agents.NAME] of the config (default: the only one)")
     parser.add_argument("-j", "--jobs", type=int, default=4, help="agents running at once (default: 4)")
     parser.add_argument("--model", help="override the agent's model ({model})")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run each start unsealed: the agent can read what your user can (the workspace, evals/, "
+                             "the runs); recorded as sandbox \"off\" and flagged in the report")
     parser.add_argument("--dry-run", action="store_true",
                         help="print each probe's next step, the expected starts and the worst case; run nothing")
     parser.add_argument("--retry-errors", action="store_true",
@@ -637,6 +645,8 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     try:
         workspace = _open(args)
         agent = select_agent(workspace.config, args.agent, workspace.root)
+        if args.no_sandbox:
+            agent = agent._replace(sandbox="off")
         probes, errors = workspace.load_all(_select(workspace, args), need_skill=True)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))

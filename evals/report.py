@@ -192,6 +192,8 @@ def notes(group: Group) -> str:
     if ungraded:
         found.append(ungraded)
     found += evidence_flags(group)
+    if group.get("unsealed"):
+        found.append(f"UNSEALED: {group['unsealed']} start(s) ran without the sandbox, able to read the answer keys")
     return "; ".join(found)
 
 

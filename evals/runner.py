@@ -323,11 +323,34 @@ def check_preset_scratch(scratch: str | os.PathLike | None) -> None:
     from .executor import default_scratch
     from .presets import PresetError, check_scratch_location
 
-    base = Path(scratch or default_scratch() or tempfile.gettempdir()).absolute()
+    base = Path(scratch or default_scratch(harness=True) or tempfile.gettempdir()).absolute()
     try:
         check_scratch_location(base / "start")
     except PresetError as error:
         raise RunError(f"{error} (set SKILL_EVAL_SCRATCH)") from None
+
+
+def check_sandbox(agent: AgentConfig, where: str, root: Path | None = None, program: str | None = None) -> None:
+    """Each start of ``agent`` can be sealed here (:mod:`skill_eval.evals.sandbox`),
+    and a preset's harness (``program``) is not installed in a folder that
+    holds the workspace ``root`` (a sealed start sees none of it):
+    :class:`RunError` naming ``--no-sandbox`` otherwise, before any budget."""
+    import shutil
+
+    from .sandbox import NO_SANDBOX_FIX, install_root, sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        raise RunError(f"{where}: agents.{agent.name}: cannot seal its starts: {problem}; {NO_SANDBOX_FIX}")
+    if not agent.preset or not program or root is None:
+        return
+    found = program if os.sep in program else shutil.which(program, path={**os.environ, **agent.env}.get("PATH"))
+    if found and "node_modules" in os.path.realpath(found).split(os.sep):
+        installation = install_root(found)
+        if _inside(root.resolve(), Path(installation)):
+            raise RunError(f"{where}: agents.{agent.name}: its harness is installed in {installation}, which holds "
+                           f"the workspace, and a sealed start sees nothing of the workspace: install it elsewhere "
+                           f"(npm install --prefix DIR) and set agents.{agent.name}.executable, or {NO_SANDBOX_FIX}")
 
 
 def resolve_executable(agent: AgentConfig, root: Path, where: str) -> tuple[str, str]:
@@ -675,6 +698,8 @@ class Runner:
             check_runs_folder(probe.suite, self.workspace.root)
         if self.agent.preset:
             check_preset_scratch(getattr(self.executor, "scratch", None))
+        if self.agent.sandbox == "on":
+            check_sandbox(self.agent, self.where, self.workspace.root, executable)
         problems = [problem for probe in probes for problem in judge_problems(probe, self.workspace.root)]
         if problems:
             raise RunError("\n".join(problems + ["no start was made: a defect's judge could not grade its answers"]))
@@ -856,7 +881,8 @@ class Runner:
                                     preset_executable(self.agent, self.workspace.root))
             return AgentJob(job_id, (), prompt, probe.artifact_path.name, probe.artifact_bytes, dict(self.agent.env),
                             self.agent.timeout, values=values, skill=skill, max_output=self.max_output,
-                            harness=harness, files=probe.input_files)
+                            harness=harness, files=probe.input_files,
+                            sealed=self.agent.sandbox == "on")
         argv = list(self.agent.command)
         skill = None
         if start.arm == "treatment":
@@ -872,7 +898,8 @@ class Runner:
             argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
                         dict(self.agent.env), self.agent.timeout, values=values,
-                        skill=skill, max_output=self.max_output, files=probe.input_files)
+                        skill=skill, max_output=self.max_output, files=probe.input_files,
+                        sealed=self.agent.sandbox == "on")
 
     # -- recording ----------------------------------------------------------------------
 
@@ -900,6 +927,7 @@ class Runner:
             "started": now_iso(),
             "plan_id": plan_id,
             "runner": self._runner,
+            "sandbox": "bwrap" if job.sealed else "off",
         }
         if start.retry_of:
             record["retry_of"] = start.retry_of

@@ -581,6 +581,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
             frozen=case is not None,
             frozen_matches=(case.get("probe_sha256"), case.get("artifact_sha256")) == (probe_hash, artifact_hash)
             if case is not None else None,
+            unsealed=sum(1 for _s, r in pairs if r.get("sandbox") == "off"),
             lint=_group_lint(run_lint.get(_content(suite, _as_record(identity))),
                              report_lint.get(probe_path) if on_disk == "current" and probe_path is not None else None),
             calibration=decision_summary(decisions[identity]) if identity in decisions else None,

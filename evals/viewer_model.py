@@ -336,6 +336,9 @@ class Group(TypedDict):
     """This probe id and version is in the suite's frozen.json."""
     frozen_matches: Optional[bool]
     """The frozen hashes equal this group's; null when not frozen."""
+    unsealed: int
+    """Starts of this group on record as run unsealed (``sandbox: "off"``): their
+    agent could read what the runner's user can, the answer keys included."""
     lint: Optional[Lint]
     calibration: Optional[CalibrationDecision]
     """The latest ``skill-eval calibrate`` decision of this group; null when none is on record."""

@@ -90,6 +90,9 @@ class AgentConfig(NamedTuple):
     executable: str = ""
     """A preset's program, when not the one on ``PATH`` (a path; relative to the
     workspace root when it holds a slash)."""
+    sandbox: str = "on"
+    """``on`` (the default): each start runs sealed, seeing only what its arm
+    is given (``skill_eval.evals.sandbox``); ``off``: unsealed, recorded so."""
 
 
 EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
@@ -266,7 +269,7 @@ def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
 
 
 _AGENT_KEYS = {"command", "preset", "args", "executable", "env", "timeout", "model", "treatment", "treatment-args",
-               "max-output"}
+               "max-output", "sandbox"}
 _TREATMENTS = {False: ("prepend", "args"), True: ("install", "prepend")}
 """The treatments of a command agent and of a preset agent (the first is the default)."""
 
@@ -316,6 +319,10 @@ def _agent(name: str, table: Any, source: str) -> AgentConfig:
         kind = f"a preset agent ({preset})" if preset is not None else "a command agent"
         raise _fail(source, f"{where}.treatment", f"`{where}.treatment` of {kind} must be "
                     + " or ".join(f'"{t}"' for t in treatments))
+    sandbox = table.get("sandbox", "on")
+    if sandbox not in ("on", "off"):
+        raise _fail(source, f"{where}.sandbox", f'`{where}.sandbox` must be "on" (each start sealed, the default) or '
+                    '"off" (unsealed: the agent can read what your user can, and its results are flagged)')
     executable = table.get("executable", "")
     if not isinstance(executable, str) or ("executable" in table and not executable.strip()):
         raise _fail(source, f"{where}.executable", f"`{where}.executable` must be a program's path or name")
@@ -331,6 +338,7 @@ def _agent(name: str, table: Any, source: str) -> AgentConfig:
         preset=preset or "",
         args=_strings(table.get("args", []), source, f"{where}.args"),
         executable=executable,
+        sandbox=sandbox,
     )
 
 

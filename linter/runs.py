@@ -115,6 +115,7 @@ _START_FIELDS: dict[str, tuple[type, ...]] = {
     "agent": _STRING, "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT,
     "resume_of": _STRING, "retry_of": _STRING, "calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING,
     "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING, "installed_skill_sha256": _STRING,
+    "sandbox": _STRING,
 }
 """The JSON type of each field of a start record that readers use (docs/format.md,
 "Run records"); ``null`` only where a writer writes it (no skill, no model, no kind)."""

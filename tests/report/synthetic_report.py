@@ -237,6 +237,7 @@ def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS
                 "evidence": evidence_of(arms["treatment"], arms["control"]),
                 "edited_without_bump": edited, "on_disk": "edited" if edited else ("superseded" if number % 19 == 0 else "current"),
                 "frozen": frozen, "frozen_matches": (not edited) if frozen else None,
+                "unsealed": len(control + treatment) if number % 29 == 0 else 0,
                 "lint": {"when": "report", "findings": findings} if number % 23 else None,
                 "calibration": _calibration(number, zone, len(control + treatment), skill, probe_id, defects),
                 "last_run": max(ended) if ended else None, "starts": control + treatment,
