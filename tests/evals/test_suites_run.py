@@ -21,11 +21,16 @@ FIXTURES = HERE.parent / "fixtures" / "lint"
 
 
 def _workspace(tmp_path: Path, source: str) -> tuple[Path, Path, Path]:
+    """The suite ``source`` copied to ``tmp_path/ws`` with a stand-in agent that
+    logs its own starts outside its scratch folder: it runs unsealed
+    (``sandbox = "off"``), as a sealed start can write nothing there
+    (tests/evals/test_sandbox.py runs agents sealed)."""
     root = tmp_path / "ws"
     shutil.copytree(FIXTURES / source, root)
     starts, verdicts = tmp_path / "starts.jsonl", tmp_path / "verdicts.jsonl"
     command = json.dumps([sys.executable, str(HERE / "agents" / "suite_agent.py"), str(starts)])
-    (root / "skill-eval.toml").write_text(f"[agents.standin]\ncommand = {command}\nmodel = \"m\"\ntimeout = 60\n",
+    (root / "skill-eval.toml").write_text(f"[agents.standin]\ncommand = {command}\nmodel = \"m\"\ntimeout = 60\n"
+                                          "sandbox = \"off\"\n",
                                           encoding="utf-8")
     return root, starts, verdicts
 
