@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
-from ._common import phrase_diagnostics
+from ._common import judged_diagnostics
 
 
 class Signposting(Rule):
@@ -54,7 +54,16 @@ class Signposting(Rule):
     tags = ("artifact", "phrases")
 
     def check(self, context):
-        yield from phrase_diagnostics(
-            self, context, "signposting", context.config.signposting,
-            lambda shown: f"signposting phrase {shown!r} points the agent at the defect (seed rule 6: never signpost)",
-        )
+        yield from judged_diagnostics(self, context, "SE301", "signposting", context.config.signposting,
+                                      _error_message, _info_message)
+
+
+def _error_message(shown: str, relation: str | None, reason: str | None) -> str:
+    what = f"{shown!r} {reason}" if reason else f"signposting phrase {shown!r}"
+    where = f": it {relation}" if relation else ""
+    return f"{what} points the agent at the defect{where} (seed rule 6: never signpost)"
+
+
+def _info_message(shown: str, why: str) -> str:
+    return (f"attention phrase {shown!r} is aimed at no defect: it {why}; attention words alone do not signpost "
+            "(info: reword if it does point at the defect)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
-from ._common import phrase_diagnostics
+from ._common import judged_diagnostics
 
 
 class QuizFraming(Rule):
@@ -51,7 +51,10 @@ class QuizFraming(Rule):
     tags = ("artifact", "phrases")
 
     def check(self, context):
-        yield from phrase_diagnostics(
-            self, context, "quiz-framing", context.config.quiz_framing,
-            lambda shown: f"quiz framing {shown!r} asks the agent to hunt for a fault (seed rule 4: the artifact must be work, not a quiz)",
-        )
+        yield from judged_diagnostics(self, context, "SE302", "quiz-framing", context.config.quiz_framing,
+                                      _error_message)
+
+
+def _error_message(shown: str, relation: str | None, reason: str | None) -> str:
+    what = f"{shown!r} {reason}" if reason else f"quiz framing {shown!r} asks the agent to hunt for a fault"
+    return f"{what} (seed rule 4: the artifact must be work, not a quiz)"

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
+from ._common import judged_diagnostics
 
 _MARKUP = r"[\s*_~`]"
 _NOUN = r"(?:defects?|flaws?|bugs?|errors?|mistakes?|traps?)"
@@ -103,6 +104,11 @@ class DefectMarker(Rule):
         if artifact is None:
             return
         text = artifact.text
+        flagged: list[tuple[int, int]] = []
+        yield from self._markers(context, artifact, text, flagged)
+        yield from judged_diagnostics(self, context, "SE304", None, None, _leak_message, skip=flagged)
+
+    def _markers(self, context, artifact, text, flagged):
         lowered = text.casefold()
         if not any(word in lowered for word in _TRIGGERS):
             return
@@ -111,7 +117,6 @@ class DefectMarker(Rule):
                      key=lambda i: (-len(i), i))
         id_pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, ids)) + r")(?![^\W_])", re.IGNORECASE)
                       if ids else None)
-        flagged: list[tuple[int, int]] = []
         if "<!--" in text:
             for comment in patterns.comment.finditer(text):
                 body = comment.group()
@@ -142,3 +147,8 @@ class DefectMarker(Rule):
                 continue
             flagged.append((start, end))
             yield self.diagnostic(artifact.span(start, end), message)
+
+
+def _leak_message(shown: str, relation: str | None, reason: str | None) -> str:
+    where = f"; it {relation}" if relation else ""
+    return f"answer key {shown!r} {reason}{where}: the agent reads it (seed rule 6: never signpost)"
