@@ -34,12 +34,15 @@ def anchors_of(context: ProbeContext):
 
     artifact = context.artifact
     anchors = []
+    comments = [m.span() for m in re.finditer(r"<!--.*?(?:-->|\Z)", artifact.text, re.DOTALL)] \
+        if "<!--" in artifact.text else []
     for index, match in context.quote_matches.items():
-        if not match.found:
+        occurrences = [(s, e) for s, e in match.occurrences if not any(cs <= s and e <= ce for cs, ce in comments)]
+        if len(occurrences) != 1:
             continue
         defect = dict(context.defects)[index]
         defect_id = defect.get("id") if isinstance(defect.get("id"), str) and defect.get("id").strip() else f"defect {index + 1}"
-        start, end = match.occurrences[0]
+        start, end = occurrences[0]
         span = artifact.span(start, end)
         anchors.append(Anchor(defect_id.strip(), match.quote, span.start.line, span.end.line))
     return tuple(anchors)
@@ -110,21 +113,33 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
                 yield rule.diagnostic(span, error_message(shown, None, None))
                 continue
             unit = _unit_at(structure, span.start.line, match.text)
-            judgement = by_unit.get(unit) if unit is not None else None
-            if judgement is not None and judgement.error:
-                covered.append(locate(artifact, unit))
-                yield rule.diagnostic(span, error_message(shown, judgement.relation.description, judgement.reason))
+            if unit is None:
+                yield rule.diagnostic(span, error_message(shown, None, None))
                 continue
-            if unit is not None:
-                covered.append(locate(artifact, unit))
-                relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=unit.part)
+            covered.append(locate(artifact, unit))
+            judged_here = [j for j in judged if j.unit == unit]
+            if info_message is not None and any(j.error and j.code != code for j in judged_here):
+                continue  # a quiz or an answer key: that rule reports the sentence
+            mine = [j for j in judged_here if j.code == code]
+            if mine and mine[0].error:
+                yield rule.diagnostic(span, error_message(shown, mine[0].relation.description, mine[0].reason))
+                continue
+            holder = next((a for a in anchors if a.line <= unit.end_line and unit.line <= a.end_line
+                           and " ".join(a.quote.split()).lower() in " ".join(unit.text.split()).lower()), None)
+            if holder is not None:
+                yield rule.diagnostic(span, error_message(shown, f"sits in the sentence holding {holder.defect_id}'s quote", None))
+                continue
+            if info_message is None:
+                yield rule.diagnostic(span, error_message(shown, None, None))
+                continue
+            relation = resolve(_phrase_focus(unit.text, match.text), structure, anchors, exclude=unit.part,
+                               located=unit.part if unit.kind == "cell" else None,
+                               strict=len(match.words.split()) == 1)
+            if relation.relates:
+                yield rule.diagnostic(span, error_message(shown, relation.description, None))
             else:
-                relation = resolve(match.text, structure, anchors)
-            if relation.relates or info_message is None:
-                yield rule.diagnostic(span, error_message(shown, relation.description or None, None))
-            else:
-                why = relation.description or "it names no part of the artifact"
-                yield rule.diagnostic(span, info_message(shown, why), severity=Severity.INFO)
+                yield rule.diagnostic(span, info_message(shown, relation.description or "names no part of the artifact"),
+                                      severity=Severity.INFO)
     if not anchors:
         return
     allowed = []
@@ -141,14 +156,27 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
                               error_message(_shown(judgement.unit.text), judgement.relation.description, judgement.reason))
 
 
+def _phrase_focus(sentence: str, phrase: str) -> str:
+    """The clause of ``sentence`` around the occurrence of ``phrase``."""
+    from ._judgement import focus_of
+
+    words = re.findall(r"[^\W_]+", phrase)
+    if not words:
+        return sentence
+    found = re.search(r"[\W_]+".join(map(re.escape, words)), sentence, re.IGNORECASE)
+    if found is None:
+        return sentence
+    return focus_of(sentence, found.start(), found.end())
+
+
 def _unit_at(structure, line: int, phrase: str):
     """The unit on ``line`` whose text holds the phrase's first word."""
-    words = re.findall(r"[^\W_]+", phrase.lower())
-    first = words[0] if words else ""
+    words = re.findall(r"[^\W_]+", phrase)
+    pattern = re.compile(r"[\W_]+".join(map(re.escape, words)), re.IGNORECASE) if words else None
     fallback = None
     for unit in structure.units:
         if unit.line <= line <= unit.end_line:
-            if first and first in unit.text.lower():
+            if pattern is not None and pattern.search(unit.text.replace("’", "'")):
                 return unit
             fallback = fallback or unit
     return fallback

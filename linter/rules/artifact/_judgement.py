@@ -46,7 +46,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 from ..._textcache import text_cache
 
-__all__ = ["Anchor", "Judgement", "Unit", "judge_artifact", "read_sentence", "units_of"]
+__all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
 
 HIDDEN_KINDS = frozenset({"html-comment", "code-comment", "title", "alt"})
 """Units a reader of the rendered artifact does not see as prose: a flaw they
@@ -79,13 +79,15 @@ def stem(word: str) -> str:
     if word.endswith("'s"):
         word = word[:-2]
     if not word.isalpha() or len(word) <= 4:
-        return word
+        return word[:-1] if len(word) == 4 and word.endswith("s") and not word.endswith("ss") else word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             word = word[: -len(suffix)]
             break
     if word.endswith("i"):
         word = word[:-1] + "y"
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsaeiou":
+        word = word[:-1]
     return word.rstrip("e") if len(word) > 4 else word
 
 
@@ -93,9 +95,36 @@ def words_of(text: str) -> list[str]:
     return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
 
 
+_IDENTIFIER_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
 def content_stems(text: str) -> set[str]:
-    """The stems of the words of ``text`` that may name a part of the artifact."""
-    return {stem(w) for w in words_of(text) if w not in _STOP and (len(w) > 1 or w.isdigit())}
+    """The stems of the words of ``text`` that may name a part of the
+    artifact; an identifier also gives the stems of its parts
+    (``TimeoutError``: ``timeout``, ``error``; ``continue-on-error``)."""
+    found = set()
+    for raw in _WORD.findall(text):
+        word = raw.lower().replace("’", "'")
+        if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
+            found.add(stem(word))
+        parts = _IDENTIFIER_PART.findall(raw)
+        if len(parts) > 1:
+            found.update(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
+    for joined in re.findall(r"[^\W_]+(?:[-_][^\W_]+)+", text):
+        found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
+    return found
+
+
+_EVALUATIVE = frozenset("""
+closely carefully careful attention attentively twice again slowly hard harder scrutiny scrutinise scrutinize
+suspicion suspicious worth deserves deserve merits merit interesting important matters focus wary cautious
+off wrong incorrect bogus thin thinner generous reading solid reassuring forgiving heavy lifting shaky
+nagging feeling uneasy convinced quietly silently something anything everything somewhere one
+second closer close double reread skim face value lean rather really quite actually probably
+never not no without nothing none longer ignored ignores swallows swallowed swallow silently hides drops dropped
+discards discarded lose lost failing unproven untested
+""".split())
+"""Words of scrutiny and doubt: they say what a sentence does, never what it is about."""
 
 
 # -- the artifact's parts ----------------------------------------------------------
@@ -169,7 +198,8 @@ def _sentences(text: str) -> list[str]:
     for line in (line.strip() for line in text.split("\n")):
         if not line:
             continue
-        if joined and not re.search(r"[.!?:;,]$", joined[-1]) and line[:1].isupper() and _is_title_like(joined[-1]):
+        if joined and not re.search(r"[.!?:;,]$", joined[-1]) and line[:1].isupper() and _is_title_like(joined[-1]) \
+                and not joined[-1].split()[-1][:1].isupper():
             joined.append(line)
         elif joined:
             joined[-1] += " " + line
@@ -182,7 +212,9 @@ def _sentences(text: str) -> list[str]:
 
 
 def _is_title_like(line: str) -> bool:
-    """A line that ends without punctuation and does not run on (a title, a log line)."""
+    """A line that ends without punctuation and does not run on (a title, a
+    log line): not on a function word, nor on a capitalised word (a Title
+    Case name may go on: "Find the Error / Budget dashboard")."""
     return not re.search(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", line, re.IGNORECASE)
 
 
@@ -414,7 +446,8 @@ _ORDINALS = {
     "eight": 8, "nine": 9, "ten": 10,
 }
 _NUMBERED = re.compile(r"\b(row|line|item|criterion|criteria|step|clause|term|control|stage|table|entry|point|bullet|"
-                       r"number|#|no\.?)\s*#?(\d+|[a-z]\d*)\b", re.IGNORECASE)
+                       r"number|#|no\.?)\s*#?(\d+|[a-z]\d*|one|two|three|four|five|six|seven|eight|nine|ten)\b",
+                       re.IGNORECASE)
 _ORDINAL_NOUN = re.compile(r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+"
                            r"(?:\w+\s+)?(row|line|item|criterion|step|clause|term|control|stage|table|entry|one|bullet|"
                            r"action item|setting|key)\b", re.IGNORECASE)
@@ -423,8 +456,8 @@ _LETTER_ROW = re.compile(r"\b(?:the\s+)?([A-Z])\s+row\b|\brow\s+([A-Z])\b")
 CONTAINER_NOUNS = {
     "table": frozenset({"table", "row", "column", "cell", "entry", "entri", "line", "criterion", "criteria"}),
     "list": frozenset({"list", "item", "term", "clause", "step", "point", "bullet"}),
-    "code": frozenset({"code", "diff", "function", "loop", "line", "snippet", "workflow", "config", "job", "log",
-                       "script", "branch", "block", "query", "setting", "key", "stage", "output"}),
+    "code": frozenset({"code", "diff", "function", "loop", "line", "snippet", "workflow", "job", "log",
+                       "script", "branch", "block", "query"}),
     "paragraph": frozenset({"paragraph", "sentence", "summary"}),
 }
 PLURAL_CONTAINERS = frozenset({"rows", "lines", "entries", "items", "criteria", "terms", "clauses", "steps",
@@ -438,6 +471,7 @@ _DEIXIS = re.compile(
     r"\s+(?:of\s+)?(?:these|those|them|the following|the above|the below|here|in here|above|below)\b"
     r"|\b(?:these|those)\s+(?:\w+\s+)?(?:rows|lines|items|entries|criteria|steps|claims|numbers|figures|tables|controls|"
     r"settings|terms|clauses|stages|evidence|checks|results|values|keys)\b"
+    r"|\bthe following\s*[:.]?\s*$|\bnot (?:everything|all|every \w+|each \w+)\b"
     r"|\bsomewhere\b|\b(?:here|above|below)\b|\bthis\s+(?:report|closeout|postmortem|diff|draft|document|summary|pr|"
     r"change|run|plan|protocol|agreement|contract|workflow|list|table|log|material|page)\b"
     r"|\b(?:at|on|over|through)\s+(?:this|it|these|them)\s*[.!?]?$|\bthe (?:material|artifact)\b",
@@ -469,13 +503,56 @@ def _part_name(part: Part) -> str:
             "heading": "heading", "quote": "block quote", "html": "HTML block"}.get(part.kind, part.kind)
 
 
+_DETERMINER = re.compile(r"\b(?:the|this|these|those|that|each|every|which|whose|its|their)\s+", re.IGNORECASE)
+_NP_BOUNDARY = frozenset("""
+in on at for of from with to by under over into onto about as than when before after while if because since
+until and or but is are was were be been has have had can could will would should may might must does do did
+that which who gets get reads looks seems appears needs need changes change keeps keep moves stays lives goes
+""".split())
+
+
+_NP_STOP = _STOP - {"get", "gets", "go", "goes", "make", "makes", "made", "take", "takes", "see", "look", "read",
+                    "check", "note", "tell", "find", "own", "same"}
+"""Function words that end a noun phrase (the verbs of :data:`_STOP` are nouns
+as often: "the check column", "the read path")."""
+
+
+def noun_phrases(phrase: str) -> list[list[str]]:
+    """The determined noun phrases of ``phrase`` ("the evidence column",
+    "these rows", "the test job's failure handling"): the words after a
+    determiner up to a preposition, a verb or a clause's end, at most four."""
+    found = []
+    for match in _DETERMINER.finditer(phrase):
+        words = []
+        for word in words_of(phrase[match.end():match.end() + 80]):
+            if word in _NP_BOUNDARY or word in _NP_STOP or (word in _EVALUATIVE and words) or word.endswith("n't") \
+                    or (words and len(word) > 4 and word.endswith("ed")):
+                break
+            words.append(word)
+            if len(words) == 4:
+                break
+        if words:
+            found.append(words)
+    return found
+
+
 def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exclude: int | None = None,
-            located: int | None = None) -> Relation:
+            located: int | None = None, strict: bool = False) -> Relation:
     """The part, block or whole that ``phrase`` refers to, related to the defects.
 
-    ``exclude`` is the part the phrase itself lies in (its own words do not
-    count as a reference to it); ``located`` is that part when the phrase's
-    position relates it (a cell of a row, a comment on a code line)."""
+    In order: the position (``located``: a cell of the defect's row, a
+    comment on its code line); an ordinal or number ("row 3", "the third
+    criterion", "clause 4", "line 7", "the C row"); the words the phrase
+    shares with each part, each weighing 1 / (how many parts hold it), when
+    they cover at least half of the phrase's naming words or are two or
+    more (the defect's part among the best: ``defect``; another part:
+    ``other``); a determined noun phrase whose words name the container
+    holding a defect ("the evidence column", "these rows", "the retry
+    loop") or the heading of its section ("the action items"): ``block``;
+    deixis ("one of these", "here", "somewhere", "this report"):
+    ``whole``. ``exclude`` is the part the phrase lies in (its own words
+    are no reference to it); with ``strict`` only ``defect`` counts (a weak
+    cue such as "Hint:" needs a precise pointer)."""
     if not anchors:
         return _NONE
     defect_parts = {index: anchor for anchor in anchors for index in _parts_of(structure, anchor)}
@@ -488,12 +565,10 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
     if located is not None and located in defect_parts:
         part = structure.parts[located]
         return Relation("defect", defect_parts[located], f"sits in the {_part_name(part)} holding {defect_parts[located].defect_id}'s quote")
-    lowered = phrase.lower()
-    stems = content_stems(phrase)
-    # Ordinals and numbered references: "row 3", "the third criterion", "clause 4", "line 7", "the C row".
     numbers: list[tuple[str, str]] = []
     for match in _NUMBERED.finditer(phrase):
-        numbers.append((match.group(1).lower(), match.group(2)))
+        value = match.group(2).lower()
+        numbers.append((match.group(1).lower(), str(_ORDINALS.get(value, match.group(2)))))
     for match in _ORDINAL_NOUN.finditer(phrase):
         value = match.group(1).lower()
         numbers.append((match.group(2).lower(), str(_ORDINALS.get(value, re.sub(r"\D", "", value)))))
@@ -503,77 +578,94 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
         for index, anchor in defect_parts.items():
             part = structure.parts[index]
             label = part.label.strip().lower()
+            name = f"the {_part_name(part)} holding {anchor.defect_id}'s quote"
             if part.kind == "code" and noun == "line" and value.isdigit() and int(value) in (part.number, part.line):
-                return Relation("defect", anchor, f"names line {value}, the code line holding {anchor.defect_id}'s quote")
+                return Relation("defect", anchor, f"names line {value}, {name}")
             if value.isdigit() and part.number == int(value) and part.kind in ("row", "item"):
-                return Relation("defect", anchor, f"names {noun} {value}, the {_part_name(part)} holding {anchor.defect_id}'s quote")
-            if label and (label == value.lower() or (len(value) == 1 and label.startswith(value.lower()))):
-                return Relation("defect", anchor, f"names {noun} {value}, the {_part_name(part)} holding {anchor.defect_id}'s quote")
-            if value.isdigit() and part.kind == "code" and noun == "line":
-                continue
-        if numbers and noun not in ("number", "#", "no", "no."):
-            pass
-    # Words: each part scores the stems it shares with the phrase, a stem
-    # weighing 1 / (how many parts hold it).
+                return Relation("defect", anchor, f"names {noun} {value}, {name}")
+            if label and (label == value.lower() or (len(value) == 1 and value.isalpha() and re.match(
+                    re.escape(value.lower()) + r"\d", _first_cell_with(part, value)))):
+                return Relation("defect", anchor, f"names {noun} {value}, {name}")
+    stems = content_stems(phrase)
     frequency = structure.document_frequency
-    scores: dict[int, float] = {}
+    scores: dict[int, tuple[float, set[str]]] = {}
+    own = structure.part_stems[exclude] if exclude is not None and exclude < len(structure.part_stems) else frozenset()
     for index, part_stems in enumerate(structure.part_stems):
         if index == exclude:
             continue
         shared = stems & part_stems
         if not shared:
             continue
-        weight = 0.0
-        for s in shared:
-            count = frequency.get(s, 1) - (1 if exclude is not None and s in structure.part_stems[exclude] else 0)
-            weight += 1.0 / max(count, 1)
-        scores[index] = weight
-    best = max(scores.values(), default=0.0)
-    plural_container = any(w in PLURAL_CONTAINERS for w in words_of(lowered))
-    if best >= 0.5:
-        top = [index for index, score in scores.items() if score >= best - 1e-9]
-        hits = [index for index in top if index in defect_parts]
-        if hits:
-            part = structure.parts[hits[0]]
-            anchor = defect_parts[hits[0]]
-            shared = sorted(stems & structure.part_stems[hits[0]])
-            return Relation("defect", anchor, f"shares {', '.join(repr(s) for s in shared[:3])} with the "
-                                              f"{_part_name(part)} holding {anchor.defect_id}'s quote")
-        # A heading of a section holding a defect, or a table's header: the block.
+        weight = sum(1.0 / max(frequency.get(s, 1) - (1 if s in own else 0), 1) for s in shared)
+        scores[index] = (weight, shared)
+    for index in list(scores):
+        block = structure.blocks[structure.parts[index].block]
+        if block.kind == "table" and structure.parts[index].kind == "row":
+            columns = stems & content_stems(block.header)
+            scores[index] = (scores[index][0] + 0.5 * len(columns), scores[index][1])
+    containers = {stem(n) for nouns in CONTAINER_NOUNS.values() for n in nouns}
+    naming = {s for s in stems if s not in containers}
+    best = max((score for score, _ in scores.values()), default=0.0)
+    if best >= 0.3 and naming:
+        top = [index for index, (score, _) in scores.items() if score >= best - 1e-9]
+        noun_phrase_stems = [{stem(w) for w in words} - containers for words in noun_phrases(phrase)]
+        for index in top:
+            score, shared = scores[index]
+            block = structure.blocks[structure.parts[index].block]
+            columns = content_stems(block.header) & naming if block.kind == "table" else set()
+            covers = len(shared | columns) >= 2 or len(shared & naming) / len(naming) >= 0.5 \
+                or any(np and len(shared & np) / len(np) >= 0.5 for np in noun_phrase_stems)
+            if index in defect_parts and covers:
+                part, anchor = structure.parts[index], defect_parts[index]
+                return Relation("defect", anchor, f"shares {', '.join(repr(s) for s in sorted(shared)[:3])} with the "
+                                                  f"{_part_name(part)} holding {anchor.defect_id}'s quote")
+    if strict:
+        return _NONE
+    # Determined noun phrases naming a defect's container or section.
+    for words in noun_phrases(phrase):
+        np_stems = {stem(w) for w in words}
+        head = stem(words[-1])
+        for block_index, anchor in defect_blocks.items():
+            block = structure.blocks[block_index]
+            nouns = {stem(n) for n in CONTAINER_NOUNS.get(block.kind, ())}
+            header = content_stems(block.header) if block.kind == "table" else set()
+            section = block.section
+            heading = set(structure.part_stems[section]) if section is not None else set()
+            named = ({head} & (nouns | header | heading)) or (np_stems & heading - {"report", "change"})
+            if named:
+                what = {"table": "table", "list": "list", "code": "code block", "paragraph": "paragraph",
+                        "quote": "block quote"}.get(block.kind, block.kind)
+                return Relation("block", anchor, f"refers to the {what} holding {anchor.defect_id}'s quote "
+                                                 f"({' '.join(words)})")
+    if best >= 0.3 and naming:
+        top = [index for index, (score, _) in scores.items() if score >= best - 1e-9]
         for index in top:
             part = structure.parts[index]
-            if part.kind == "heading" and index in defect_sections:
-                return Relation("block", defect_sections[index], f"names the section {part.text.strip()!r} holding "
-                                                                 f"{defect_sections[index].defect_id}'s quote")
-        if not plural_container:
-            part = structure.parts[top[0]]
-            return Relation("other", None, f"refers to the {_part_name(part)} {part.text.strip()[:40]!r}, which holds no defect")
-    # Container nouns: "the table", "these rows", "the diff", a table's header words.
-    phrase_words = set(words_of(lowered))
-    phrase_stems = {stem(w) for w in phrase_words}
-    for block_index, anchor in defect_blocks.items():
-        block = structure.blocks[block_index]
-        nouns = CONTAINER_NOUNS.get(block.kind, frozenset())
-        header = content_stems(block.header) if block.kind == "table" else set()
-        if block.kind == "code" and block.header:
-            nouns = nouns | {block.header.lower()}
-        named = (phrase_stems & {stem(n) for n in nouns}) | (phrase_stems & header)
-        if named:
-            what = {"table": "table", "list": "list", "code": "code block", "paragraph": "paragraph"}.get(block.kind, block.kind)
-            return Relation("block", anchor, f"refers to the {what} holding {anchor.defect_id}'s quote "
-                                             f"({', '.join(sorted(named))})")
-        section = block.section
-        if section is not None and phrase_stems & structure.part_stems[section]:
-            return Relation("block", anchor, f"names the section {structure.parts[section].text.strip()!r} holding "
-                                             f"{anchor.defect_id}'s quote")
-    if _DEIXIS.search(phrase) or (phrase_words & ARTIFACT_NOUNS and re.search(r"\b(?:this|the|these)\s+(?:\w+\s+)?(?:"
-                                                                                + "|".join(sorted(ARTIFACT_NOUNS)) + r")\b", lowered)):
-        anchor = anchors[0]
-        return Relation("whole", anchor, "points at the artifact as a whole, which holds "
+            score, shared = scores[index]
+            if part.kind != "heading" and (len(shared) >= 2 or len(shared & naming) / len(naming) >= 0.5):
+                return Relation("other", None, f"refers to the {_part_name(part)} "
+                                               f"{' '.join(part.text.split())[:40]!r}, which holds no defect")
+    if _DEIXIS.search(phrase) or _SINGLED_OUT.search(phrase):
+        return Relation("whole", anchors[0], "points at the artifact as a whole, which holds "
                         + ", ".join(a.defect_id for a in anchors))
-    if best > 0:
-        return Relation("other", None, "refers to no part holding a defect")
-    return _NONE
+    return Relation("none", None, "names no part of the artifact that holds a defect")
+
+
+def _first_cell_with(part: Part, value: str) -> str:
+    """The first word of a row's cells that starts with the letter ``value`` (wells "C1-C2")."""
+    for word in words_of(part.text):
+        if word.startswith(value.lower()) and len(word) > 1 and word[1:2].isdigit():
+            return word
+    return ""
+
+
+_SINGLED_OUT = re.compile(
+    r"\b(?:a|one|some|the one|the)\s+(?:\w+\s+){0,2}?(?:row|line|clause|item|control|table|setting|key|term|criterion|entry|"
+    r"stage|action item|step|number|cell|part|thing)\s+(?:to|worth|that (?:deserves|needs|merits))\b|\bthe one (?:to|that)\b",
+    re.IGNORECASE,
+)
+"""A part singled out without naming it ("a clause to read twice", "one row
+to check"): it says that there is something to find."""
 
 
 # -- what a sentence does --------------------------------------------------------------
@@ -590,7 +682,8 @@ _SCRUTINY = re.compile(
     r"|\bslow down\b|\bslowing down\b|\bwhere to focus\b|\bfocus on\b|\bworth (?:a|checking|reading|slowing|another)\b"
     r"|\bdeserves?\b|\bmerits?\b|\bthe one to\b|\bthe (?:part|line|row|one) (?:worth|to (?:read|check|look|watch))\b"
     r"|\b(?:look|read|check) (?:at )?(?:\w+ ){0,3}(?:twice|again)\b|\blook twice\b|\bscrutiny\b|\bmore attention\b"
-    r"|\bheads up\b|\bnote the\b|\bsee the\b|\bsee negative\b|\blook again\b|\bcheck the log\b"
+    r"|\blook again\b|\bwith (?:some |a little |a bit of )?(?:suspicion|skepticism|scepticism|care)\b"
+    r"|\b(?:would not|wouldn't|would n't|do not|don't) (?:lean|rely|bet) (?:too |so )?(?:hard|heavily|much)?\s*on\b"
     r"|\b(?:is|are) (?:the|where) (?:interesting|important|one that matters)\b|\bgets interesting\b"
     r"|\bthe (?:interesting|important) one\b|\bthe one that matters\b|\bwhere to look\b|\bworth checking\b"
     r"|\bcompare with\b",
@@ -598,6 +691,12 @@ _SCRUTINY = re.compile(
 )
 """Directing the reader's scrutiny: the verb (or noun) of looking with what
 makes it more than reading (closely, twice, a second look, attention)."""
+
+_WEAK_CUE = re.compile(r"(?:^|(?<=\s))(?:please\s+)?(?:note|see|check|compare with|mind|look at|refer to|cf\.?)\s+(?:the\s+)?",
+                       re.IGNORECASE)
+"""A plain pointer ("see clause 4", "check the log", "note the C row"): it
+signposts only when what it names is precisely the defect's part (a work
+sentence says "see the runbook" all the time)."""
 
 _LABEL = re.compile(r"^\s*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|warning)\s*[:,-]\s*", re.IGNORECASE)
 
@@ -607,7 +706,7 @@ _DOUBT = re.compile(
     # an existing fault: "there is a bug", "a catch in", "an issue lurking", "where the trouble is"
     r"\b(?:there(?:'s| is| are|’s)|has|have|contains?|hides?|hiding|lurking|carries)\s+(?:a|an|one|some|at least one)?\s*"
     r"(?:\w+\s+)?" + _FAULT_NOUN + r"\b"
-    r"|\b" + _FAULT_NOUN + r"\s+(?:hiding|lurking|somewhere|in (?:here|there|this|these|the)\b)"
+    r"|\b" + _FAULT_NOUN + r"\s+(?:hiding|lurking|somewhere|in (?:here|there|these)\b)"
     r"|\bwhere (?:the|this) (?:\w+ )?(?:trouble|problem|catch|issue|bug) (?:is|lies|sits)\b"
     r"|\bis where (?:the|this) (?:\w+ )?gets\b"
     # appearance against reality: "thinner than it looks", "not as solid as it reads"
@@ -624,15 +723,19 @@ _DOUBT = re.compile(
     r"|\bmore forgiving\b|\btolerates more\b|\bchanges? (?:what|the meaning of)\b|\bthe one that matters\b"
     r"|\beats failures\b|\bweak link\b|\bgets shaky\b|\bdoing a lot of\b|\bchanged more than\b"
     r"|\bmore favou?rabl[ey]\b[^.;]{0,40}\bthan it should\b|\bnot what (?:we|was) (?:agreed|negotiated)\b"
-    r"|\bnot (?:really )?(?:closed|run|done|proven)\b|\bwas not really\b|\bnot really run\b",
+    r"|\bnot (?:really )?(?:closed|run|done|proven)\b|\bwas not really\b|\bnot really run\b"
+    r"|\bnot (?:everything|all|every \w+|each \w+)\b[^.;]{0,40}\b(?:is|are|was|were)\s+(?:\w+\s+)?(?:correct|right|"
+    r"accurate|true|valid|sound|fine|ok|reliable|trustworthy|what|as)\b"
+    r"|\b(?:is|are|was|were|seems?|looks?|may be|might be|could be|must be)\s+(?:\w+\s+)?(?:incorrect|wrong|false|inaccurate|"
+    r"invalid|bogus|broken|misleading|fake|faked|flawed|mistaken|erroneous|a lie|lies|not right|not correct|not true)\b",
     re.IGNORECASE,
 )
 """Doubt about the material: a fault said to exist, appearance set against
 reality, a hedge, a reading called generous."""
 
 _RESOLVED = re.compile(
-    r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|closed|addressed|patched|"
-    r"reverted|handled)\b|\bfixed in\b|\bno (?:issues|problems|errors|bugs)\b|\bdid not affect\b|\bif (?:a|an|any|the)\b"
+    r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|addressed|patched|"
+    r"reverted)\b|\bfixed in\b|\bno (?:issues|problems|errors|bugs)\b|\bdid not affect\b|\bif (?:a|an|any|the)\b"
     r"|\b(?:bug|ticket|issue|incident)\s+#?[A-Z]*-?\d+\b|\berror (?:budget|handler|rate|rates|code)\b",
     re.IGNORECASE,
 )
@@ -661,7 +764,7 @@ _FAULT_TARGET = re.compile(
     r"cannot be trusted|can't be trusted|not be trusted|should not be|shouldn't be|unaddressed|invalidates?|"
     r"fail (?:a|an|the)|blocks?|stop (?:this|it) from|not (?:actually|really)? ?(?:proven|done|safe|met|closed|"
     r"migrated|run|ready)|isn't really|is not really|really done|actually (?:done|run|proven)|bad|wrong with|lets?|"
-    r"let (?:a|broken)|merge|the trap)\b",
+    r"let (?:a|broken)|merge|the trap|without being|not match|doesn't match|does not match|closed without)\b",
     re.IGNORECASE,
 )
 """What a quiz asks the reader to find: a fault, or what falls short."""
@@ -675,7 +778,8 @@ _ANSWER_KEY_CASED = re.compile(r"\b(?:FIXME|XXX|BUG|HACK)\b")
 _NEGATIVE = re.compile(
     r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
     r"silently|quietly|hides?|hidden|drops?|dropped|discards?|discarded|cut|reduced|lose|lost|fails?|failing|failures?|"
-    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b",
+    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b"
+    r"|\blets?\b[^.;]*\b(?:pass|through|merge)\b",
     re.IGNORECASE,
 )
 """A description of what goes wrong (in a comment or a title: the flaw told)."""
@@ -684,6 +788,8 @@ _NEGATIVE = re.compile(
 class Reading(NamedTuple):
     """What a sentence does (before it is related to the artifact)."""
 
+    weak: bool
+    """A plain pointer or a label: it needs a precise reference."""
     scrutiny: re.Match | None
     doubt: re.Match | None
     quiz: bool
@@ -697,7 +803,7 @@ def read_sentence(sentence: str) -> Reading:
     label = _LABEL.match(text)
     body = text[label.end():] if label else text
     resolved = bool(_RESOLVED.search(body))
-    scrutiny = _SCRUTINY.search(body)
+    scrutiny = _SCRUTINY.search(body) or _SINGLED_OUT.search(body)
     doubt = None if resolved else _DOUBT.search(body)
     quiz = False
     if not resolved:
@@ -706,23 +812,31 @@ def read_sentence(sentence: str) -> Reading:
             quiz = True
         elif _QUESTION.match(body) and re.search(r"\breally\b|\ball (?:of )?(?:these|those|the)\b", body, re.IGNORECASE):
             quiz = True
-    return Reading(scrutiny, doubt, quiz, bool(label), resolved)
+    pointer = _WEAK_CUE.search(body) if scrutiny is None else None
+    weak = pointer is not None and len(body[pointer.end():].split()) <= 4
+    if weak:
+        scrutiny = pointer
+    return Reading(weak, scrutiny, doubt, quiz, bool(label), resolved)
 
 
-def _focus(sentence: str, scrutiny: re.Match | None) -> str:
-    """What scrutiny is aimed at: the words after the cue up to the clause's
-    end ("pay attention to *the runner label* when you copy ..."), or the
-    whole sentence when the cue ends it ("... is the one to read carefully")."""
-    if scrutiny is None:
+_CLAUSE_BREAK = re.compile(r"[:;,.!?(]|\s(?:before|when|if|after|while|because|since|so that|as|until|it|they|then|and|but)\s")
+
+
+def focus_of(sentence: str, start: int, end: int) -> str:
+    """The clause of ``sentence`` around ``sentence[start:end]`` (a cue)."""
+    before = _CLAUSE_BREAK.split(sentence[:start])[-1]
+    after = _CLAUSE_BREAK.split(sentence[end:])[0]
+    return f"{before} {sentence[start:end]} {after}".strip()
+
+
+def _focus(sentence: str, cue: re.Match | None) -> str:
+    """What scrutiny is aimed at: the clause around the cue, cut at the
+    clause's ends ("pay attention to *the runner label* when you copy ...":
+    the runner label; "*read clause 4* slowly before you draft": clause 4).
+    The cue's own words are words of scrutiny and name nothing."""
+    if cue is None:
         return sentence
-    after = sentence[scrutiny.end():]
-    after = re.split(r"[:;,.!?(]|\s(?:before|when|if|after|while|because|since|so that|as|until|it|they|then|and)\s", after)[0]
-    before = sentence[: scrutiny.start()]
-    if len(content_stems(after)) == 0:
-        return before + " " + after
-    if len(content_stems(before)) and re.search(r"\b(?:is|are)\s+(?:the|where)\b|\bdeserves?\b|\bmerits?\b|\bworth\b", sentence, re.IGNORECASE):
-        return before + " " + after
-    return after
+    return focus_of(sentence, cue.start(), cue.end())
 
 
 # -- the verdicts -----------------------------------------------------------------------
@@ -774,8 +888,10 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
                                        f"voices doubt ({reading.doubt.group().strip()!r})"))
                 continue
         if reading.scrutiny is not None:
-            focus = _focus(unit.text, reading.scrutiny)
-            relation = resolve(focus, structure, anchors, exclude=unit.part, located=located)
+            focus = _focus(unit.text.strip().strip("*_`>#- ").replace("’", "'"), reading.scrutiny)
+            if reading.label:
+                focus = _LABEL.sub("", focus)
+            relation = resolve(focus, structure, anchors, exclude=unit.part, located=located, strict=reading.weak)
             if relation.relates:
                 found.append(Judgement("SE301", True, unit, relation,
                                        f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
@@ -784,8 +900,9 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
                                        f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
             continue
         if reading.label:
-            relation = resolve(_LABEL.sub("", unit.text), structure, anchors, exclude=unit.part, located=located)
-            if relation.kind == "defect" and len(content_stems(_LABEL.sub("", unit.text))) <= 4:
+            rest = _LABEL.sub("", unit.text)
+            relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
+            if relation.kind == "defect" and len(rest.split()) <= 4:
                 found.append(Judgement("SE301", True, unit, relation, "a bare hint"))
     return tuple(found)
 
@@ -802,8 +919,15 @@ def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -
     marker = _ANSWER_KEY_CASED.search(text) or _ANSWER_KEY.search(text)
     located = unit.part if unit.kind == "code-comment" else None
     relation = resolve(text, structure, anchors, exclude=unit.part, located=located)
+    if relation.kind not in ("defect", "block"):
+        for clause in re.split(r"[;:]\s|\s[-–—]\s", text):
+            if clause.strip() and clause.strip() != text:
+                candidate = resolve(clause, structure, anchors, exclude=unit.part, located=located)
+                if candidate.kind in ("defect", "block"):
+                    relation = candidate
+                    break
     negative = _NEGATIVE.search(text)
-    if marker is not None and (relation.relates or marker.group().isupper() or unit.kind == "html-comment"):
+    if marker is not None:
         return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
     if negative is not None and relation.kind in ("defect", "block"):
         return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")

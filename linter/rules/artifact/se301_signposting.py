@@ -59,7 +59,7 @@ class Signposting(Rule):
 
 
 def _error_message(shown: str, relation: str | None, reason: str | None) -> str:
-    what = f"{shown!r} {reason}" if reason else f"signposting phrase {shown!r}"
+    what = f"{shown!r} {reason} and" if reason else f"signposting phrase {shown!r}"
     where = f": it {relation}" if relation else ""
     return f"{what} points the agent at the defect{where} (seed rule 6: never signpost)"
 

@@ -56,5 +56,5 @@ class QuizFraming(Rule):
 
 
 def _error_message(shown: str, relation: str | None, reason: str | None) -> str:
-    what = f"{shown!r} {reason}" if reason else f"quiz framing {shown!r} asks the agent to hunt for a fault"
+    what = f"quiz framing {shown!r} {reason}" if reason else f"quiz framing {shown!r} asks the agent to hunt for a fault"
     return f"{what} (seed rule 4: the artifact must be work, not a quiz)"
