@@ -29,7 +29,15 @@ def _shown(text: str) -> str:
 
 def anchors_of(context: ProbeContext):
     """The defects whose quote is found exactly once: where they are
-    (:class:`~._judgement.Anchor`)."""
+    (:class:`~._judgement.Anchor`). Computed once per probe context (three
+    rules ask)."""
+    found = context.__dict__.get("_judgement_anchors")
+    if found is None:
+        found = context.__dict__["_judgement_anchors"] = _anchors_of(context)
+    return found
+
+
+def _anchors_of(context: ProbeContext):
     from ._judgement import Anchor
 
     artifact = context.artifact
@@ -102,11 +110,13 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
     covered: list[tuple[int, int]] = list(skip or ())
     judged = judgements(context) if anchors else []
     by_unit = {j.unit: j for j in judged if j.code == code}
-    structure = structure_of(text) if anchors else None
+    structure = None
     if table is not None:
         phrases = phrase_list(table) + tuple(config.extra)
         allow = tuple(config.allow)
         for match in find_phrases(text, phrases, allow):
+            if structure is None and anchors:
+                structure = structure_of(text)
             span = artifact.span(match.start, match.end)
             shown = _shown(match.text)
             if not anchors:

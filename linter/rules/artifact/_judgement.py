@@ -218,54 +218,66 @@ def _is_title_like(line: str) -> bool:
     return not re.search(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", line, re.IGNORECASE)
 
 
-def _inline_parts(children) -> tuple[str, list[tuple[str, str]]]:
-    """The plain text of an inline token's children, and the link texts,
-    link titles, image alt texts and inline HTML comments it holds."""
-    text: list[str] = []
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
+_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
+_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
+_EMPHASIS = re.compile(r"(?<![^\W_])[*_]{1,3}|[*_]{1,3}(?![^\W_])|~~")
+
+
+def _inline_parts(content: str) -> tuple[str, list[tuple[str, str]]]:
+    """The plain text of an inline block's source (images as their alt
+    text, links as their text, code spans as their content, HTML and
+    emphasis markup dropped, entities decoded), and the link texts, link
+    titles, image alt texts and HTML comments it holds. The blocks come from
+    a block-only parse (the one the phrase rules make); inline syntax is read
+    here, which is faster than markdown-it's inline pass (docs/performance.md)."""
+    import html
+
     extra: list[tuple[str, str]] = []
-    link_text: list[str] | None = None
-    for token in children or ():
-        kind = token.type
-        if kind == "text":
-            text.append(token.content)
-            if link_text is not None:
-                link_text.append(token.content)
-        elif kind == "code_inline":
-            text.append(token.content)
-            if link_text is not None:
-                link_text.append(token.content)
-        elif kind in ("softbreak", "hardbreak"):
-            text.append("\n")
-        elif kind == "link_open":
-            link_text = []
-            title = token.attrGet("title")
+    if "<!--" in content:
+        for comment in _HTML_COMMENT.findall(content):
+            extra.append(("html-comment", comment))
+        content = _HTML_COMMENT.sub(" ", content)
+    if "](" in content:
+        def image(match: re.Match) -> str:
+            if match.group(1).strip():
+                extra.append(("alt", match.group(1)))
+            title = match.group(2) or match.group(3)
             if title:
-                extra.append(("title", str(title)))
-        elif kind == "link_close":
-            if link_text is not None and "".join(link_text).strip():
-                extra.append(("link", "".join(link_text)))
-            link_text = None
-        elif kind == "image":
-            alt = "".join(c.content for c in token.children or () if c.type in ("text", "code_inline"))
-            if alt.strip():
-                extra.append(("alt", alt))
-            title = token.attrGet("title")
+                extra.append(("title", title))
+            return " "
+
+        def link(match: re.Match) -> str:
+            if match.group(1).strip():
+                extra.append(("link", _plain(match.group(1))))
+            title = match.group(2) or match.group(3)
             if title:
-                extra.append(("title", str(title)))
-        elif kind == "html_inline":
-            for comment in _HTML_COMMENT.findall(token.content):
-                extra.append(("html-comment", comment))
-            text.append(" ")
-    return "".join(text), extra
+                extra.append(("title", title))
+            return match.group(1)
+
+        content = _LINK.sub(link, _IMAGE.sub(image, content))
+    text = _plain(content)
+    return (html.unescape(text) if "&" in text else text), extra
+
+
+def _plain(content: str) -> str:
+    if "<" in content:
+        content = _TAG.sub(" ", content)
+    if "`" in content:
+        content = content.replace("`", "")
+    if "*" in content or "_" in content or "~" in content:
+        content = _EMPHASIS.sub("", content)
+    return content
 
 
 @text_cache(256, 1_000_000)
 def structure_of(text: str) -> Structure:
     """The parts and readable units of an artifact (cached by content)."""
-    from ...markdown import _parser, split_front_matter
+    from ...markdown import split_front_matter
+    from ._phrases import block_tokens
 
     _front, body = split_front_matter(text)
-    tokens = _parser().parse(body)
+    tokens = block_tokens(body)
     lines = text.split("\n")
     found = Structure()
     section: int | None = None
@@ -349,7 +361,7 @@ def structure_of(text: str) -> Structure:
                     found.units.append(Unit("html-comment", comment.strip(), start, end, part))
         elif kind == "inline" and token.map:
             start, end = token.map[0] + 1, max(token.map[1], token.map[0] + 1)
-            plain, extra = _inline_parts(token.children)
+            plain, extra = _inline_parts(token.content)
             parent = tokens[index - 1].type if index else ""
             if pending_heading:
                 pending_heading = False
@@ -670,6 +682,63 @@ to check"): it says that there is something to find."""
 
 # -- what a sentence does --------------------------------------------------------------
 
+
+def _keys(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_KEYS = {
+    "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
+        look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
+        skim gloss face slow slowing focus worth deserve deserves merit merits one check scrutiny suspicion skepticism
+        scepticism lean rely bet interesting important matters compare"""),
+    "doubt": _keys("""bug bugs mistake mistakes error errors problem problems issue issues flaw flaws gap gaps hole holes
+        catch trap traps snag trouble weak defect defects inconsistency discrepancy lie lies gets looks look reads read
+        seems seem appears appear suggests suggest claims claim should sounds sound skim gives says quite really
+        entirely actually what as isn't name generous thin thinner too heavy hand waving handwaving shaky fishy
+        dubious bogus suspicious suspect amiss off uneasy convinced nagging unconvinced doubt doubts quietly silently
+        doesn't don't does do more less doing except but every all everything each forgiving tolerates changes change
+        matters eats link lot changed favourably favorably favourable favorable agreed negotiated not incorrect wrong
+        false inaccurate invalid broken misleading fake faked flawed mistaken erroneous right correct true
+        hiding lurking somewhere carries contains contain hides has have there there's"""),
+    "singled": _keys("""row line clause item control table setting key term criterion entry stage step number cell
+        part thing one"""),
+    "pointer": _keys("note see check compare mind look refer cf"),
+    "label": _keys("note hint tip heads reminder fyi n nb important caution warning"),
+    "fault": _keys("""wrong incorrect inaccurate invalid bogus false misleading broken unsafe unusable unacceptable
+        missing off lies lie problem problems bug bugs mistake mistakes error errors flaw flaws issue issues gap gaps
+        defect weak falls fall short push object objects refuse hurt hurts against survive wouldn't would will could
+        hold water break bite slips slip hide undermine undermines weaken weakens lost glosses gloss trusted
+        shouldn't should cannot can't unaddressed invalidate invalidates invalidates fail block blocks stop proven
+        done safe met closed migrated run ready really actually bad trap without match doesn't isn't not can"""),
+    "request": _keys("""your can could see tell find identify point figure work name pick flag list decide spot locate
+        determine go"""),
+    "answer": _keys("""fixme xxx bug hack answer key expected grader graders reviewer reviewers agent must should trap
+        seeded planted defect"""),
+    "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
+        swallow swallows swallowed silently quietly hides hide hidden drops drop dropped discards discard discarded
+        cut reduced lose lost fails fail failing failures failure longer cannot unproven untested bypass bypasses
+        bypassed still green success lets let n't not"""),
+}
+"""For each pattern of the reading, words one of which every match holds: a
+text none of whose words is among them is not searched (Python's regular
+expressions try every alternative at every position: searching every
+artifact with them all made a lint of 1,000 probes several times slower).
+tests/linter/test_judgement.py checks them against every labelled sentence."""
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The lowercased words of ``text`` (a contraction's ``n't`` counts as a
+    word too), for :data:`_KEYS`."""
+    words = set(words_of(text))
+    if any(w.endswith("n't") for w in words):
+        words.add("n't")
+    return frozenset(words)
+
+
+def _has(kind: str, words: frozenset[str]) -> bool:
+    return not _KEYS[kind].isdisjoint(words)
+
 _SCRUTINY_VERB = r"(?:look|read|reread|re-read|check|double-check|examine|inspect|scrutini[sz]e|review|go over|study|compare|give|take)"
 _SCRUTINY = re.compile(
     r"\b" + _SCRUTINY_VERB + r"\b[^.;:!?]{0,60}?\b(?:closely|carefully|twice|again|slowly|hard|harder|with care|"
@@ -763,8 +832,8 @@ _FAULT_TARGET = re.compile(
     r"slips? through|hide a failure|undermines?|weakens?|be lost|would be lost|glosses over|gloss over|"
     r"cannot be trusted|can't be trusted|not be trusted|should not be|shouldn't be|unaddressed|invalidates?|"
     r"fail (?:a|an|the)|blocks?|stop (?:this|it) from|not (?:actually|really)? ?(?:proven|done|safe|met|closed|"
-    r"migrated|run|ready)|isn't really|is not really|really done|actually (?:done|run|proven)|bad|wrong with|lets?|"
-    r"let (?:a|broken)|merge|the trap|without being|not match|doesn't match|does not match|closed without)\b",
+    r"migrated|run|ready)|isn't really|is not really|really done|actually (?:done|run|proven)|bad|wrong with|"
+    r"the trap|without being|not match|doesn't match|does not match|closed without)\b",
     re.IGNORECASE,
 )
 """What a quiz asks the reader to find: a fault, or what falls short."""
@@ -802,11 +871,13 @@ def read_sentence(sentence: str) -> Reading:
     text = sentence.strip().strip("*_`>#- ").replace("’", "'")
     label = _LABEL.match(text)
     body = text[label.end():] if label else text
+    words = word_set(body)
     resolved = bool(_RESOLVED.search(body))
-    scrutiny = _SCRUTINY.search(body) or _SINGLED_OUT.search(body)
-    doubt = None if resolved else _DOUBT.search(body)
+    scrutiny = (_SCRUTINY.search(body) if _has("scrutiny", words) else None) \
+        or (_SINGLED_OUT.search(body) if _has("singled", words) else None)
+    doubt = None if resolved or not _has("doubt", words) else _DOUBT.search(body)
     quiz = False
-    if not resolved:
+    if not resolved and _has("fault", words):
         asks = bool(_REQUEST.match(body)) or bool(_QUESTION.match(body))
         if asks and _FAULT_TARGET.search(body):
             quiz = True
@@ -859,8 +930,50 @@ def judge_artifact(text: str, anchors: Sequence[Anchor]) -> list[Judgement]:
     return list(_judge(text, tuple(anchors)))
 
 
+_REQUEST_ANYWHERE = re.compile(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?:job|task)|can you|could you|"
+                               r"see if|tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|"
+                               r"spot|locate|determine|go through|work through)\b", re.IGNORECASE)
+_HIDDEN_CANDIDATE = re.compile(r"<!--|!\[|\]\([^)\n]*[\"']")
+
+
+def may_hold_findings(text: str) -> bool:
+    """Whether any unit of ``text`` may be judged a finding: a cue of
+    scrutiny, doubt, a pointer, a quiz (a request or a question, and a
+    fault to find) or a place for an answer key (a comment, a link title,
+    an image). A text without any is not parsed at all (most artifacts:
+    docs/performance.md)."""
+    from ._phrases import _word_set
+
+    words = _word_set(text)  # cached by content: the phrase rules made it already
+    if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
+            and not _HIDDEN_CANDIDATE.search(text) and not ("```" in text or "~~~" in text or "\n    " in text):
+        return False
+    raw, text = text, " ".join(_DEMARK.sub(" ", text.replace("’", "'")).split())
+    if (_has("scrutiny", words) and _SCRUTINY.search(text)) or (_has("doubt", words) and _DOUBT.search(text)) \
+            or (_has("singled", words) and _SINGLED_OUT.search(text)) or (_has("pointer", words) and _WEAK_CUE.search(text)) \
+            or (_has("label", words) and _LABEL_ANYWHERE.search(raw)):
+        return True
+    if _has("fault", words) and ("?" in text or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
+            and _FAULT_TARGET.search(text):
+        return True
+    if _HIDDEN_CANDIDATE.search(raw):
+        return True
+    return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
+        (_has("answer", words) and bool(_ANSWER_KEY.search(text))) or (_has("negative", words) and bool(_NEGATIVE.search(text))))
+
+
+_DEMARK = re.compile(r"[>*_`#|~]+|\n")
+"""Markup a pattern may not cross (a block quote's ``>``, emphasis): the
+text is searched without it (line breaks as spaces)."""
+
+_LABEL_ANYWHERE = re.compile(r"(?:^|\n)[\s>*#|_-]*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|"
+                             r"warning)\s*[:,-]", re.IGNORECASE)
+
+
 @lru_cache(maxsize=256)
 def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
+    if not may_hold_findings(text):
+        return ()
     structure = structure_of(text)
     found: list[Judgement] = []
     defect_lines = {(a.line, a.end_line) for a in anchors}
@@ -879,7 +992,7 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
         located = unit.part if unit.kind == "cell" else None
         if reading.quiz:
             relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-            found.append(Judgement("SE302", True, unit, relation, "asks the reader to hunt for a fault"))
+            found.append(Judgement("SE302", True, unit, relation, "asks the agent to hunt for a fault"))
             continue
         if reading.doubt is not None:
             relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
