@@ -188,3 +188,32 @@ def test_an_answer_key_quoting_the_defect_does_not_hide_the_defect(tmp_path: Pat
 ])
 def test_work_comments_titles_and_alt_text_are_not_answer_keys(tmp_path: Path, extra: str) -> None:
     assert not _errors(_lint(tmp_path, CLOSEOUT.format(extra=extra), "existing coverage applies"), "SE304")
+
+
+def test_the_word_gates_never_hide_a_match() -> None:
+    """Each pattern of the reading is searched only when the text holds one
+    of its key words (_KEYS, for speed): on every labelled sentence, every
+    rendered artifact and the phrase benchmark's lines, a match implies a
+    key word, in both word sets the gates use."""
+    from skill_eval.linter.rules.artifact import _judgement as judgement
+    from skill_eval.linter.rules.artifact._phrases import _word_set
+
+    module = _eval_module()
+    artifacts = module.load_artifacts()
+    texts = []
+    for split in module.SPLITS:
+        for item in module.load_items(split):
+            texts.append(item.sentence)
+            texts.append(module.render(artifacts[item.domain], item.position, item.sentence)[0])
+    for name in ("signposting.txt", "quiz-framing.txt", "work.txt"):
+        texts += [line.replace("\\n", "\n") for line in (ROOT / "benchmarks" / "phrase_eval" / name).read_text(
+            encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+    patterns = {"scrutiny": judgement._SCRUTINY, "doubt": judgement._DOUBT, "singled": judgement._SINGLED_OUT,
+                "pointer": judgement._WEAK_CUE, "fault": judgement._FAULT_TARGET, "answer": judgement._ANSWER_KEY,
+                "negative": judgement._NEGATIVE}
+    for text in texts:
+        plain = text.replace("’", "'")
+        for kind, pattern in patterns.items():
+            if pattern.search(plain):
+                assert judgement._has(kind, judgement.word_set(plain)), (kind, text)
+                assert judgement._has(kind, _word_set(text)), (kind, text)
