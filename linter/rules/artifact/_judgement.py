@@ -691,7 +691,7 @@ _KEYS = {
     "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
         look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
         skim gloss face slow slowing focus worth deserve deserves merit merits one check scrutiny suspicion skepticism
-        scepticism lean rely bet interesting important matters compare"""),
+        scepticism lean rely bet interesting important matters compare eyes"""),
     "doubt": _keys("""bug bugs mistake mistakes error errors problem problems issue issues flaw flaws gap gaps hole holes
         catch trap traps snag trouble weak defect defects inconsistency discrepancy lie lies gets looks look reads read
         seems seem appears appear suggests suggest claims claim should sounds sound skim gives says quite really
@@ -700,7 +700,9 @@ _KEYS = {
         doesn't don't does do more less doing except but every all everything each forgiving tolerates changes change
         matters eats link lot changed favourably favorably favourable favorable agreed negotiated not incorrect wrong
         false inaccurate invalid broken misleading fake faked flawed mistaken erroneous right correct true
-        hiding lurking somewhere carries contains contain hides has have there there's"""),
+        hiding lurking somewhere carries contains contain hides has have there there's suspiciously surprisingly
+        oddly strangely curiously conveniently worryingly unusually awfully question questions questionable raise
+        raises comfortable happy sure confident satisfied lets feels feel felt"""),
     "singled": _keys("""row line clause item control table setting key term criterion entry stage step number cell
         part thing one"""),
     "pointer": _keys("note see check compare mind look refer cf"),
@@ -755,7 +757,7 @@ _SCRUTINY = re.compile(
     r"|\b(?:would not|wouldn't|would n't|do not|don't) (?:lean|rely|bet) (?:too |so )?(?:hard|heavily|much)?\s*on\b"
     r"|\b(?:is|are) (?:the|where) (?:interesting|important|one that matters)\b|\bgets interesting\b"
     r"|\bthe (?:interesting|important) one\b|\bthe one that matters\b|\bwhere to look\b|\bworth checking\b"
-    r"|\bcompare with\b",
+    r"|\bcompare with\b|\b(?:another|a second|a fresh|second|fresh) (?:pair of )?eyes\b",
     re.IGNORECASE,
 )
 """Directing the reader's scrutiny: the verb (or noun) of looking with what
@@ -793,6 +795,13 @@ _DOUBT = re.compile(
     r"|\beats failures\b|\bweak link\b|\bgets shaky\b|\bdoing a lot of\b|\bchanged more than\b"
     r"|\bmore favou?rabl[ey]\b[^.;]{0,40}\bthan it should\b|\bnot what (?:we|was) (?:agreed|negotiated)\b"
     r"|\bnot (?:really )?(?:closed|run|done|proven)\b|\bwas not really\b|\bnot really run\b"
+    # evaluation of the material: an adverb of surprise, a question raised, a
+    # reservation, "too ...", a comparison with what it claims, a feeling
+    r"|\b(?:suspiciously|surprisingly|oddly|strangely|curiously|conveniently|worryingly|unusually|awfully)\b"
+    r"|\b(?:i'd|i would|i|we|we'd|you might|you may) (?:\w+ )?question\b|\braises? (?:a |some |serious )?questions?\b"
+    r"|\bquestionable\b|\b(?:not|n't) (?:entirely |quite |fully )?(?:comfortable|happy|sure|confident|satisfied)\b"
+    r"|\btoo (?!many\b|much\b)\w+|\bmore \w+ than (?:the|it|they|a|an|its|their)\b|\blets on\b"
+    r"|\b(?:feels?|felt) (?:a (?:bit|little) |rather |quite |somewhat )?\w+"
     r"|\bnot (?:everything|all|every \w+|each \w+)\b[^.;]{0,40}\b(?:is|are|was|were)\s+(?:\w+\s+)?(?:correct|right|"
     r"accurate|true|valid|sound|fine|ok|reliable|trustworthy|what|as)\b"
     r"|\b(?:is|are|was|were|seems?|looks?|may be|might be|could be|must be)\s+(?:\w+\s+)?(?:incorrect|wrong|false|inaccurate|"
