@@ -122,7 +122,8 @@ off wrong incorrect bogus thin thinner generous reading solid reassuring forgivi
 nagging feeling uneasy convinced quietly silently something anything everything somewhere one
 second closer close double reread skim face value lean rather really quite actually probably
 never not no without nothing none longer ignored ignores swallows swallowed swallow silently hides drops dropped
-discards discarded lose lost failing unproven untested
+discards discarded lose lost failing unproven untested ask yourself whether worry worries concern hunch
+tells revisited reconsidered reflection
 """.split())
 """Words of scrutiny and doubt: they say what a sentence does, never what it is about."""
 
@@ -518,6 +519,7 @@ def _part_name(part: Part) -> str:
 _DETERMINER = re.compile(r"\b(?:the|this|these|those|that|each|every|which|whose|its|their)\s+", re.IGNORECASE)
 _NP_BOUNDARY = frozenset("""
 in on at for of from with to by under over into onto about as than when before after while if because since
+felt feels feel seems looks
 until and or but is are was were be been has have had can could will would should may might must does do did
 that which who gets get reads looks seems appears needs need changes change keeps keep moves stays lives goes
 """.split())
@@ -691,7 +693,8 @@ _KEYS = {
     "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
         look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
         skim gloss face slow slowing focus worth deserve deserves merit merits one check scrutiny suspicion skepticism
-        scepticism lean rely bet interesting important matters compare eyes"""),
+        scepticism lean rely bet interesting important matters compare eyes revisited reconsidered once
+        reflection"""),
     "doubt": _keys("""bug bugs mistake mistakes error errors problem problems issue issues flaw flaws gap gaps hole holes
         catch trap traps snag trouble weak defect defects inconsistency discrepancy lie lies gets looks look reads read
         seems seem appears appear suggests suggest claims claim should sounds sound skim gives says quite really
@@ -702,7 +705,8 @@ _KEYS = {
         false inaccurate invalid broken misleading fake faked flawed mistaken erroneous right correct true
         hiding lurking somewhere carries contains contain hides has have there there's suspiciously surprisingly
         oddly strangely curiously conveniently worryingly unusually awfully question questions questionable raise
-        raises comfortable happy sure confident satisfied lets feels feel felt"""),
+        raises comfortable happy sure confident satisfied lets feels feel felt ask yourself tells worry worries
+        worried worrying concern concerns hunch reservation reservations"""),
     "singled": _keys("""row line clause item control table setting key term criterion entry stage step number cell
         part thing one"""),
     "pointer": _keys("note see check compare mind look refer cf"),
@@ -757,7 +761,7 @@ _SCRUTINY = re.compile(
     r"|\b(?:would not|wouldn't|would n't|do not|don't) (?:lean|rely|bet) (?:too |so )?(?:hard|heavily|much)?\s*on\b"
     r"|\b(?:is|are) (?:the|where) (?:interesting|important|one that matters)\b|\bgets interesting\b"
     r"|\bthe (?:interesting|important) one\b|\bthe one that matters\b|\bwhere to look\b|\bworth checking\b"
-    r"|\bcompare with\b|\b(?:another|a second|a fresh|second|fresh) (?:pair of )?eyes\b",
+    r"|\bcompare with\b|\b(?:revisited|reconsidered|once more|on reflection)\b|,\s*again\s*[.!]?$|\b(?:another|a second|a fresh|second|fresh) (?:pair of )?eyes\b",
     re.IGNORECASE,
 )
 """Directing the reader's scrutiny: the verb (or noun) of looking with what
@@ -801,7 +805,11 @@ _DOUBT = re.compile(
     r"|\b(?:i'd|i would|i|we|we'd|you might|you may) (?:\w+ )?question\b|\braises? (?:a |some |serious )?questions?\b"
     r"|\bquestionable\b|\b(?:not|n't) (?:entirely |quite |fully )?(?:comfortable|happy|sure|confident|satisfied)\b"
     r"|\btoo (?!many\b|much\b)\w+|\bmore \w+ than (?:the|it|they|a|an|its|their)\b|\blets on\b"
-    r"|\b(?:feels?|felt) (?:a (?:bit|little) |rather |quite |somewhat )?\w+"
+    r"|\b(?:feels?|felt) (?:a (?:bit|little) |rather |quite |somewhat )?(?:off|wrong|odd|strange|convenient|thin|weak|"
+    r"shaky|rushed|premature|early|fishy|suspicious|too|closed too|generous|optimistic|hollow)\b"
+    r"|\bask yourself (?:whether|if|what|why|how)\b|\bsomething tells me\b"
+    r"|\b(?:my|our|the|one) (?:main |only |real )?(?:worry|concern|doubt|hunch|reservation)s? (?:is|are|here)\b"
+    r"|\bworr(?:y|ies|ied|ying)\b|\bconcerns? me\b"
     r"|\bnot (?:everything|all|every \w+|each \w+)\b[^.;]{0,40}\b(?:is|are|was|were)\s+(?:\w+\s+)?(?:correct|right|"
     r"accurate|true|valid|sound|fine|ok|reliable|trustworthy|what|as)\b"
     r"|\b(?:is|are|was|were|seems?|looks?|may be|might be|could be|must be)\s+(?:\w+\s+)?(?:incorrect|wrong|false|inaccurate|"
@@ -906,7 +914,8 @@ def focus_of(sentence: str, start: int, end: int) -> str:
     """The clause of ``sentence`` around ``sentence[start:end]`` (a cue)."""
     before = _CLAUSE_BREAK.split(sentence[:start])[-1]
     after = _CLAUSE_BREAK.split(sentence[end:])[0]
-    return f"{before} {sentence[start:end]} {after}".strip()
+    clause = f"{before} {sentence[start:end]} {after}".strip()
+    return clause if content_stems(clause) else sentence  # "Refunds, revisited": the cue is the whole clause
 
 
 def _focus(sentence: str, cue: re.Match | None) -> str:
