@@ -217,3 +217,26 @@ def test_the_word_gates_never_hide_a_match() -> None:
             if pattern.search(plain):
                 assert judgement._has(kind, judgement.word_set(plain)), (kind, text)
                 assert judgement._has(kind, _word_set(text)), (kind, text)
+
+
+@pytest.mark.parametrize("text", [
+    "<!--" + "x" * 100_000,
+    "<!-- " + "ab" * 50_000 + " -->",
+    "```\n# " + "x" * 100_000 + "\n```\n",
+    '[a](u "' + "y" * 100_000 + '")',
+    "| " + "q" * 100_000 + " |\n|---|\n| " + "w" * 100_000 + " |\n",
+    "lets " * 20_000,
+    "Look carefully at " + "k" * 100_000,
+    "one of these " * 5_000,
+    "---\ntitle: x\n---\n# h\n> > > nested quote here is incorrect\n",
+])
+def test_hostile_artifacts_are_judged_in_linear_time(text: str) -> None:
+    """No pattern of the reading backtracks over a long word or line (an
+    unclosed HTML comment of 100,000 characters took 300 s)."""
+    import time
+
+    from skill_eval.linter.rules.artifact._judgement import Anchor, judge_artifact
+
+    started = time.perf_counter()
+    judge_artifact(text, (Anchor("D1", "x", 1, 1),))
+    assert time.perf_counter() - started < 5

@@ -95,6 +95,9 @@ def words_of(text: str) -> list[str]:
     return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
 
 
+_JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[-_][^\W_]++)+")
+"""A hyphenated or snake_case identifier (possessive: a long word without a
+hyphen is not tried at every length)."""
 _IDENTIFIER_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -110,7 +113,7 @@ def content_stems(text: str) -> set[str]:
         parts = _IDENTIFIER_PART.findall(raw)
         if len(parts) > 1:
             found.update(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
-    for joined in re.findall(r"[^\W_]+(?:[-_][^\W_]+)+", text):
+    for joined in _JOINED.findall(text):
         found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
     return found
 
@@ -865,7 +868,7 @@ _NEGATIVE = re.compile(
     r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
     r"silently|quietly|hides?|hidden|drops?|dropped|discards?|discarded|cut|reduced|lose|lost|fails?|failing|failures?|"
     r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b"
-    r"|\blets?\b[^.;]*\b(?:pass|through|merge)\b",
+    r"|\blets?\b[^.;]{0,80}\b(?:pass|through|merge)\b",
     re.IGNORECASE,
 )
 """A description of what goes wrong (in a comment or a title: the flaw told)."""
