@@ -40,13 +40,30 @@ model for a second opinion (evals/review.py).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
 from ..._textcache import text_cache
 
 __all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
+
+class _lazy:
+    """A regular expression compiled on first use: the reading's large
+    alternations cost a start that never needs them (an artifact without
+    any of their key words, :data:`_KEYS`) about 40 ms to compile."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args) -> None:
+        self._args = args
+        self._compiled = None
+
+    def __getattr__(self, name: str):
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(*self._args)
+        return getattr(compiled, name)
+
 
 HIDDEN_KINDS = frozenset({"html-comment", "code-comment", "title", "alt"})
 """Units a reader of the rendered artifact does not see as prose: a flaw they
@@ -179,14 +196,19 @@ class Block(NamedTuple):
     """A table's header row; a code block's info string."""
 
 
-@dataclass
 class Structure:
-    blocks: list[Block] = field(default_factory=list)
-    parts: list[Part] = field(default_factory=list)
-    units: list[Unit] = field(default_factory=list)
-    document_frequency: dict[str, int] = field(default_factory=dict)
-    """Stem -> how many parts hold it."""
-    part_stems: list[frozenset[str]] = field(default_factory=list)
+    """An artifact's blocks, parts and units, and the stems of each part
+    with how many parts hold each stem (``document_frequency``). A plain
+    class: a dataclass costs every start its import (docs/performance.md)."""
+
+    __slots__ = ("blocks", "parts", "units", "document_frequency", "part_stems")
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.parts: list[Part] = []
+        self.units: list[Unit] = []
+        self.document_frequency: dict[str, int] = {}
+        self.part_stems: list[frozenset[str]] = []
 
 
 _COMMENT = re.compile(r"(?:^|\s)(?:#|//|--|;|/\*|<!--)\s?(.*?)(?:\*/|-->)?\s*$")
@@ -482,7 +504,7 @@ ARTIFACT_NOUNS = frozenset({
     "report", "closeout", "postmortem", "diff", "draft", "document", "summary", "pr", "change", "run", "plan",
     "protocol", "agreement", "contract", "workflow", "log", "material", "writeup", "write-up", "this",
 })
-_DEIXIS = re.compile(
+_DEIXIS = _lazy(
     r"\b(?:one|some|two|several|a few|any|none|each|all|every one|not all|not every(?:thing)?|everything|anything|something)"
     r"\s+(?:of\s+)?(?:these|those|them|the following|the above|the below|here|in here|above|below)\b"
     r"|\b(?:these|those)\s+(?:\w+\s+)?(?:rows|lines|items|entries|criteria|steps|claims|numbers|figures|tables|controls|"
@@ -495,8 +517,7 @@ _DEIXIS = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Relation:
+class Relation(NamedTuple):
     """What a sentence or phrase refers to."""
 
     kind: str
@@ -676,7 +697,7 @@ def _first_cell_with(part: Part, value: str) -> str:
     return ""
 
 
-_SINGLED_OUT = re.compile(
+_SINGLED_OUT = _lazy(
     r"\b(?:a|one|some|the one|the)\s+(?:\w+\s+){0,2}?(?:row|line|clause|item|control|table|setting|key|term|criterion|entry|"
     r"stage|action item|step|number|cell|part|thing)\s+(?:to|worth|that (?:deserves|needs|merits))\b|\bthe one (?:to|that)\b",
     re.IGNORECASE,
@@ -749,7 +770,7 @@ def _has(kind: str, words: frozenset[str]) -> bool:
     return not _KEYS[kind].isdisjoint(words)
 
 _SCRUTINY_VERB = r"(?:look|read|reread|re-read|check|double-check|examine|inspect|scrutini[sz]e|review|go over|study|compare|give|take)"
-_SCRUTINY = re.compile(
+_SCRUTINY = _lazy(
     r"\b" + _SCRUTINY_VERB + r"\b[^.;:!?]{0,60}?\b(?:closely|carefully|twice|again|slowly|hard|harder|with care|"
     r"row by row|line by line|critically|skeptically|sceptically)\b"
     r"|\b(?:close|closer|careful|second|hard|harder|long|good) (?:look|reading|read)\b"
@@ -780,7 +801,7 @@ _LABEL = re.compile(r"^\s*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|import
 
 _FAULT_NOUN = (r"(?:bug|bugs|mistake|mistakes|error|errors|problem|problems|issue|issues|flaw|flaws|gap|gaps|hole|holes|"
                r"catch|trap|traps|snag|trouble|weak (?:spot|point|link)|defect|defects|inconsistency|discrepancy|lie|lies)")
-_DOUBT = re.compile(
+_DOUBT = _lazy(
     # an existing fault: "there is a bug", "a catch in", "an issue lurking", "where the trouble is"
     r"\b(?:there(?:'s| is| are|’s)|has|have|contains?|hides?|hiding|lurking|carries)\s+(?:a|an|one|some|at least one)?\s*"
     r"(?:\w+\s+)?" + _FAULT_NOUN + r"\b"
@@ -822,7 +843,7 @@ _DOUBT = re.compile(
 """Doubt about the material: a fault said to exist, appearance set against
 reality, a hedge, a reading called generous."""
 
-_RESOLVED = re.compile(
+_RESOLVED = _lazy(
     r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|addressed|patched|"
     r"reverted)\b|\bfixed in\b|\bno (?:issues|problems|errors|bugs)\b|\bdid not affect\b|\bif (?:a|an|any|the)\b"
     r"|\b(?:bug|ticket|issue|incident)\s+#?[A-Z]*-?\d+\b|\berror (?:budget|handler|rate|rates|code)\b",
@@ -831,7 +852,7 @@ _RESOLVED = re.compile(
 """A fault that is not this artifact's open question: fixed, conditional,
 a ticket, a technical term."""
 
-_REQUEST = re.compile(
+_REQUEST = _lazy(
     r"^(?:(?:please|now|so|then|first|also|just|and)\s+)*(?:(?:your (?:job|task)(?: here)?(?: is)?(?: to)?\s*:?\s*)|"
     r"(?:we need you to|i need you to|you should|you must|try to|see if you can|can you|could you|would you|will you)\s+)?"
     r"(?:tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|spot|locate|determine|"
@@ -841,10 +862,10 @@ _REQUEST = re.compile(
 )
 """A request to the reader (an imperative or "can you ...")."""
 
-_QUESTION = re.compile(r"^(?:which|what|where|is|are|does|do|did|can|could|would|will|has|have|was|were|how)\b[^?]*\?\s*$",
+_QUESTION = _lazy(r"^(?:which|what|where|is|are|does|do|did|can|could|would|will|has|have|was|were|how)\b[^?]*\?\s*$",
                        re.IGNORECASE)
 
-_FAULT_TARGET = re.compile(
+_FAULT_TARGET = _lazy(
     r"\b(?:wrong|incorrect|inaccurate|invalid|bogus|false|misleading|broken|unsafe|unusable|unacceptable|missing|off|"
     r"lies|lie|problem|problems|bug|bugs|mistake|mistakes|error|errors|flaw|flaws|issue|issues|gap|gaps|defect|"
     r"weak (?:point|spot|link)|falls? short|push back|object to|objects? to|refuse|hurts?|against (?:us|the)|"
@@ -858,13 +879,13 @@ _FAULT_TARGET = re.compile(
 )
 """What a quiz asks the reader to find: a fault, or what falls short."""
 
-_ANSWER_KEY = re.compile(
+_ANSWER_KEY = _lazy(
     r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
     r"|\bthe agent\b|\b(?:must|should) (?:catch|flag|notice|spot)\b|\btrap\b|\bseeded\b|\bplanted\b|\bdefect\b",
     re.IGNORECASE | re.VERBOSE,
 )
 _ANSWER_KEY_CASED = re.compile(r"\b(?:FIXME|XXX|BUG|HACK)\b")
-_NEGATIVE = re.compile(
+_NEGATIVE = _lazy(
     r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
     r"silently|quietly|hides?|hidden|drops?|dropped|discards?|discarded|cut|reduced|lose|lost|fails?|failing|failures?|"
     r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b"
@@ -951,7 +972,7 @@ def judge_artifact(text: str, anchors: Sequence[Anchor]) -> list[Judgement]:
     return list(_judge(text, tuple(anchors)))
 
 
-_REQUEST_ANYWHERE = re.compile(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?:job|task)|can you|could you|"
+_REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?:job|task)|can you|could you|"
                                r"see if|tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|"
                                r"spot|locate|determine|go through|work through)\b", re.IGNORECASE)
 _HIDDEN_CANDIDATE = re.compile(r"<!--|!\[|\]\([^)\n]*[\"']")
