@@ -699,7 +699,9 @@ def _first_cell_with(part: Part, value: str) -> str:
 
 _SINGLED_OUT = _lazy(
     r"\b(?:a|one|some|the one|the)\s+(?:\w+\s+){0,2}?(?:row|line|clause|item|control|table|setting|key|term|criterion|entry|"
-    r"stage|action item|step|number|cell|part|thing)\s+(?:to|worth|that (?:deserves|needs|merits))\b|\bthe one (?:to|that)\b",
+    r"stage|action item|step|number|cell|part|thing)\s+(?:to\s+(?:\w+\s+)?(?:read|check|look|watch|scrutini[sz]e|reread|re-read|"
+    r"question|revisit|examine|inspect|double-check)|worth|that (?:deserves|needs|merits))\b"
+    r"|\bthe one\s+(?:to\s+(?:read|check|look|watch|scrutini[sz]e|reread|question|revisit|examine|inspect)|that matters)\b",
     re.IGNORECASE,
 )
 """A part singled out without naming it ("a clause to read twice", "one row
@@ -731,8 +733,8 @@ _KEYS = {
         oddly strangely curiously conveniently worryingly unusually awfully question questions questionable raise
         raises comfortable happy sure confident satisfied lets feels feel felt ask yourself tells worry worries
         worried worrying concern concerns hunch reservation reservations"""),
-    "singled": _keys("""row line clause item control table setting key term criterion entry stage step number cell
-        part thing one"""),
+    "singled": _keys("""read check look watch scrutinise scrutinize reread re question revisit examine inspect double
+        worth deserves needs merits matters"""),
     "pointer": _keys("note see check compare mind look refer cf"),
     "label": _keys("note hint tip heads reminder fyi n nb important caution warning"),
     "fault": _keys("""wrong incorrect inaccurate invalid bogus false misleading broken unsafe unusable unacceptable
@@ -990,21 +992,31 @@ def may_hold_findings(text: str) -> bool:
     if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
             and not _HIDDEN_CANDIDATE.search(text) and not ("```" in text or "~~~" in text or "\n    " in text):
         return False
-    raw, text = text, " ".join(_DEMARK.sub(" ", text.replace("’", "'")).split())
-    if (_has("scrutiny", words) and _SCRUTINY.search(text)) or (_has("doubt", words) and _DOUBT.search(text)) \
-            or (_has("singled", words) and _SINGLED_OUT.search(text)) or (_has("pointer", words) and _WEAK_CUE.search(text)) \
+    raw = text
+    flat: list[str] = []
+
+    def plain() -> str:
+        if not flat:
+            flat.append(" ".join(_DEMARK.sub(" ", raw.replace("’", "'")).split()))
+        return flat[0]
+
+    if (_has("scrutiny", words) and _SCRUTINY.search(plain())) or (_has("doubt", words) and _DOUBT.search(plain())) \
+            or (_has("singled", words) and _SINGLED_OUT.search(plain())) \
+            or (_has("pointer", words) and _WEAK_CUE.search(plain())) \
             or (_has("label", words) and _LABEL_ANYWHERE.search(raw)):
         return True
-    if _has("fault", words) and ("?" in text or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
-            and _FAULT_TARGET.search(text):
+    if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
+            and _FAULT_TARGET.search(plain()):
         return True
     if _HIDDEN_CANDIDATE.search(raw):
         return True
     return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
-        (_has("answer", words) and bool(_ANSWER_KEY.search(text))) or (_has("negative", words) and bool(_NEGATIVE.search(text))))
+        (_has("answer", words) and bool(_ANSWER_KEY.search(plain())))
+        or (_has("negative", words) and bool(_NEGATIVE.search(plain()))))
 
 
 _DEMARK = re.compile(r"[>*_`#|~]+|\n")
+
 """Markup a pattern may not cross (a block quote's ``>``, emphasis): the
 text is searched without it (line breaks as spaces)."""
 
