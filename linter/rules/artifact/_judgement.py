@@ -670,6 +670,13 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
             section = block.section
             heading = set(structure.part_stems[section]) if section is not None else set()
             named = ({head} & (nouns | header | heading)) or (np_stems & heading - {"report", "change"})
+            if not named and np_stems & nouns:
+                # "the test job's settings": a container noun whose other words are the block's own
+                inside = set().union(*(structure.part_stems[i] for i, part in enumerate(structure.parts)
+                                       if part.block == block_index))
+                others = {stem(w) for w in words[:-1] if w not in _STOP} - nouns - _EVALUATIVE
+                if others and others <= inside | {stem(w) for w in _EVALUATIVE} | header:
+                    named = np_stems & nouns
             if named:
                 what = {"table": "table", "list": "list", "code": "code block", "paragraph": "paragraph",
                         "quote": "block quote"}.get(block.kind, block.kind)
