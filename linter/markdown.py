@@ -13,6 +13,7 @@ block scalar, or a ``---`` inside a value, never ends it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -139,6 +140,15 @@ def normalize_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
+def _nfc(text: str) -> str:
+    """``text`` in Unicode normalization form C (composed): a heading typed
+    as "Re\u0301sume\u0301" (NFD, as some editors and macOS file names
+    write it) is the same heading as "Résumé"."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
 def _plain_text(children: Iterable["Token"]) -> str:
     parts: list[str] = []
     for token in children:
@@ -148,7 +158,7 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(" ")
         elif token.type == "image":
             parts.append(_plain_text(token.children or ()))
-    return normalize_whitespace("".join(parts))
+    return _nfc(normalize_whitespace("".join(parts)))
 
 
 def _prose_text(children: Iterable["Token"]) -> str:
@@ -206,9 +216,10 @@ def normalize_heading_text(text: str) -> str:
     """Normalize a heading written by a person (e.g. a ``step_heading`` value).
 
     Leading ``#`` marks are ignored; inline markup is rendered to plain text
-    exactly as a SKILL.md heading's is.
+    exactly as a SKILL.md heading's is; both are compared in Unicode NFC
+    (fixture-format.md compares quotes the same way).
     """
-    text = text.strip().lstrip("#").strip()
+    text = _nfc(text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
         return normalize_whitespace(text)
     tokens = _parser().parseInline(text)
