@@ -90,3 +90,16 @@ def test_the_run_says_how_often_each_arm_loaded_the_skill_and_names_contaminated
     assert named == [f"CONTAMINATED: {PROBE} v{record['version']} control rep 1 (start {record['start_id'][:12]}, "
                      f"agent snoop): held text of {source}"], ran.stderr
     assert re.search(r"skill-eval: 1 contaminated start\(s\) saw the answer key", ran.stderr)
+
+
+def test_calibrate_says_how_often_each_arm_loaded_the_skill(tmp_path):
+    """``skill-eval calibrate`` prints the same line from the records of its starts."""
+    suite = Suite(tmp_path)
+    transcript = tmp_path / "transcript.out"
+    transcript.write_text(TRANSCRIPT.read_text("utf-8").replace("closeout-review", "verify-closeout"), "utf-8")
+    suite.configure({"wrapper": {"command": agent("key_reader_agent.py", "--read", str(transcript)), "timeout": 60}})
+    ran = skill_eval("calibrate", str(suite.probe(PROBE)), "--no-progress", cwd=suite.root)
+    records = suite.records()
+    assert records, ran.stdout + ran.stderr
+    assert expected_line(records) in ran.stdout.splitlines(), ran.stdout + ran.stderr
+    assert "ISOLATION FAILURE: the control loaded it in" in ran.stdout
