@@ -39,7 +39,9 @@ zone is adverse, skipped when pending. Trigger tests (``trigger_tests``) are
 one test case per agent and model in a ``<testsuite>`` named ``trigger
 tests``, erroring when a trigger start failed (``type="failed-starts"``) or
 when no start's transcript could tell whether the skill was loaded
-(``type="unknown"``); precision and recall are in its ``system-out``. ``time`` is the sum of the group's starts' durations. The XML is built
+(``type="unknown"``); precision and recall are in its ``system-out``.
+
+``time`` is the sum of the group's starts' durations. The XML is built
 with :mod:`xml.etree.ElementTree`: the format is a dozen elements and
 attributes, and ElementTree escapes text and attributes.
 """
