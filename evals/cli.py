@@ -266,6 +266,52 @@ def _unreadable_warning(unreadable: dict[str, int], tallies) -> str:
             "fields (`skill-eval report` marks groups made mostly of them `unreadable`)")
 
 
+def skill_use_line(records) -> str | None:
+    """How often each arm's starts loaded the skill, from their outcome
+    records' ``skill_loaded`` (docs/format.md "Skill use"): ``skill loaded:
+    control 0 of 2 start(s); treatment 1 of 2 start(s), 1 unknown``, flagging
+    control starts that loaded it (isolation failure) and treatment starts
+    that did not. ``None`` when the run recorded no start."""
+    counts: dict[str, dict[str, int]] = {}
+    for record in records:
+        arm = str(record.get("arm"))
+        tally = counts.setdefault(arm, {"loaded": 0, "not": 0, "unknown": 0})
+        loaded = record.get("skill_loaded")
+        tally["loaded" if loaded is True else "not" if loaded is False else "unknown"] += 1
+    if not counts:
+        return None
+    parts = []
+    for arm in sorted(counts, key=lambda a: (a != "control", a != "treatment", a)):
+        tally = counts[arm]
+        told = tally["loaded"] + tally["not"]
+        part = f"{arm} {tally['loaded']} of {told} start(s)" if told else f"{arm} unknown"
+        if tally["unknown"] and told:
+            part += f", {tally['unknown']} unknown"
+        elif tally["unknown"]:
+            part += f" in {tally['unknown']} start(s) (the transcript cannot tell)"
+        if arm == "control" and tally["loaded"]:
+            part += f" (ISOLATION FAILURE: the control loaded it in {tally['loaded']})"
+        if arm == "treatment" and tally["not"]:
+            part += f" (TREATMENT DID NOT LOAD THE SKILL in {tally['not']})"
+        parts.append(part)
+    return "skill loaded: " + "; ".join(parts)
+
+
+def _print_contaminated(records) -> None:
+    """Name on stderr every start of the run that saw the answer key
+    (``contaminated``): which probe, arm, rep and start, and where the text came from."""
+    found = [record for record in records if isinstance(record.get("contaminated"), list) and record["contaminated"]]
+    if not found:
+        return
+    print(f"skill-eval: {len(found)} contaminated start(s) saw the answer key (errors, never graded; seal the run, "
+          "docs/format.md \"Sealed starts\"):", file=sys.stderr)
+    for record in found:
+        sources = sorted({str(leak.get("source")) for leak in record["contaminated"] if isinstance(leak, dict)})
+        print(f"  CONTAMINATED: {record.get('probe')} v{record.get('version')} {record.get('arm')} rep "
+              f"{record.get('rep')} (start {str(record.get('start_id'))[:12]}, agent {record.get('agent')}): "
+              f"held text of {', '.join(sources)}", file=sys.stderr)
+
+
 FAILURES_SHOWN = 3
 """Failed starts the summary describes (with their stderr) before saying how many more."""
 
@@ -305,8 +351,12 @@ def _print_results(summary, workspace, withheld: int) -> int:
             print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
                   f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted"
                   + (f"; {unreadable[arm]} ok answer(s) unreadable" if unreadable.get(arm) else ""))
+    skill_use = skill_use_line(summary.records)
+    if skill_use:
+        print(skill_use)
     if unreadable:
         print(_unreadable_warning(unreadable, tallies), file=sys.stderr)
+    _print_contaminated(summary.records)
     if summary.records:
         print(f"records appended to {', '.join(_shown_path(p) for p in sorted(summary.files))}")
     try:
@@ -439,7 +489,8 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                              "start's answer and grading")
     parser.add_argument("--junit", type=Path, metavar="FILE",
                         help="also write JUnit XML, a test case per probe version, agent and model: failing when the "
-                             "zone is adverse, erroring when reps have no outcome; the exit status is then 1 when a "
+                             "zone is adverse, on an isolation failure or unsealed starts, erroring when reps have no "
+                             "outcome or a start was contaminated (docs/report.md); the exit status is then 1 when a "
                              "test case failed or errored")
     args = parser.parse_intermixed_args(argv)
     from .probes import ProbeError
@@ -484,17 +535,18 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"{args.html}: cannot write the HTML report ({error.strerror or error}); choose a writable path")
         print(f"HTML report written to {args.html} ({size / 1e6:.2f} MB, works offline)", file=sys.stderr)
     if args.junit is not None:
-        from .junit import outcome, write_junit
+        from .junit import case_outcomes, write_junit
 
         try:
             write_junit(model, args.junit)
         except OSError as error:
             return _fail(f"{args.junit}: cannot write the JUnit report ({error.strerror or error}); choose a writable path")
-        results = [outcome(group) for group in model["groups"]]
+        results = case_outcomes(model)
         failed = sum(1 for r in results if r is not None and r[0] == "failure")
         errored = sum(1 for r in results if r is not None and r[0] == "error")
-        print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse), "
-              f"{errored} errored (reps whose every start failed, or answers with no field the output spec names)", file=sys.stderr)
+        print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse, isolation "
+              f"failure or unsealed starts), {errored} errored (reps whose every start failed, contaminated starts, "
+              "or answers with no field the output spec names)", file=sys.stderr)
         if failed or errored:
             status = EXIT_FINDINGS
     return status
@@ -715,9 +767,13 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     finally:
         stop.remove()
     _print_observations(result, hint_text, workspace.root)
+    skill_use = skill_use_line(result.summary.records)
+    if skill_use:
+        print(skill_use)
     unreadable = unreadable_by_arm(result.summary.records)
     if unreadable:
         print(_unreadable_warning(unreadable, result.summary.tally()), file=sys.stderr)
+    _print_contaminated(result.summary.records)
     if result.summary.files:
         print(f"records appended to {', '.join(_shown_path(p) for p in sorted(result.summary.files))}", file=sys.stderr)
     try:

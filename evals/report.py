@@ -27,7 +27,9 @@ one is on record (``calibrated: floor after the treatment (4 starts; rule
 decision's, else the sample's) is noted "keep as a regression/cost control",
 as the seed keeps such cases rather than erasing them.
 
-Beside the zone, the evidence column gives the one-sided Fisher exact test of
+Beside the zone, ``pass@k c/t``: pass@k of each arm (the chance that at
+least one of k graded reps drawn from the sample caught it) at the largest k
+both arms' reps allow, at most 5; then the evidence column gives the one-sided Fisher exact test of
 "the treatment arm catches more often than the control arm" (one-sided
 because the question is directional; an arm doing worse is its own zone,
 adverse): its p-value, and "not separated at this sample" when p is above
@@ -76,6 +78,19 @@ def evidence_cell(group: Group) -> str:
     if evidence["separated"]:
         return f"separated (p={p:.3g})"
     return f"not separated at this sample (p={p:.2g})"
+
+
+def pass_at_k_cell(group: Group) -> str:
+    """pass@k beside the zone, for the largest k both arms' graded reps allow
+    (at most 5, at least 2: pass@1 is the rate already shown): ``pass@2
+    0.00/1.00`` (control/treatment). An arm without graded reps shows ``-``
+    and the other arm's largest k is used; ``-`` when no arm has 2 reps."""
+    at = [group["arms"][arm].get("pass_at_k") or {} for arm in ARM_NAMES]
+    ks = [max(map(int, values)) for values in at if values]
+    k = min(ks) if ks else 0
+    if k < 2:
+        return "-"
+    return f"pass@{k} " + "/".join(f"{values[str(k)]:.2f}" if str(k) in values else "-" for values in at)
 
 
 def arm_cell(group: Group, arm: str) -> str:
@@ -243,13 +258,13 @@ def render_text(model: ReportModel) -> str:
         separated = sum(g["evidence"]["separated"] for g in members)
         out.append(f"agent {agent} · model {model_name}: {len(members)} probe version(s): {zone_counts(members)}; "
                    f"{separated} separated")
-        header = ("probe", "v", "control", "treatment", "zone", "evidence", "starts", "notes")
+        header = ("probe", "v", "control", "treatment", "zone", "pass@k c/t", "evidence", "starts", "notes")
         if len(skills) > 1:
             header = ("skill", *header)
         rows = [header]
         for group in members:
             row = (group["probe"], str(group["version"]), arm_cell(group, "control"), arm_cell(group, "treatment"),
-                   group["zone"], evidence_cell(group), str(len(group["starts"])), notes(group))
+                   group["zone"], pass_at_k_cell(group), evidence_cell(group), str(len(group["starts"])), notes(group))
             rows.append((group["skill"] or ".", *row) if len(skills) > 1 else row)
         out += ["  " + line for line in _table(rows)]
         usage = usage_line(model, agent, model_name)
@@ -266,6 +281,8 @@ def render_text(model: ReportModel) -> str:
     if groups:  # the legend and the caveat explain rows: an empty report has none
         out += ["control/treatment: caught/reps [Wilson 95% interval]; failed starts are counted, not graded; "
                 "skill L/K: starts that loaded the skill, of those whose transcript tells.",
+                "pass@k c/t: the chance that at least one of k graded reps drawn from the sample caught it, control/"
+                "treatment, at the largest k (at most 5) both arms' reps allow.",
                 f"evidence: one-sided Fisher exact test, treatment > control; separated when p <= {meta['alpha']:g}.",
                 meta["note"]]
     return "\n".join(out) + "\n"

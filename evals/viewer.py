@@ -8,7 +8,9 @@ base64-encoded (a large report's answers and gradings are several times
 smaller so: docs/performance.md), and the browser inflates it with its built-in
 ``DecompressionStream``.
 
-The page holds the zones per agent and model, the calibration plot (one agent
+The page holds the zones per agent and model, the skill-creator evals and
+trigger tests when the model has them (``suite_evals``, ``trigger_tests``:
+rates with their intervals, pass@k, effects), the calibration plot (one agent
 and model at a time), a full-text search over answers, errors and quotes, a
 table of every group, sortable and filterable (a skill, agent or model every
 row shown shares is named once above it instead of in a column), and a detail

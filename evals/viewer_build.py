@@ -376,6 +376,7 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
         grading_note=note, error=str(record["error"]) if record.get("error") is not None else None,
         stderr_tail=stderr[-STDERR_CAP:] if isinstance(stderr, str) and stderr else None,
         **skill_use_of(record), contaminated=leaks_of(record),
+        sandbox=record["sandbox"] if record.get("sandbox") in ("bwrap", "off") else None,
     )
 
 

@@ -224,6 +224,9 @@ class Start(TypedDict):
     ``isolation-failure``: a control start that loaded it."""
     contaminated: list[Leak]
     """Answer-key text the start's output held (empty when none): never graded."""
+    sandbox: Optional[Literal["bwrap", "off"]]
+    """How the start ran: ``bwrap`` (sealed) or ``off`` (unsealed: its agent
+    could read the answer keys); null for records written before it was recorded."""
 
 
 CalibrationRule = TypedDict("CalibrationRule", {

@@ -108,6 +108,8 @@
     if (unused) out.push(el("span", { className: "flag bad", text: unused + " treatment start(s) never loaded the skill" }));
     if (leaked) out.push(el("span", { className: "flag bad", text: "isolation failure: " + leaked + " control start(s) loaded the skill" }));
     if (contaminated) out.push(el("span", { className: "flag bad", text: contaminated + " contaminated start(s)" }));
+    if (group.unsealed) out.push(el("span", { className: "flag bad", "data-flag": "unsealed",
+      title: "starts run without the sandbox (sandbox: off): their agent could read the answer keys", text: group.unsealed + " unsealed start(s)" }));
     if (lintErrors(group)) out.push(el("span", { className: "flag bad", text: lintErrors(group) + " lint error(s)" }));
     if (answersUnreadable(group)) {
       var u = group.answers_unreadable;
@@ -259,6 +261,7 @@
     calibrated: ["calibrated", function (g) { return !!g.calibration; }],
     control: ["regression/cost controls (ceiling)", regressionControl],
     unreadable: ["answers unreadable (most graded reps)", answersUnreadable],
+    unsealed: ["unsealed starts (ran without the sandbox)", function (g) { return g.unsealed > 0; }],
   };
 
   var SELECTS = ["skill", "agent", "model", "zone", "flag"];
@@ -598,6 +601,17 @@
     return text + " — " + parts.join(", ");
   }
 
+  /* pass@k of each arm, for k up to its graded reps (at most 5):
+   * "pass@k control 1: 0.50, 2: 1.00; treatment 1: 1.00, 2: 1.00". */
+  function passAtKText(group) {
+    var parts = ["control", "treatment"].map(function (name) {
+      var at = group.arms[name].pass_at_k || {};
+      var ks = Object.keys(at).sort(function (a, b) { return Number(a) - Number(b); });
+      return ks.length ? name + " " + ks.map(function (k) { return k + ": " + fixed(at[k], 2); }).join(", ") : null;
+    }).filter(Boolean);
+    return parts.length ? "pass@k " + parts.join("; ") : "";
+  }
+
   function ruleText(rule) {
     if (!rule) return "not on record";
     var cap = rule["max-starts-per-probe"];
@@ -648,6 +662,7 @@
     var box = el("article", { className: "start status-" + start.status + (start.status === "ok" ? (start.passed ? " passed" : " missed") : ""), "data-start": start.start_id || "" });
     box.appendChild(el("div", { className: "start-head" },
       el("strong", { text: start.arm + " · rep " + (start.rep == null ? "?" : start.rep) + " · " + verdict }),
+      start.sandbox === "off" ? el("span", { className: "flag bad", "data-fact": "unsealed", title: "run without the sandbox (sandbox: off): its agent could read the answer keys", text: "unsealed" }) : null,
       unreadable ? el("span", { className: "flag warn", "data-fact": "unreadable", title: "no field the output spec names could be read from this answer (answer_source: none)", text: "answer unreadable" }) : null,
       el("span", { text: "duration " + (start.duration_s == null ? "-" : fixed(start.duration_s, 1) + " s") }),
       el("span", { text: start.tokens_in == null && start.tokens_out == null ? "tokens not reported"
@@ -745,12 +760,15 @@
       ["skill", group.skill || "-"], ["probe.json", group.probe_path || "-"],
       ["kind", (group.kind || "-") + (group.band ? " (band " + group.band.min_caught + "–" + group.band.max_caught + ")" : "")],
       ["defects", group.defects.join(", ") || "-"],
-      ["zone", regressionControl(group) ? el("span", null, zoneBadge(group.zone), " — keep as a regression/cost control") : zoneBadge(group.zone)],
+      ["zone", el("span", null, zoneBadge(group.zone), regressionControl(group) ? " — keep as a regression/cost control" : "",
+        passAtKText(group) ? el("span", { className: "pass-at-k", "data-fact": "pass-at-k", text: " · " + passAtKText(group) }) : null)],
       ["control", armFacts(group.arms.control)], ["treatment", armFacts(group.arms.treatment)],
       ["evidence", group.evidence.text], ["flags", flags(group).length ? flags(group) : "none"],
       unreadable && unreadable.unreadable ? ["answers unreadable", el("span", { "data-fact": "answers-unreadable",
         text: unreadable.unreadable + " of " + unreadable.graded + " graded rep(s): no field the output spec names could be read" +
           (unreadable.most ? " — most answers are unreadable, so their misses say nothing of the skill" : "") })] : null,
+      group.unsealed ? ["unsealed", el("span", { className: "failed", "data-fact": "unsealed-starts",
+        text: group.unsealed + " of " + group.starts.length + " start(s) ran without the sandbox (sandbox: off): their agent could read the answer keys" })] : null,
       ["hashes", "probe.json " + (h.probe_sha256 || "-").slice(0, 12) + " · artifact " + (h.artifact_sha256 || "-").slice(0, 12) + " · skill " + (h.skill_sha256 || "-").slice(0, 12) + " · skill folder " + (h.skill_tree_sha256 || "-").slice(0, 12)],
       ["last run", group.last_run || "-"],
     ]));
@@ -822,6 +840,61 @@
     history.pushState(null, "", location.pathname + location.search + (hash ? "#" + hash : ""));
   }
 
+  // -- skill-creator evals and trigger tests ------------------------------------------
+
+  function interval(pair) { return pair ? "[" + fixed(pair[0], 2) + ", " + fixed(pair[1], 2) + "]" : ""; }
+  function signed(value) { return value == null ? "-" : (value >= 0 ? "+" : "") + Number(value).toFixed(2); }
+
+  /* One arm of a skill-creator eval row: expectations passed, the pass rate
+   * with its Wilson interval, the mean per-rep rate and pass@k. */
+  function suiteArmCell(stats) {
+    if (!stats || !stats.total) return el("td", { className: "arm", text: "-" });
+    var at = stats.pass_at_k || {};
+    var ks = Object.keys(at).sort(function (a, b) { return Number(a) - Number(b); });
+    return el("td", { className: "arm" },
+      el("span", { "data-fact": "rate", text: stats.passed + "/" + stats.total + " = " + fixed(stats.pass_rate, 2) + " " + interval(stats.interval) }),
+      el("br"), el("span", { className: "hint", "data-fact": "mean", text: "mean " + fixed(stats.mean, 2) + " · " + stats.all_passed + "/" + stats.reps + " reps passed all" }),
+      ks.length ? [el("br"), el("span", { className: "hint", "data-fact": "pass-at-k", text: "pass@k " + ks.map(function (k) { return k + ": " + fixed(at[k], 2); }).join(", ") })] : null);
+  }
+
+  function renderSuiteEvals() {
+    var rows = state.model.suite_evals || [];
+    var section = document.getElementById("suite-section");
+    section.hidden = !rows.length;
+    if (!rows.length) return;
+    var table = clear(document.getElementById("suite-evals"));
+    table.appendChild(el("thead", null, el("tr", null, ["suite", "eval", "agent", "model", "zone", "control", "treatment", "effect (treatment − control)"].map(function (t) { return el("th", { text: t }); }))));
+    var body = el("tbody");
+    rows.forEach(function (row) {
+      body.appendChild(el("tr", { "data-eval": row.eval, "data-agent": row.agent || "", "data-model": row.model || "" },
+        el("td", { className: "wrap", text: row.suite || "-" }), el("td", { className: "wrap id", text: String(row.eval) }),
+        el("td", { text: row.agent || "-" }), el("td", { text: row.model || "-" }), el("td", null, zoneBadge(row.zone)),
+        suiteArmCell(row.arms.control), suiteArmCell(row.arms.treatment),
+        el("td", { className: "arm", "data-fact": "effect", text: row.effect == null ? "-" : signed(row.effect) + " [" + signed(row.effect_interval[0]) + ", " + signed(row.effect_interval[1]) + "]" })));
+    });
+    table.appendChild(body);
+  }
+
+  function rateCell(part) {
+    return el("td", { className: "arm", text: part.rate == null ? "- (0 starts)" : part.hits + "/" + part.of + " = " + fixed(part.rate, 2) + " " + interval(part.interval) });
+  }
+
+  function renderTriggerTests() {
+    var rows = state.model.trigger_tests || [];
+    var section = document.getElementById("trigger-section");
+    section.hidden = !rows.length;
+    if (!rows.length) return;
+    var table = clear(document.getElementById("trigger-tests"));
+    table.appendChild(el("thead", null, el("tr", null, ["agent", "model", "precision", "recall", "TP", "FN", "FP", "TN", "unknown", "failed"].map(function (t) { return el("th", { text: t }); }))));
+    var body = el("tbody");
+    rows.forEach(function (row) {
+      body.appendChild(el("tr", { "data-agent": row.agent || "", "data-model": row.model || "" },
+        el("td", { text: row.agent || "-" }), el("td", { text: row.model || "-" }), rateCell(row.precision), rateCell(row.recall),
+        ["tp", "fn", "fp", "tn", "unknown", "failed"].map(function (k) { return el("td", { className: "num", text: integer(row[k]) }); })));
+    });
+    table.appendChild(body);
+  }
+
   // -- start ----------------------------------------------------------------------
 
   function start(payload) {
@@ -832,6 +905,8 @@
     buildIndex();
     renderHeader();
     renderZones();
+    renderSuiteEvals();
+    renderTriggerTests();
     renderFilters();
     renderHead();
     renderRows();

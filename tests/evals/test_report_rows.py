@@ -119,8 +119,8 @@ def test_every_row_shows_the_evidence_for_separation_and_the_real_rep_count(suit
     assert "(from 2 to 4)" in data["meta"]["note"] and "do not prove a rate" in data["meta"]["note"]
     assert report_main([str(suite.root)]) == 0
     tables = tables_of(capsys.readouterr().out)
-    assert re.search(r"window\s+not separated at this sample \(p=0\.17\)", tables["agent two · model m"])
-    assert re.search(r"window\s+separated \(p=0\.0143\)", tables["agent four · model m"])
+    assert re.search(r"window\s+pass@2 0\.00/1\.00\s+not separated at this sample \(p=0\.17\)", tables["agent two · model m"])
+    assert re.search(r"window\s+pass@4 0\.00/1\.00\s+separated \(p=0\.0143\)", tables["agent four · model m"])
 
 
 def test_several_skills_get_a_skill_column_and_a_running_start_is_not_failed(suite, capsys):

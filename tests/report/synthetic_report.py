@@ -100,6 +100,13 @@ def _arm(starts: list[dict]) -> dict:
     }
 
 
+def _unseal(starts: list[dict]) -> int:
+    """Mark ``starts`` as run unsealed (``sandbox: "off"``) and count them."""
+    for start in starts:
+        start["sandbox"] = "off"
+    return len(starts)
+
+
 def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[str], index: int,
             unreadable: float = 0.0) -> list[dict]:
     starts = []
@@ -127,7 +134,7 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 "skill_loaded": (arm == "treatment") if status == "ok" else None,
                 "skill_evidence": ('Skill tool call {"skill": "closeout-review"}' if arm == "treatment"
                                    else "no tool call: the skill was never loaded") if status == "ok" else None,
-                "skill_flag": None, "contaminated": [],
+                "skill_flag": None, "contaminated": [], "sandbox": "bwrap",
             }
             if status == "ok":
                 text = _answer(rng, caught, index * 10 + rep, readable)
@@ -237,7 +244,7 @@ def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS
                 "evidence": evidence_of(arms["treatment"], arms["control"]),
                 "edited_without_bump": edited, "on_disk": "edited" if edited else ("superseded" if number % 19 == 0 else "current"),
                 "frozen": frozen, "frozen_matches": (not edited) if frozen else None,
-                "unsealed": len(control + treatment) if number % 29 == 0 else 0,
+                "unsealed": _unseal(control + treatment) if number % 29 == 0 else 0,
                 "lint": {"when": "report", "findings": findings} if number % 23 else None,
                 "calibration": _calibration(number, zone, len(control + treatment), skill, probe_id, defects),
                 "last_run": max(ended) if ended else None, "starts": control + treatment,
