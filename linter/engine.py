@@ -81,7 +81,7 @@ def default_jobs() -> int:
 # -- units ----------------------------------------------------------------------------
 
 
-PROBE, FACTS, SKILL, SPEC, WORKSPACE = "probe", "facts", "skill", "spec", "workspace"
+PROBE, FACTS, SKILL, SPEC, WORKSPACE, SUITE = "probe", "facts", "skill", "spec", "workspace", "suite"
 """Kinds of unit: a probe linted (and its facts), a probe's facts alone, a
 SKILL.md, an output-spec.md, the workspace-wide rules of one lint (cached
 only)."""
@@ -117,6 +117,7 @@ class Plan:
         self.skill_rules = [r for r in rules if Scope.SKILL in r.scopes()] if Scope.SKILL in wanted else []
         self.spec_rules = [r for r in rules if Scope.OUTPUT_SPEC in r.scopes()] if Scope.OUTPUT_SPEC in wanted else []
         self.workspace_rules = [r for r in rules if Scope.WORKSPACE in r.scopes()] if Scope.WORKSPACE in wanted else []
+        self.suite_rules = [r for r in rules if Scope.SUITE in r.scopes()] if Scope.SUITE in wanted else []
         self.fact_rules = fact_rules(rules)
         """Every enabled rule that compares probes: a probe's facts hold all of
         theirs whatever the scopes, so that facts kept in a session (or the
@@ -128,7 +129,8 @@ class Plan:
 
         scopes = frozenset(scope for scope, rules in ((Scope.PROBE, self.probe_rules), (Scope.SKILL, self.skill_rules),
                                                       (Scope.OUTPUT_SPEC, self.spec_rules),
-                                                      (Scope.WORKSPACE, self.workspace_rules)) if rules)
+                                                      (Scope.WORKSPACE, self.workspace_rules),
+                                                      (Scope.SUITE, self.suite_rules)) if rules)
         return tuple(rule.code for rule in self.rules), scopes
 
 
@@ -198,7 +200,7 @@ def lint_paths(
         root = find_workspace_root(path)
         if root not in configs:  # before the walk: its exclude/extend-exclude leave folders out
             configs[root] = config or resolve_config(root, config_path, [("command line", overrides)] if overrides else ())
-        discovered = discover(path, reader, exclude=Exclusion.of(configs[root], root))
+        discovered = _discover(path, root, reader, configs[root])
         by_root.setdefault(root, Targets()).update(discovered)
         if path == root:
             whole[root] = discovered
@@ -218,7 +220,7 @@ def lint_paths(
             # a lint of all of it would, so that the session knows its folders
             # and links (what the walk listed resolves without a stat: the
             # cache's check of every other probe's facts) and its runs folders.
-            walked = discover(root, reader, exclude=Exclusion.of(root_config, root))
+            walked = _discover(root, root, reader, root_config)
             inside = (targets.probes <= walked.probes and targets.skills <= walked.skills
                       and targets.output_specs <= walked.output_specs)
             # A target the walk did not list (named on the command line inside
@@ -248,6 +250,19 @@ def lint_paths(
     return result
 
 
+def _discover(path: Path, root: Path, reader: Reader, config: Config) -> Targets:
+    """:func:`~skill_eval.linter.workspace.discover` of ``path`` in the
+    workspace ``root``, with the suites that the config's ``[suites] paths``
+    globs name (:func:`~skill_eval.linter.suites.configured_suites`)."""
+    exclude = Exclusion.of(config, root)
+    found = discover(path, reader, exclude=exclude)
+    if config.suite_globs:  # [suites] paths: suites by the config's globs (linter/suites.py)
+        from .suites import configured_suites
+
+        found.suites |= configured_suites(path, root, config.suite_globs, exclude or None)
+    return found
+
+
 def _has_workspace_rules(config: Config) -> bool:
     """Whether ``config`` enables a workspace-wide rule."""
     from .rules import REGISTRY
@@ -261,6 +276,19 @@ def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
     :func:`~skill_eval.linter.workspace.sorted_paths` order: sorted once per
     lint (a sort of a large workspace's probes is not cheap: docs/performance.md)."""
     return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
+
+
+def _targets_digest(ordered: tuple[list[Path], list[Path], list[Path]], suites: Iterable[Path] = ()) -> str:
+    """A digest of what a lint covers (its probes, SKILL.md and output-spec
+    files, :func:`_ordered`): a run record serves only a lint of the same."""
+    from ._hashing import blake2b
+
+    digest = blake2b(digest_size=16)
+    for kind, paths in zip(("probes", "skills", "specs"), ordered):
+        digest.update(kind.encode() + b"\0")
+        digest.update(b"".join([str(path).encode("utf-8", "surrogateescape") + b"\0" for path in paths]))
+    digest.update(b"suites\0" + b"".join(sorted(str(path).encode("utf-8", "surrogateescape") + b"\0" for path in suites)))
+    return digest.hexdigest()
 
 
 def lint_targets(
@@ -291,6 +319,8 @@ def lint_targets(
         units.extend((FACTS, path) for path in session.all_probe_paths if path not in linted)
     units.extend((SKILL, path) for path in skills if plan.skill_rules)
     units.extend((SPEC, path) for path in specs if plan.spec_rules)
+    suites = sorted_paths(targets.suites)
+    units.extend((SUITE, path) for path in suites if plan.suite_rules)
     results = run_units(session, units, plan, jobs=jobs, cache=cache, start_method=start_method)
     diagnostics: list[Diagnostic] = []
     for unit in units:
@@ -300,6 +330,7 @@ def lint_targets(
     if probes and plan.workspace_rules:
         diagnostics.extend(_workspace_pass(session, probes, plan, cache))
     checked = {str(path) for path in probes} | {str(path) for path in skills} | {str(path) for path in specs}
+    checked.update(str(path) for path in suites)
     for path in probes:
         facts = session.probe_facts.get(path)
         artifact = facts.refs[0] if facts is not None else None
@@ -509,13 +540,18 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
             contexts[unit] = session.fresh_probe(path) if record else session.probe(path)
         elif kind == SKILL:
             contexts[unit] = session.skill(path)
+        elif kind == SUITE:
+            from .suites import SuiteContext
+
+            contexts[unit] = SuiteContext(session, path)
         else:
             contexts[unit] = session.output_spec(path)
     def group(kind: str) -> list[tuple]:
         return [(contexts[unit], found[unit], queries[unit], unit[1], contexts[unit].folder if kind == PROBE else None)
                 for unit in units if unit[0] == kind]
 
-    passes = ((plan.probe_rules, group(PROBE)), (plan.skill_rules, group(SKILL)), (plan.spec_rules, group(SPEC)))
+    passes = ((plan.probe_rules, group(PROBE)), (plan.skill_rules, group(SKILL)), (plan.spec_rules, group(SPEC)),
+              (plan.suite_rules, group(SUITE)))
     facts: dict[Unit, ProbeFacts] = {}
     record_into = session.record_into
     try:
