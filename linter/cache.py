@@ -23,7 +23,14 @@ read, and that was at least :data:`~skill_eval.linter.session.RACY_SECONDS`
 after its last change (a later change within one tick of the file system's
 clock keeps all of them: such a file is read and hashed instead).
 
-The file is MessagePack (:data:`CODEC`): loading it builds data and the
+A whole-workspace lint also leaves a **run record** (:meth:`Cache.replay`)
+in a small file beside it: its findings as reported, and every query its
+units and its filtering asked, with their answers (and settled ``stat``
+signatures). A repeat lint of the same targets whose every answer is the
+same prints those findings: it would have served every unit from its
+entry, so it needs neither the rules nor the entries.
+
+The files are MessagePack (:data:`CODEC`): loading it builds data and the
 engine's own record types (an allow-list, :data:`RECORD_TYPES`), and runs
 no code a workspace could plant. Safe when several lints run at once: the
 file is written to a new name and renamed over the old one (a reader sees
@@ -47,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .session import LintSession
 
 CACHE_DIR = ".skill-eval-cache"
-FORMAT = 3
+FORMAT = 4
 """The layout of the cache file's data (raise it when it changes)."""
 
 MAX_CACHE_SIZE = 1 << 30
@@ -80,6 +87,11 @@ class Cache:
         """Whether this run stored an entry or a new signature (the file is then written)."""
         self._used: set[tuple[str, str]] = set()
         self._loaded = False
+        self._unrecorded = False
+        """Whether a unit's result came without its queries (not stored): a
+        run record would then miss what that unit read, and is not written."""
+        self._filtering: dict[tuple, tuple] = {}
+        """What the run's filtering asked (:meth:`note_filtering`), for the run record."""
 
     @classmethod
     def open(cls, session: LintSession) -> Cache | None:
@@ -94,6 +106,10 @@ class Cache:
     @property
     def file_name(self) -> str:
         return f"cache-{self.key}"
+
+    @property
+    def run_file_name(self) -> str:
+        return f"cache-{self.key}.run"
 
     def _load(self) -> None:
         if self._loaded:
@@ -154,6 +170,7 @@ class Cache:
     def store(self, unit: Unit, result: UnitResult) -> None:
         """Keep ``result`` (recorded: its ``deps`` are set) for ``unit``."""
         if result.deps is None:
+            self._unrecorded = True
             return
         self._load()
         key = _unit_key(unit)
@@ -166,6 +183,84 @@ class Cache:
         self._entries[key] = (result._replace(deps=None), tuple(dependencies))
         self._used.add(key)
         self._changed = True
+
+    # -- the run record -----------------------------------------------------------------
+
+    def replay(self, targets: str) -> tuple[list, set[str]] | None:
+        """The findings and checked files of the last whole-workspace lint of
+        ``targets`` (:func:`~skill_eval.linter.engine._targets_digest`),
+        when every query its run record holds answers the same now; else
+        ``None``. Only the run record is read. A file found rewritten with
+        the same content gets its new signature recorded (the record is
+        written again), so that the next run trusts its ``stat``."""
+        data = _read_file(self._folder_fd, self.run_file_name)
+        if data is None:
+            return None
+        try:
+            fmt, recorded_targets, diagnostics, checked, queries = CODEC.decode(data, self.session.path_table)
+        except Exception:  # noqa: BLE001 - an unreadable record is no record
+            return None
+        if fmt != FORMAT or recorded_targets != targets:
+            return None
+        session = self.session
+        refreshed = []
+        for index, (query, answer, signature) in enumerate(queries):
+            if query[0] != "content":
+                if session.answer(query) != answer:
+                    return None
+                continue
+            if signature is not None and session.unchanged_since(query[1], signature):
+                continue
+            now, new_signature = session.content_answer(query[1], query[2])
+            if now != answer:
+                return None
+            if new_signature is not None and new_signature != signature:
+                refreshed.append((index, (query, answer, new_signature)))
+        if refreshed:
+            queries = list(queries)
+            for index, row in refreshed:
+                queries[index] = row
+            self._write_run(targets, diagnostics, checked, queries)
+        return list(diagnostics), set(checked)
+
+    def note_filtering(self, deps: dict[tuple, tuple]) -> None:
+        """Add ``deps`` (:func:`~skill_eval.linter.engine.dependencies`: what
+        the run's filtering of findings asked) to what the run record checks."""
+        self._filtering.update(deps)
+
+    def record_run(self, targets: str, diagnostics: list, checked: set[str], probes: frozenset[str]) -> None:
+        """Write the run record of a whole-workspace lint of ``targets``:
+        ``diagnostics`` as reported, ``checked``, and every query of every
+        entry the run used (served or stored) and of its filtering, with
+        its answer and settled signature. Left out, as derived from queries
+        the record holds: the probes' facts (``facts``: the workspace-wide
+        rules' input) and where a linted probe's (one of ``probes``)
+        references lead (``refs``): its own unit asked what they came from.
+        Not written when a unit's result was not stored (its queries unknown)."""
+        if self._unrecorded:
+            return
+        pairs: dict[tuple, Hashable] = {}
+        for key in self._used:
+            pairs.update(self._entries[key][1])
+        for query, (answer, signature) in self._filtering.items():
+            pairs[query] = answer
+            if signature is not None:
+                self._signatures[query] = (answer, signature)
+        signatures = self._signatures
+        queries = []
+        for query, answer in pairs.items():
+            if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
+                continue
+            recorded = signatures.get(query)
+            queries.append((query, answer, recorded[1] if recorded is not None and recorded[0] == answer else None))
+        self._write_run(targets, diagnostics, checked, queries)
+
+    def _write_run(self, targets: str, diagnostics: list, checked: set[str], queries: list) -> None:
+        try:
+            data = CODEC.encode((FORMAT, targets, diagnostics, sorted(checked), queries))
+        except (TypeError, ValueError, OverflowError):
+            return
+        _write_file(self._folder_fd, self.run_file_name, data)
 
     def save(self, prune: bool = False) -> None:
         """Write the cache file if this run changed it. ``prune``: the run
@@ -284,6 +379,18 @@ class Codec:
             self._records = {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
         return self._records
 
+    def _findings_records(self) -> dict[str, type]:
+        """The record types of findings alone: a run record decodes with
+        these, without importing the rules (:attr:`records` when it meets
+        another)."""
+        if self._records is not None:
+            return self._records
+        from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+        from .textfile import Position, Span
+
+        kinds = (Diagnostic, Fix, Related, TextEdit, Span, Position, Severity)
+        return {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
+
     def encode(self, value: object) -> bytes:
         import msgpack
 
@@ -298,7 +405,7 @@ class Codec:
         import msgpack
 
         table: dict[str, Path] = {} if paths is None else paths
-        records = self.records
+        records = self._findings_records()
         span, position = self._span, records["skill_eval.linter.textfile.Position"]
 
         def unpack(inner: bytes) -> Any:
@@ -325,7 +432,10 @@ class Codec:
             if code == self.FROZENSET:
                 return frozenset(unpack(inner))
             name, *fields = unpack(inner)
-            return records[name](*fields)
+            kind = records.get(name)
+            if kind is None:
+                kind = self.records[name]
+            return kind(*fields)
 
         return unpack(data)
 

@@ -238,11 +238,23 @@ def lint_paths(
             from .cache import Cache
 
             store = Cache.open(session)
-        diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
-                                            ordered=ordered)
+        # A lint of the whole workspace, walked: entries it did not use are of
+        # files that are gone, and its findings are worth a run record.
+        whole_run = store is not None and root in whole and session._walked_links is not None
+        replayed = None
+        if whole_run:
+            run_targets = _targets_digest(ordered, targets.suites)
+            replayed = store.replay(run_targets)
+        if replayed is not None:
+            diagnostics, checked = replayed
+        else:
+            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
+                                                ordered=ordered)
+            if whole_run:
+                store.save(prune=True)
+                store.record_run(run_targets, diagnostics, checked, frozenset(map(str, ordered[0])))
         if store is not None:
-            # A lint of the whole workspace: entries it did not use are of files that are gone.
-            store.save(prune=root in whole and session._walked_links is not None)
+            store.save()
             store.close()
         result.diagnostics.extend(diagnostics)
         result.checked |= checked
@@ -336,7 +348,16 @@ def lint_targets(
         artifact = facts.refs[0] if facts is not None else None
         if isinstance(artifact, str):
             checked.add(artifact)
-    return finish(session, diagnostics, probes, skills, specs), checked
+    if cache is None:
+        return finish(session, diagnostics, probes, skills, specs), checked
+    asked: set[tuple] = set()
+    session.record_into(asked)  # what filtering reads (directives) goes into the run record
+    try:
+        reported = finish(session, diagnostics, probes, skills, specs)
+    finally:
+        session.record_into(None)
+    cache.note_filtering(dependencies(session, asked))
+    return reported, checked
 
 
 def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache: Cache | None) -> tuple[Diagnostic, ...]:

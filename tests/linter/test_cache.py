@@ -33,11 +33,20 @@ def full(diagnostics) -> list[tuple]:
 
 class Lookups:
     """Counts the cache's hits and misses of units (probes, skills, specs),
-    and of the workspace-wide pass apart."""
+    and of the workspace-wide pass apart, and whether each run record was
+    replayed (``replays``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.reset()
         original = Cache.lookup
+        original_replay = Cache.replay
+
+        def replay(cache, targets):
+            found = original_replay(cache, targets)
+            self.replays.append(found is not None)
+            return found
+
+        monkeypatch.setattr(Cache, "replay", replay)
 
         def lookup(cache, unit):
             found = original(cache, unit)
@@ -54,6 +63,7 @@ class Lookups:
     def reset(self) -> None:
         self.hits = self.misses = 0
         self.workspace: list[bool] = []
+        self.replays: list[bool] = []
 
 
 @pytest.fixture
@@ -76,10 +86,15 @@ def test_cache_on_is_cache_off_on_every_fixture(case: Path, tmp_path: Path, look
     without = full(lint_paths([root]).diagnostics)
     cold = full(lint_paths([root], cache=True).diagnostics)
     assert lookups.hits == 0
+    assert lookups.replays == [False]
     lookups.reset()
     warm = full(lint_paths([root], cache=True).diagnostics)
     assert cold == without and warm == without
-    assert lookups.misses == 0 and lookups.hits > 0, "every unit came from the cache"
+    assert lookups.replays == [True] and lookups.hits == lookups.misses == 0, "the run record was replayed"
+    monkeypatch.setattr(Cache, "replay", lambda cache, targets: None)
+    lookups.reset()
+    assert full(lint_paths([root], cache=True).diagnostics) == without
+    assert lookups.misses == 0 and lookups.hits > 0, "without it, every unit came from the cache"
     assert lookups.workspace in ([], [True]), "and the workspace-wide findings"
     for jobs in (1, 2):
         assert full(lint_paths([root], cache=True, jobs=jobs).diagnostics) == without
@@ -343,11 +358,112 @@ def _touch(root: Path, name: str, _flag: bool) -> None:
         os.utime(path)
 
 
-MUTATIONS = [_edit_question, _edit_count, _nearer_skill, _drop_nearer_skills, _delete_question, _other_artifact,
+SUITE = Path("skills") / "closeout-review" / "evals" / "evals.json"
+
+
+def _suite(root: Path, name: str, duplicate: bool) -> None:
+    """A skill-creator suite beside the probes, written anew (a duplicate
+    id when ``duplicate``: SE803), naming an input file of ``name``."""
+    evals = [{"id": 1, "prompt": f"Review the closeout of {name}", "files": [f"evals/files/{name}.csv"],
+              "expectations": ["Names the drifted count"]},
+             {"id": 1 if duplicate else 2, "prompt": "Review it again", "expectations": ["Lists every defect"]}]
+    (root / SUITE).write_text(json.dumps({"skill_name": "closeout-review", "evals": evals}, indent=2) + "\n")
+
+
+def _drop_suite(root: Path, _name: str, _flag: bool) -> None:
+    (root / SUITE).unlink(missing_ok=True)
+
+
+def _suite_file(root: Path, name: str, present: bool) -> None:
+    """The input file a suite of :func:`_suite` names for ``name``, added or removed."""
+    path = root / SUITE.parent / "files" / f"{name}.csv"
+    if present:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("rent,1200\n")
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _nothing(_root: Path, _name: str, _flag: bool) -> None:
+    """No change: the next run replays its run record."""
+
+
+MUTATIONS = [_suite, _drop_suite, _suite_file, _nothing, _edit_question, _edit_count, _nearer_skill, _drop_nearer_skills, _delete_question, _other_artifact,
              _copy_probe, _delete_probe, _freeze, _record_runs, _cap, _rename_step, _edit_spec, _link_out, _touch,
              _nearer_spec, _disable, _directive]
 NAMES = ["band-quota-rollout", "drifted-count", "graded-confidence", "renamed-step", "self-graded-latency",
          "signposted-cache", "skipped-retry-test"]
+
+
+REPLAY_CHANGES = {
+    "probe.json edited": lambda root: _edit_count(root, "drifted-count", True),
+    "question.md edited": lambda root: _edit_question(root, "renamed-step", False),
+    "question.md removed": lambda root: _delete_question(root, "renamed-step", False),
+    "SKILL.md edited": lambda root: _rename_step(root, "", False),
+    "SKILL.md added": lambda root: _nearer_skill(root, "graded-confidence", False),
+    "output-spec.md edited": lambda root: _edit_spec(root, "", True),
+    "output-spec.md added": lambda root: _nearer_spec(root, "graded-confidence", False),
+    "probe added": lambda root: _copy_probe(root, "drifted-count", False),
+    "probe removed": lambda root: _delete_probe(root, "drifted-count", False),
+    "suite edited": lambda root: _suite(root, "drifted-count", True),
+    "suite removed": lambda root: _drop_suite(root, "", False),
+    "suite's file added": lambda root: _suite_file(root, "signposted-cache", True),
+    "runs file added": lambda root: [_record_runs(root, "drifted-count", False) for _start in range(201)],  # over SE503's cap
+    "directive added": lambda root: _directive(root, "", True),
+}
+
+
+@pytest.mark.parametrize("change", list(REPLAY_CHANGES))
+def test_the_run_record_replays_an_unchanged_workspace_and_nothing_stale(
+    change: str, tmp_path: Path, lookups: Lookups, settled_at_once: None
+) -> None:
+    """A repeat whole-workspace lint replays the run record (no unit is
+    looked up); after any change to a file the lint read, added or removed,
+    it lints again and reports what a lint without the cache reports."""
+    root = _workspace(tmp_path)
+    _suite(root, "signposted-cache", False)
+    first = full(lint_paths([root], cache=True).diagnostics)
+    assert any(d[0].startswith("SE8") for d in first), "the suite is linted"
+    lookups.reset()
+    assert full(lint_paths([root], cache=True).diagnostics) == first
+    assert lookups.replays == [True] and lookups.hits == lookups.misses == 0
+    REPLAY_CHANGES[change](root)
+    lookups.reset()
+    found = full(lint_paths([root], cache=True).diagnostics)
+    assert found == full(lint_paths([root]).diagnostics)
+    assert found != first, "the change changes the findings (else this case tests nothing)"
+    assert lookups.replays == [False]
+    lookups.reset()
+    assert full(lint_paths([root], cache=True).diagnostics) == found
+    assert lookups.replays == [True], "the new run record"
+
+
+def test_a_rewritten_file_is_compared_then_trusted_again(tmp_path: Path, lookups: Lookups, settled_at_once: None,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file rewritten with the same bytes: the replay reads and hashes it
+    once, records its new signature, and the next replay trusts its ``stat``."""
+    from skill_eval.linter.session import LintSession
+
+    root = _workspace(tmp_path)
+    lint_paths([root], cache=True)
+    touched = _probe(root, "drifted-count") / "probe.json"
+    touched.write_bytes(touched.read_bytes())
+    hashed: list[str] = []
+    original = LintSession.content_answer
+
+    def content_answer(session, path, *args):
+        hashed.append(str(path))
+        return original(session, path, *args)
+
+    monkeypatch.setattr(LintSession, "content_answer", content_answer)
+    lookups.reset()
+    lint_paths([root], cache=True)
+    assert lookups.replays == [True] and str(touched) in hashed
+    hashed.clear()
+    lookups.reset()
+    lint_paths([root], cache=True)
+    assert lookups.replays == [True] and str(touched) not in hashed
+    assert not [path for path in hashed if os.path.isfile(path)], "only missing files are looked for again"
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -476,13 +592,17 @@ def test_a_planted_cache_runs_nothing(tmp_path: Path, settled_at_once: None) -> 
 
     from skill_eval.linter.cache import FORMAT, Codec
 
-    [cache_file] = [path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-")]
-    planted_type = msgpack.packb((FORMAT, [], {("probe", "x"): msgpack.ExtType(Codec.RECORD, msgpack.packb(
-        ["os.system", f"touch {marker}"]))}, {}))
-    for payload in (pickle.dumps(Exploit()), planted_type):
-        cache_file.write_bytes(payload)
-        assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-        assert not marker.exists()
+    [cache_file, run_file] = sorted(path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-"))
+    assert run_file.name == f"{cache_file.name}.run"
+    planted = msgpack.ExtType(Codec.RECORD, msgpack.packb(["os.system", f"touch {marker}"]))
+    planted_entry = msgpack.packb((FORMAT, [], {("probe", "x"): planted}, {}))
+    planted_run = msgpack.packb((FORMAT, "0" * 32, [planted], [], []))
+    for file, payloads in ((cache_file, (pickle.dumps(Exploit()), planted_entry)),
+                           (run_file, (pickle.dumps(Exploit()), planted_run))):
+        for payload in payloads:
+            file.write_bytes(payload)
+            assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+            assert not marker.exists()
 
 
 def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
