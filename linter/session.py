@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._cached import cached_property
 from .config import Config
-from .reader import FileTooLarge, NotRegularFile, Reader
+from .reader import FileTooLarge, NotRegularFile, OutsideRoot, Reader
 from .textfile import Span, TextDocument, UnreadableFile
 from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Exclusion
 
@@ -117,7 +117,7 @@ def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
     """The runs files of the suite at ``suite``."""
     from .runs import suite_runs_files
 
-    return tuple(map(str, suite_runs_files(Path(suite))))
+    return tuple(map(str, suite_runs_files(Path(suite), session.root)))
 
 
 class LintSession:
@@ -416,7 +416,10 @@ class LintSession:
             if isinstance(found, FileProblem):
                 return found
         try:
-            return self.reader.read_bytes(path, limit)
+            return self.reader.read_bytes(path, limit, self.root)
+        except OutsideRoot:  # a link out, made after the check above or missed by it: nothing outside was opened
+            return FileProblem(path, "outside", f"{path.name} resolves outside the workspace root {self.root}",
+                               "keep skills, specs and artifacts inside the workspace")
         except FileNotFoundError:
             return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
         except IsADirectoryError:

@@ -199,9 +199,9 @@ class Listings:
         self.count = 0
         original = reader.list_folder
 
-        def list_folder(folder, links=None):
+        def list_folder(folder, links=None, fd=None):
             self.count += 1
-            return original(folder, links)
+            return original(folder, links, fd)
 
         monkeypatch.setattr(reader, "list_folder", list_folder)
 

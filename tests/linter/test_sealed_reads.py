@@ -1,0 +1,250 @@
+"""The linter never opens a file outside its workspace root, even under a race.
+
+Files are opened relative to folder descriptors of the root, one component at
+a time without following links (:class:`skill_eval.linter.reader.SealedRoot`),
+so a file or folder swapped for a link between the walk (or the check of its
+real path) and the read cannot lead the open outside. The ground truth is the
+kernel's: ``inotify`` watches the "secret" files outside the workspace and
+reports any open of them by any process (tests/_opens.py); an audit hook
+would see only this interpreter, and only the last component of a path
+opened relative to a descriptor.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import _opens
+from _workspaces import floor_probe, make_workspace, probe_folder
+from skill_eval.linter.reader import read_regular_file
+
+pytestmark = pytest.mark.skipif(not _opens.available(), reason="needs inotify (Linux)")
+
+SECRET = "hunter2-secret-credentials"
+"""What every file outside the workspace holds: never in a report."""
+
+
+def _outside(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A folder of secrets outside any workspace, shaped like the files and
+    folders a workspace has (so that a link to it in any role would be read
+    as a fixture); its folders, for the watch."""
+    outside = tmp_path / "outside"
+    folders = [outside, outside / "probe", outside / "skill", outside / "skill" / "evals", outside / "runs"]
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    stolen = json.dumps(floor_probe("stolen", question="question.md", notes=SECRET)) + "\n"
+    for folder in (outside, outside / "probe"):
+        (folder / "probe.json").write_text(stolen, encoding="utf-8")
+        (folder / "question.md").write_text(f"# {SECRET}\n\n{SECRET}\n", encoding="utf-8")
+    for folder in (outside, outside / "skill"):
+        (folder / "SKILL.md").write_text(f"---\nname: {SECRET}\ndescription: {SECRET}\n---\n# {SECRET}\n", encoding="utf-8")
+        (folder / "output-spec.md").write_text(f"# {SECRET}\n\n## `{SECRET}`\nValues: `A`\n", encoding="utf-8")
+    for folder in (outside, outside / "runs"):
+        (folder / "run.jsonl").write_text(json.dumps({"schema": 2, "type": "start", "probe": SECRET}) + "\n",
+                                          encoding="utf-8")
+    (outside / "frozen.json").write_text(json.dumps({SECRET: SECRET}), encoding="utf-8")
+    (outside / "skill" / "evals" / "frozen.json").write_text(json.dumps({SECRET: SECRET}), encoding="utf-8")
+    return outside, folders
+
+
+def _secret_opens(watch: _opens.OpenWatch) -> list[tuple[str, str]]:
+    return watch.events()
+
+
+def _assert_watch_works(watch: _opens.OpenWatch, outside: Path) -> None:
+    """The watch itself reports an open (so that its silence means something)."""
+    read_regular_file(outside / "question.md")
+    assert any(path == str(outside / "question.md") for path, _what in watch.events()), watch.events()
+
+
+# -- the opener itself ----------------------------------------------------------------
+
+
+def test_links_inside_are_followed_and_links_out_never_opened(tmp_path: Path) -> None:
+    from skill_eval.linter.reader import OutsideRoot, SealedRoot
+
+    outside, folders = _outside(tmp_path)
+    root = tmp_path / "ws"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "shared").mkdir()
+    (root / "shared" / "file.md").write_text("inside\n", encoding="utf-8")
+    (root / "a" / "rel.md").symlink_to(Path("..") / "shared" / "file.md")
+    (root / "a" / "abs.md").symlink_to(root / "shared" / "file.md")
+    (root / "a" / "b" / "up").symlink_to(Path("..") / ".." / "shared")  # a folder link, relative
+    (root / "a" / "around").symlink_to(Path("..") / ".." / "ws" / "shared")  # leaves the root's descriptor and comes back
+    (root / "a" / "chain.md").symlink_to("rel.md")
+    (root / "out.md").symlink_to(outside / "question.md")
+    (root / "out-folder").symlink_to(outside)
+    (root / "a" / "dotdot.md").symlink_to(Path("..") / ".." / "outside" / "question.md")
+    (root / "a" / "via-folder.md").symlink_to(Path("..") / "out-folder" / "question.md")
+    (root / "loop").symlink_to("loop")
+    sealed = SealedRoot(str(root))
+    with _opens.OpenWatch(folders) as watch:
+        for inside in ("a/rel.md", "a/abs.md", "a/b/up/file.md", "a/around/file.md", "a/chain.md", "shared/file.md"):
+            fd = sealed.open(str(root / inside))
+            try:
+                assert os.read(fd, 100) == b"inside\n", inside
+            finally:
+                os.close(fd)
+        for out in ("out.md", "out-folder/question.md", "a/dotdot.md", "a/via-folder.md", "out-folder/runs/run.jsonl"):
+            with pytest.raises(OutsideRoot):
+                sealed.open(str(root / out))
+        with pytest.raises(OutsideRoot):
+            sealed.open(str(outside / "question.md"))  # named outside to begin with
+        with pytest.raises(OSError) as looped:
+            sealed.open(str(root / "loop"))
+        assert looped.value.errno == errno.ELOOP
+        with pytest.raises(FileNotFoundError):
+            sealed.open(str(root / "a" / "missing.md"))
+        assert _secret_opens(watch) == []
+        _assert_watch_works(watch, outside)
+    sealed.close()
+
+
+def test_a_folder_swapped_for_a_link_after_it_was_read_is_not_followed(tmp_path: Path) -> None:
+    """The folder descriptors kept between reads are used again only while
+    the folder's path still names them: a folder replaced by a link out
+    (after a first read, as a language server lives on) is walked afresh
+    and refused."""
+    from skill_eval.linter.reader import OutsideRoot
+
+    outside, folders = _outside(tmp_path)
+    root = tmp_path / "ws"
+    folder = root / "skill" / "evals" / "probes" / "p"
+    folder.mkdir(parents=True)
+    (folder / "question.md").write_text("mine\n", encoding="utf-8")
+    assert read_regular_file(folder / "question.md", 100, root) == b"mine\n"
+    folder.rename(root / "parked")
+    folder.symlink_to(outside)
+    with _opens.OpenWatch(folders) as watch:
+        with pytest.raises(OutsideRoot):
+            read_regular_file(folder / "question.md", 100, root)
+        folder.unlink()
+        (root / "skill").rename(root / "skill-parked")
+        (root / "skill").symlink_to(outside / "skill")  # an ancestor swapped instead
+        with pytest.raises(OutsideRoot):
+            read_regular_file(root / "skill" / "SKILL.md", 100, root)
+        assert _secret_opens(watch) == []
+        _assert_watch_works(watch, outside)
+
+
+# -- the race -------------------------------------------------------------------------
+
+
+class Swapper(threading.Thread):
+    """Swaps files and folders of a workspace for links to the secrets
+    outside and back, over and over, until stopped; each swap is a rename
+    (what a hostile process sharing the machine would do). Folders are
+    parked in ``node_modules/`` (never walked) while their link stands."""
+
+    def __init__(self, root: Path, outside: Path, probes: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.root, self.outside = root, outside
+        self.stop = threading.Event()
+        self.swaps = 0
+        self.error: BaseException | None = None
+        skill = root / "skill"
+        self.files = [(skill / "SKILL.md", outside / "SKILL.md"), (skill / "output-spec.md", outside / "output-spec.md"),
+                      (skill / "evals" / "frozen.json", outside / "frozen.json"),
+                      (skill / "evals" / "runs" / "run.jsonl", outside / "run.jsonl")]
+        for name in probes:
+            self.files += [(probe_folder(root, name) / "probe.json", outside / "probe.json"),
+                           (probe_folder(root, name) / "question.md", outside / "question.md")]
+        self.folders = [(probe_folder(root, name), outside / "probe") for name in probes]
+        self.folders += [(skill / "evals" / "runs", outside / "runs"), (skill, outside / "skill")]
+        self.park = root / "node_modules"
+        self.park.mkdir(exist_ok=True)
+
+    def run(self) -> None:
+        rng = random.Random(26)
+        try:
+            while not self.stop.is_set():
+                if rng.random() < 0.7:
+                    self._swap_file(*rng.choice(self.files), rng)
+                else:
+                    self._swap_folder(*rng.choice(self.folders), rng)
+                self.swaps += 1
+        except BaseException as error:  # reported by the test
+            self.error = error
+
+    def _swap_file(self, path: Path, target: Path, rng: random.Random) -> None:
+        try:
+            content = path.read_bytes() if not path.is_symlink() else None
+        except OSError:
+            return  # its folder is swapped out right now
+        if content is None:
+            return
+        link = path.with_name(path.name + ".swap")
+        try:
+            os.symlink(target, link)
+            os.rename(link, path)
+        except OSError:
+            return
+        time.sleep(rng.random() * 0.002)
+        real = path.with_name(path.name + ".back")
+        real.write_bytes(content)
+        os.rename(real, path)
+
+    def _swap_folder(self, folder: Path, target: Path, rng: random.Random) -> None:
+        parked = self.park / f"{folder.name}-{self.swaps}"
+        try:
+            os.rename(folder, parked)
+        except OSError:
+            return
+        try:
+            os.symlink(target, folder)
+            time.sleep(rng.random() * 0.003)
+            os.unlink(folder)
+        finally:
+            os.rename(parked, folder)
+
+
+def _race_workspace(tmp_path: Path) -> tuple[Path, Path, list[Path], list[str]]:
+    outside, folders = _outside(tmp_path)
+    names = [f"p{index:02d}" for index in range(24)]
+    root = make_workspace(tmp_path / "ws", {name: floor_probe(name) for name in names})
+    (root / "skill" / "evals" / "runs").mkdir()
+    (root / "skill" / "evals" / "runs" / "run.jsonl").write_text("", encoding="utf-8")
+    (root / "skill" / "evals" / "frozen.json").write_text("{}", encoding="utf-8")
+    return root, outside, folders, names
+
+
+def test_the_cli_never_opens_a_secret_while_files_and_folders_are_swapped_for_links(tmp_path: Path) -> None:
+    """A thread swaps files and folders (probe folders, the skill's, its
+    ``evals/runs``) for links to secrets outside the workspace while the CLI
+    lints it, one process and with helpers, with and without the cache:
+    the kernel reports no open of any secret, no report shows one, and each
+    run ends with findings (exit 1 or 0), never an internal error."""
+    root, outside, folders, names = _race_workspace(tmp_path)
+    swapper = Swapper(root, outside, names[:6])
+    runs = []
+    with _opens.OpenWatch(folders) as watch:
+        swapper.start()
+        try:
+            for jobs, no_cache in (("1", True), ("2", True), ("1", False), ("2", False)) * 2:
+                args = [sys.executable, "-m", "skill_eval.linter.cli", "-j", jobs, "--output-format", "full"]
+                if no_cache:
+                    args.append("--no-cache")
+                completed = subprocess.run([*args, str(root)], capture_output=True, text=True, timeout=120)
+                runs.append(completed)
+        finally:
+            swapper.stop.set()
+            swapper.join(10)
+        assert swapper.error is None, swapper.error
+        assert swapper.swaps > 50, swapper.swaps
+        assert _secret_opens(watch) == []
+        _assert_watch_works(watch, outside)
+    for completed in runs:
+        assert completed.returncode in (0, 1), completed.stderr[-3000:]
+        assert SECRET not in completed.stdout and SECRET not in completed.stderr
+        assert "Traceback" not in completed.stderr and "SE000" not in completed.stdout, completed.stderr[-3000:]
