@@ -44,9 +44,11 @@ class Reader(Protocol):
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None,
+        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
-        """Every file below ``root`` whose name is in ``names``, in sorted order.
+        """Every file below ``root`` whose name is in ``names``, in sorted order;
+        ``below`` (a workspace root): ``root`` is opened below it only, no link
+        out of it followed, even one made during the walk.
 
         VCS and tool folders (:data:`SKIPPED_FOLDERS`), virtual environments
         and the runner's ``evals/runs`` folders are skipped, and so are the
@@ -145,6 +147,7 @@ def folder_signature(folder: str) -> tuple[int, int, int, int, int] | None:
 def walk_folders(
     root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
     exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
+    below: Path | str | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
     below it, depth first and sorted, like a top-down ``os.walk``: folders
@@ -155,7 +158,10 @@ def walk_folders(
     there. Each folder below ``root`` is opened relative to its parent's
     descriptor with ``O_NOFOLLOW`` and listed from its own descriptor: a
     folder swapped for a link to another place during the walk is not
-    listed (at most ``depth`` descriptors are open at once). Listing with :func:`list_folder` spares the ``lstat`` per folder
+    listed (at most ``depth`` descriptors are open at once). ``below`` (a
+    workspace root): ``root`` itself is opened below it only
+    (:meth:`SealedRoot.open`; nothing is listed when it is a link out, even
+    one made just now); else ``root`` is opened as named, links followed. Listing with :func:`list_folder` spares the ``lstat`` per folder
     that ``os.walk`` spends (a large part of a walk: docs/performance.md).
     ``pruned``, when given, receives the path of every folder left out because
     its name is in ``skipped``; ``links`` that of every symbolic link in the
@@ -170,7 +176,10 @@ def walk_folders(
     if looked_at is not None:
         looked_at.append((top, folder_signature(top)))
     try:
-        top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        if below is not None:
+            top_fd = sealed_root(below).open(top, _DIR_FLAGS)
+        else:
+            top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
         return
     # Each frame: a folder yielded, its descriptor, and its sub-folders still to visit (reversed).
@@ -434,6 +443,8 @@ class SealedRoot:
                 raise OutsideRoot(errno.EXDEV, "outside the workspace root", path)
             folder, _, name = relative.rpartition("/")
             if not name:
+                if flags & os.O_DIRECTORY:
+                    return os.dup(self._root_descriptor())
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
             parent = self._folder(folder)
             try:
@@ -606,11 +617,13 @@ class FileSystemReader:
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
         exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
+        below: Path | str | None = None,
     ) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
         (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`
-        (``looked_at``: the folders it looked into, with their signatures)."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, looked_at):
+        (``looked_at``: the folders it looked into, with their signatures;
+        ``below``: ``root`` opened below that workspace root only)."""
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, looked_at, below):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):
                     yield Path(folder, name)
@@ -653,10 +666,10 @@ class OverlayReader(FileSystemReader):
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None,
+        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
         seen = set()
-        for path in super().walk_files(root, names, pruned, links, exclude):
+        for path in super().walk_files(root, names, pruned, links, exclude, below=below):
             seen.add(path)
             yield path
         root = Path(root)

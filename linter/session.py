@@ -684,7 +684,8 @@ class LintSession:
         when the workspace was already walked, else walked from ``folder``."""
         self.note(("below", str(folder)))
         if "all_probe_paths" not in self.__dict__:
-            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE}), exclude=self.exclusion or None))
+            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE}), exclude=self.exclusion or None,
+                                               below=self.root))
         prefix = str(folder).rstrip(os.sep) + os.sep
         return [path for path in self.all_probe_paths if str(path).startswith(prefix)]
 

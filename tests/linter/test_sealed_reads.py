@@ -13,49 +13,19 @@ opened relative to a descriptor.
 from __future__ import annotations
 
 import errno
-import json
 import os
-import random
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 import _opens
+from _races import SECRET, Swapper, outside_secrets as _outside
 from _workspaces import floor_probe, make_workspace, probe_folder
 from skill_eval.linter.reader import read_regular_file
 
 pytestmark = pytest.mark.skipif(not _opens.available(), reason="needs inotify (Linux)")
-
-SECRET = "hunter2-secret-credentials"
-"""What every file outside the workspace holds: never in a report."""
-
-
-def _outside(tmp_path: Path) -> tuple[Path, list[Path]]:
-    """A folder of secrets outside any workspace, shaped like the files and
-    folders a workspace has (so that a link to it in any role would be read
-    as a fixture); its folders, for the watch."""
-    outside = tmp_path / "outside"
-    folders = [outside, outside / "probe", outside / "skill", outside / "skill" / "evals", outside / "runs"]
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-    stolen = json.dumps(floor_probe("stolen", question="question.md", notes=SECRET)) + "\n"
-    for folder in (outside, outside / "probe"):
-        (folder / "probe.json").write_text(stolen, encoding="utf-8")
-        (folder / "question.md").write_text(f"# {SECRET}\n\n{SECRET}\n", encoding="utf-8")
-    for folder in (outside, outside / "skill"):
-        (folder / "SKILL.md").write_text(f"---\nname: {SECRET}\ndescription: {SECRET}\n---\n# {SECRET}\n", encoding="utf-8")
-        (folder / "output-spec.md").write_text(f"# {SECRET}\n\n## `{SECRET}`\nValues: `A`\n", encoding="utf-8")
-    for folder in (outside, outside / "runs"):
-        (folder / "run.jsonl").write_text(json.dumps({"schema": 2, "type": "start", "probe": SECRET}) + "\n",
-                                          encoding="utf-8")
-    (outside / "frozen.json").write_text(json.dumps({SECRET: SECRET}), encoding="utf-8")
-    (outside / "skill" / "evals" / "frozen.json").write_text(json.dumps({SECRET: SECRET}), encoding="utf-8")
-    return outside, folders
-
 
 def _secret_opens(watch: _opens.OpenWatch) -> list[tuple[str, str]]:
     return watch.events()
@@ -141,74 +111,6 @@ def test_a_folder_swapped_for_a_link_after_it_was_read_is_not_followed(tmp_path:
 # -- the race -------------------------------------------------------------------------
 
 
-class Swapper(threading.Thread):
-    """Swaps files and folders of a workspace for links to the secrets
-    outside and back, over and over, until stopped; each swap is a rename
-    (what a hostile process sharing the machine would do). Folders are
-    parked in ``node_modules/`` (never walked) while their link stands."""
-
-    def __init__(self, root: Path, outside: Path, probes: list[str]) -> None:
-        super().__init__(daemon=True)
-        self.root, self.outside = root, outside
-        self.stop = threading.Event()
-        self.swaps = 0
-        self.error: BaseException | None = None
-        skill = root / "skill"
-        self.files = [(skill / "SKILL.md", outside / "SKILL.md"), (skill / "output-spec.md", outside / "output-spec.md"),
-                      (skill / "evals" / "frozen.json", outside / "frozen.json"),
-                      (skill / "evals" / "runs" / "run.jsonl", outside / "run.jsonl")]
-        for name in probes:
-            self.files += [(probe_folder(root, name) / "probe.json", outside / "probe.json"),
-                           (probe_folder(root, name) / "question.md", outside / "question.md")]
-        self.folders = [(probe_folder(root, name), outside / "probe") for name in probes]
-        self.folders += [(skill / "evals" / "runs", outside / "runs"), (skill, outside / "skill")]
-        self.park = root / "node_modules"
-        self.park.mkdir(exist_ok=True)
-
-    def run(self) -> None:
-        rng = random.Random(26)
-        try:
-            while not self.stop.is_set():
-                if rng.random() < 0.7:
-                    self._swap_file(*rng.choice(self.files), rng)
-                else:
-                    self._swap_folder(*rng.choice(self.folders), rng)
-                self.swaps += 1
-        except BaseException as error:  # reported by the test
-            self.error = error
-
-    def _swap_file(self, path: Path, target: Path, rng: random.Random) -> None:
-        try:
-            content = path.read_bytes() if not path.is_symlink() else None
-        except OSError:
-            return  # its folder is swapped out right now
-        if content is None:
-            return
-        link = path.with_name(path.name + ".swap")
-        try:
-            os.symlink(target, link)
-            os.rename(link, path)
-        except OSError:
-            return
-        time.sleep(rng.random() * 0.002)
-        real = path.with_name(path.name + ".back")
-        real.write_bytes(content)
-        os.rename(real, path)
-
-    def _swap_folder(self, folder: Path, target: Path, rng: random.Random) -> None:
-        parked = self.park / f"{folder.name}-{self.swaps}"
-        try:
-            os.rename(folder, parked)
-        except OSError:
-            return
-        try:
-            os.symlink(target, folder)
-            time.sleep(rng.random() * 0.003)
-            os.unlink(folder)
-        finally:
-            os.rename(parked, folder)
-
-
 def _race_workspace(tmp_path: Path) -> tuple[Path, Path, list[Path], list[str]]:
     outside, folders = _outside(tmp_path)
     names = [f"p{index:02d}" for index in range(24)]
@@ -226,7 +128,7 @@ def test_the_cli_never_opens_a_secret_while_files_and_folders_are_swapped_for_li
     the kernel reports no open of any secret, no report shows one, and each
     run ends with findings (exit 1 or 0), never an internal error."""
     root, outside, folders, names = _race_workspace(tmp_path)
-    swapper = Swapper(root, outside, names[:6])
+    swapper = Swapper(root, outside, [probe_folder(root, name) for name in names[:6]], root / "skill")
     runs = []
     with _opens.OpenWatch(folders) as watch:
         swapper.start()
