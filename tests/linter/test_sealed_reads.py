@@ -150,3 +150,34 @@ def test_the_cli_never_opens_a_secret_while_files_and_folders_are_swapped_for_li
         assert completed.returncode in (0, 1), completed.stderr[-3000:]
         assert SECRET not in completed.stdout and SECRET not in completed.stderr
         assert "Traceback" not in completed.stderr and "SE000" not in completed.stdout, completed.stderr[-3000:]
+
+
+def test_a_fix_is_never_written_through_a_folder_swapped_for_a_link_after_it_was_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--fix`` reads a file, then writes it: a probe folder swapped for a
+    link out in between (here exactly then) is not written through, and the
+    file outside is neither opened nor changed; the fix is reported skipped."""
+    from skill_eval.linter import fixes
+    from skill_eval.linter.engine import lint_paths
+
+    outside, folders = _outside(tmp_path)
+    root = make_workspace(tmp_path / "ws", {"p": floor_probe("p", seeded_defects=3)})
+    result = lint_paths([root], jobs=1)
+    assert any(d.code == "SE201" and any(f.safe for f in d.fixes) for d in result.diagnostics)
+    folder = probe_folder(root, "p")
+    (outside / "probe" / "probe.json").write_bytes((folder / "probe.json").read_bytes())
+    before = (outside / "probe" / "probe.json").read_bytes()
+    planned = fixes.plan_fixes
+
+    def plan_then_swap(*args, **kwargs):
+        found = planned(*args, **kwargs)
+        folder.rename(root / "node_modules-parked")
+        folder.symlink_to(outside / "probe")
+        return found
+
+    monkeypatch.setattr(fixes, "plan_fixes", plan_then_swap)
+    with _opens.OpenWatch(folders) as watch:
+        applied = fixes.apply_fixes(result.diagnostics, result.sessions)
+        assert watch.events() == []
+    assert applied.files == [] and folder / "probe.json" in applied.skipped
+    assert (outside / "probe" / "probe.json").read_bytes() == before
