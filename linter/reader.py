@@ -386,7 +386,6 @@ class SealedRoot:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self._pid = os.getpid()
         self._lock = _thread.allocate_lock()
         self._root_fd: int | None = None
         self._root_id: tuple[int, int] | None = None
@@ -434,9 +433,6 @@ class SealedRoot:
         :class:`OutsideRoot` when its real path is not below the root,
         the open's own :class:`OSError` otherwise (``ELOOP`` after
         :data:`MAX_LINKS` links)."""
-        if self._pid != os.getpid():  # a forked child: the parent's lock may be held by a thread not here
-            self._pid, self._lock = os.getpid(), _thread.allocate_lock()
-            self._close_all()  # its copies of the parent's descriptors
         with self._lock:
             relative = self._relative(path)
             if relative is None:
@@ -473,27 +469,59 @@ class SealedRoot:
 
     def _folder(self, folder: str) -> int:
         """The descriptor of the folder ``folder`` (relative to the root; ''
-        for the root), kept or walked to."""
+        for the root): kept, or opened from the nearest folder above it that
+        is kept (one ``openat`` per folder not kept), each still checked
+        (:meth:`_kept`)."""
         if not folder:
             return self._root_descriptor()
-        kept = self._folders.pop(folder, None)
-        if kept is not None:
-            fd, dev, ino = kept
-            try:
-                status = os.stat(os.path.join(self.root, folder))
-            except (OSError, ValueError):
-                status = None
-            if status is not None and status.st_dev == dev and status.st_ino == ino:
-                self._folders[folder] = kept  # the most recently used last
-                return fd
-            _close(fd)
-        fd = self._walk(folder.split("/"), _DIR_FLAGS, folder)
-        status = os.fstat(fd)
-        self._folders[folder] = (fd, status.st_dev, status.st_ino)
-        if len(self._folders) > FOLDERS_KEPT:
-            oldest = next(iter(self._folders))
-            _close(self._folders.pop(oldest)[0])
+        fd = self._kept(folder)
+        if fd is not None:
+            return fd
+        missing = [folder]
+        parent = folder.rpartition("/")[0]
+        while parent:
+            fd = self._kept(parent)
+            if fd is not None:
+                break
+            missing.append(parent)
+            parent = parent.rpartition("/")[0]
+        else:
+            fd = self._root_descriptor()
+        for path in reversed(missing):
+            name = path.rpartition("/")[2]
+            opened = None
+            if name not in ("", ".", ".."):
+                try:
+                    opened = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as error:
+                    if error.errno not in _LINK_ERRORS:
+                        raise
+            if opened is None:  # a link (or '..'): walked from the root, links resolved
+                opened = self._walk(path.split("/"), _DIR_FLAGS, path)
+            status = os.fstat(opened)
+            self._folders[path] = (opened, status.st_dev, status.st_ino)
+            if len(self._folders) > FOLDERS_KEPT:  # the oldest: never the one just opened, used next
+                _close(self._folders.pop(next(iter(self._folders)))[0])
+            fd = opened
         return fd
+
+    def _kept(self, folder: str) -> int | None:
+        """The kept descriptor of ``folder``, if its path still names that
+        folder (``stat``: device and inode), made the most recently used;
+        else ``None`` (and a stale one closed)."""
+        kept = self._folders.pop(folder, None)
+        if kept is None:
+            return None
+        fd, dev, ino = kept
+        try:
+            status = os.stat(os.path.join(self.root, folder))
+        except (OSError, ValueError):
+            status = None
+        if status is not None and status.st_dev == dev and status.st_ino == ino:
+            self._folders[folder] = kept
+            return fd
+        _close(fd)
+        return None
 
     def _walk(self, parts: list[str], flags: int, shown: str) -> int:
         """Open ``parts`` (below the root) component by component, the last
@@ -579,6 +607,18 @@ _SEALED_ROOTS: dict[str, SealedRoot] = {}
 """The :class:`SealedRoot` of each workspace root read below, by its path."""
 
 _ROOTS_KEPT = 8
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts its own :class:`SealedRoot` state: a thread of
+    the parent may have held a lock, and the descriptors kept are copies."""
+    for sealed in _SEALED_ROOTS.values():
+        sealed._lock = _thread.allocate_lock()
+        sealed._close_all()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def sealed_root(root: Path | str) -> SealedRoot:
