@@ -387,7 +387,9 @@ class LintSession:
         """The one way the engine reads a file of the workspace: ``path``'s
         bytes, or why it is not read. Its real path must be inside the
         workspace root (``outside`` otherwise, and nothing is opened: a link
-        out of a stranger's repository must not leak a file), it must be a
+        out of a stranger's repository must not leak a file; the reader opens
+        it below the root's descriptor, so a link made after this check is
+        refused too, :class:`~skill_eval.linter.reader.SealedRoot`), it must be a
         regular file (a FIFO, a device or a folder is ``unreadable``, never
         waited on) of at most ``limit`` bytes (checked with ``fstat`` before
         reading; at most ``limit`` + 1 bytes are ever read). Read through the
