@@ -4,7 +4,7 @@
 usage: python benchmarks/api_memory.py [--probes 10000] [--mode calls|session|both] [--artifact-kb K] [--work DIR]
 
 A tree of ``--probes`` probes (each with its own artifact) comes from
-``shared/bench/make_bench_corpus.py``. ``calls``: each probe is copied into a
+``benchmarks/make_bench_corpus.py``. ``calls``: each probe is copied into a
 workspace of its own (its SKILL.md, output-spec.md, probe.json and artifact),
 and one process lints them one after the other with one ``lint_paths`` call
 each (an API user, a test harness, a pre-commit hook kept alive);
@@ -34,13 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def corpus_script() -> Path:
-    """``shared/bench/make_bench_corpus.py``: beside the checkout (CI), or above
-    a worktree folder."""
-    for base in ROOT.parents:
-        candidate = base / "shared" / "bench" / "make_bench_corpus.py"
-        if candidate.is_file():
-            return candidate
-    raise SystemExit("shared/bench/make_bench_corpus.py not found beside or above this checkout")
+    """The benchmark corpus generator shipped beside this script
+    (``benchmarks/make_bench_corpus.py``)."""
+    return Path(__file__).resolve().with_name("make_bench_corpus.py")
 
 
 def memory_mb() -> tuple[float, float]:

@@ -5,7 +5,7 @@ usage: python benchmarks/lint_bench.py [--cases cold,warm,precommit] [--sizes 10
                                        [--precommit-sizes 10000]
                                        [--lint EXE] [--no-skillsaw] [--as-is] [--work DIR]
 
-Trees come from ``../shared/bench/make_bench_corpus.py`` (deterministic: same
+Trees come from ``benchmarks/make_bench_corpus.py`` (deterministic: same
 arguments, same bytes). Each measurement is a fresh process timed from spawn
 to exit; the median of ``--runs`` is printed with the minimum, and
 skillsaw's runs alternate with ours (up to 1,000 probes, as many; above,
@@ -47,9 +47,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS_SCRIPT = next((base / "shared" / "bench" / "make_bench_corpus.py" for base in ROOT.parents
-                      if (base / "shared" / "bench" / "make_bench_corpus.py").is_file()),
-                     ROOT.parent / "shared" / "bench" / "make_bench_corpus.py")
+CORPUS_SCRIPT = Path(__file__).resolve().with_name("make_bench_corpus.py")
+"""The benchmark corpus generator, shipped beside this script (benchmarks/make_bench_corpus.py)."""
 """Beside the checkout (CI's layout), or above it (a worktree of a checkout)."""
 SKILLSAW_VERSION = "0.22.0"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skill-eval-bench"

@@ -4,7 +4,7 @@
 usage: python benchmarks/lsp_bench.py [--probes 1000] [--big 10000] [--edits 60] [--scans 5]
                                      [--server-python PYTHON] [--work DIR]
 
-Builds trees with /work/shared/bench/make_bench_corpus.py, starts
+Builds trees with benchmarks/make_bench_corpus.py, starts
 ``python -m skill_eval.server`` as a subprocess with pytest-lsp's
 ``LanguageClient`` (VS Code's capabilities: utf-16, work-done progress) and
 prints:
@@ -43,7 +43,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-CORPUS = Path("/work/shared/bench/make_bench_corpus.py")
+CORPUS = Path(__file__).resolve().with_name("make_bench_corpus.py")
 TIMEOUT = 600.0
 
 

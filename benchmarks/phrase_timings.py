@@ -4,7 +4,7 @@
 usage: python benchmarks/phrase_timings.py [TREE ...] [--repeat 5]
 
 Every question.md under the TREEs (default: a 1,000-probe corpus written by
-/work/shared/bench/make_bench_corpus.py into a temporary folder) and, when
+benchmarks/make_bench_corpus.py into a temporary folder) and, when
 given with --text, every markdown file under those folders cut into 30-line
 pieces (realistic prose: real SKILL.md files say "note", "review" and
 "check" a lot). Prints the best of --repeat runs, in microseconds per text,
@@ -24,7 +24,7 @@ from skill_eval.linter import words
 from skill_eval.linter.rules.artifact import _phrases
 from skill_eval.linter.rules.artifact._phrases import find_phrases, load_phrase_lists
 
-CORPUS_SCRIPT = Path("/work/shared/bench/make_bench_corpus.py")
+CORPUS_SCRIPT = Path(__file__).resolve().with_name("make_bench_corpus.py")
 
 
 def texts_of(trees: list[Path], prose: list[Path]) -> list[str]:

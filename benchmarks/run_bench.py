@@ -12,11 +12,14 @@ nothing else.
 
     overhead per run = (runner wall time - spawn-only wall time) / N
 
-Goal: <= 1 ms per run. Then grades pathological answers of 1 MiB (the ones
+Goal: <= 1 ms per run (unsealed starts; ``--sandbox on`` runs them sealed,
+as a run does by default). Then times one start at a time of the same
+``cat``, plain and sealed in bubblewrap as the runner seals a start: the
+sandbox's latency per start; goal: under 50 ms. Then grades pathological answers of 1 MiB (the ones
 tests/evals/test_grading_bounds.py guards against hanging) and prints the
 slowest; goal: under 1 s each. Usage::
 
-    python benchmarks/run_bench.py [--runs 1000] [--jobs 8] [--no-fsync] [--repeat 3]
+    python benchmarks/run_bench.py [--runs 1000] [--jobs 8] [--no-fsync] [--repeat 3] [--sandbox off|on] [--seal-runs 200]
 
 Time a regular install (``pip install .`` into a separate venv). Prints the
 figures (the median of ``--repeat`` runner runs) and exits 1 when a goal is
@@ -37,6 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 GOAL_MS = 1.0
+SEAL_GOAL_MS = 50.0
+"""What sealing a start (evals/sandbox.py) may add to its latency."""
 GRADE_GOAL_S = 1.0
 
 SKILL = """---
@@ -68,9 +73,10 @@ Please post the closeout verdict.
 """
 
 
-def make_workspace(root: Path, probes: int, command: list[str]) -> None:
+def make_workspace(root: Path, probes: int, command: list[str], sandbox: str = "off") -> None:
     (root / "skill-eval.toml").write_text(
-        "[agents.noop]\n" f"command = {json.dumps(command)}\n" "timeout = 60\n", encoding="utf-8")
+        "[agents.noop]\n" f"command = {json.dumps(command)}\n" "timeout = 60\n" f"sandbox = {json.dumps(sandbox)}\n",
+        encoding="utf-8")
     skill = root / "bench-skill"
     (skill / "evals" / "probes").mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL, encoding="utf-8")
@@ -127,6 +133,30 @@ def runner_run(root: Path, runs_per_arm: int, jobs: int, fsync: bool) -> tuple[f
     return ended - started, planned - started, len(summary.records)
 
 
+def sealed_spawn(command: list[str], prompt: bytes, runs: int) -> tuple[float, float]:
+    """Seconds per start, one at a time, of ``command`` run plain and run
+    sealed exactly as a start is (:func:`~skill_eval.evals.sandbox.bwrap_argv`
+    over a fresh scratch folder): the latency a start pays for its sandbox."""
+    from skill_eval.evals.sandbox import bwrap_argv, require_sandbox, seal_view
+
+    bwrap = require_sandbox()
+    with tempfile.TemporaryDirectory(prefix="skill-eval-bench-seal-") as folder:
+        (Path(folder) / "work").mkdir()
+        env = {b"PATH": b"/usr/bin:/bin"}
+        view = seal_view(folder, f"{folder}/work", command, env, hidden=())
+        sealed = bwrap_argv(bwrap, view, command)
+        timings = {}
+        for name, argv in (("plain", command), ("sealed", sealed)):
+            started = time.perf_counter()
+            for _ in range(runs):
+                process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           start_new_session=True, env={"PATH": "/usr/bin:/bin"})
+                out, _err = process.communicate(prompt, timeout=60)
+                assert process.returncode == 0 and out == prompt, (name, process.returncode)
+            timings[name] = (time.perf_counter() - started) / runs
+    return timings["plain"], timings["sealed"]
+
+
 def pathological_answers() -> list[tuple[str, str]]:
     mib = 1 << 20
     return [
@@ -163,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runner runs (each against its own spawn-only run); the median is reported")
     parser.add_argument("--no-fsync", action="store_true", help="skip fsync of records (not how the runner runs)")
     parser.add_argument("--no-grading", action="store_true", help="skip the pathological grading figures")
+    parser.add_argument("--sandbox", choices=("off", "on"), default="off",
+                        help="the runner's starts unsealed (the 1 ms goal's figure, the default) or sealed")
+    parser.add_argument("--seal-runs", type=int, default=200,
+                        help="starts of the sealed-spawn latency figure, one at a time (0: skip it)")
     args = parser.parse_args(argv)
     cat = shutil.which("cat")
     if cat is None:
@@ -177,11 +211,12 @@ def main(argv: list[str] | None = None) -> int:
 
     prompt = build_prompt(ARTIFACT.format(n=0).encode(), parse_output_spec(SPEC))
     spawn_only(command, prompt, min(50, runs), args.jobs)  # warm-up
-    print(f"runs: {runs} ({args.probes} probes x 2 arms x {reps} reps), -j {args.jobs}, agent: {cat} (no-op)")
+    print(f"runs: {runs} ({args.probes} probes x 2 arms x {reps} reps), -j {args.jobs}, agent: {cat} (no-op), "
+          f"sandbox {args.sandbox}")
     for attempt in range(max(1, args.repeat)):
         with tempfile.TemporaryDirectory(prefix="skill-eval-bench-") as folder:
             root = Path(folder)
-            make_workspace(root, args.probes, command)
+            make_workspace(root, args.probes, command, args.sandbox)
             cpu0 = cpu()
             baseline = spawn_only(command, prompt, runs, args.jobs)
             cpu1 = cpu()
@@ -197,7 +232,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{attempt + 1}] overhead   : {overhead_ms:6.2f} ms/run beyond process spawn")
     median = sorted(overheads)[len(overheads) // 2]
     print(f"overhead (median of {len(overheads)}): {median:.2f} ms/run beyond process spawn (goal <= {GOAL_MS:g} ms)")
-    ok = median <= GOAL_MS
+    ok = median <= GOAL_MS or args.sandbox == "on"
+    if args.seal_runs > 0:
+        plain, sealed = sealed_spawn(command, prompt, args.seal_runs)
+        cost_ms = (sealed - plain) * 1000
+        print(f"sandbox: one start at a time, {args.seal_runs} each: plain {plain * 1000:.2f} ms, sealed "
+              f"{sealed * 1000:.2f} ms: {cost_ms:.2f} ms per start for the sandbox (goal < {SEAL_GOAL_MS:g} ms)")
+        ok = ok and cost_ms < SEAL_GOAL_MS
     if not args.no_grading:
         times = grading_times()
         for name, seconds in times:

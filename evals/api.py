@@ -187,7 +187,7 @@ def run_probe(
     workspace = _workspace(probe_json_path)
     try:
         chosen_arms = parse_arms(arms)
-        agent_config = select_agent(workspace.config, agent)
+        agent_config = select_agent(workspace.config, agent, workspace.root)
     except RunError as error:
         raise ApiError(str(error)) from None
     probe = _load(workspace, probe_json_path, need_skill="treatment" in chosen_arms)
@@ -265,7 +265,7 @@ def calibrate_probes(
         raise ApiError("no probe to calibrate; open a probe.json, or a SKILL.md heading its probes anchor on")
     workspace = _workspace(probe_json_paths[0])
     try:
-        agent_config = select_agent(workspace.config, agent)
+        agent_config = select_agent(workspace.config, agent, workspace.root)
     except RunError as error:
         raise ApiError(str(error)) from None
     probes = [_load(workspace, path, need_skill=True) for path in probe_json_paths]

@@ -73,7 +73,7 @@ from .runner import (
 )
 from .viewer_model import CALIBRATION_ZONES, CalibrationDecision
 
-DECIDED_ZONES = ("ceiling", "window", "floor", "adverse", "mixed")
+DECIDED_ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "unreadable")
 """Observations a calibration records (``undecided`` is recorded only when
 ``max-starts-per-probe`` stopped the probe)."""
 
@@ -93,6 +93,8 @@ class RepState:
     """The start id of its latest failed or interrupted start."""
     status: str | None = None
     """That start's status (error, timeout, interrupted)."""
+    unreadable: bool = False
+    """A graded rep whose answer had no field the output spec names (``answer_source: "none"``)."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ class ArmState:
         return ArmSample(reps=self.graded, caught=self.caught,
                          errors=sum(1 for rep in self.reps if rep.state == FAILED and rep.status == "error"),
                          timeouts=sum(1 for rep in self.reps if rep.state == FAILED and rep.status == "timeout"),
-                         interrupted=self.count(INTERRUPTED))
+                         interrupted=self.count(INTERRUPTED),
+                         unreadable=sum(1 for rep in self.reps if rep.state in (CAUGHT, MISSED) and rep.unreadable))
 
     def text(self) -> str:
         """``"2/2"`` (caught/graded), with failed and open reps said."""
@@ -215,7 +218,9 @@ def observe(rule: CalibrationRule, control: ArmState, treatment: ArmState) -> tu
     Ceiling from the control alone ("If the control catches it in every
     sampled rep, record the observed ceiling"); otherwise the treatment's
     sample decides, together with the control's, as the report's zones do
-    (:func:`~skill_eval.linter.runs.zone_of`): window, floor, adverse, mixed.
+    (:func:`~skill_eval.linter.runs.zone_of`): window, floor, adverse, mixed,
+    or unreadable when most graded answers had no field the output spec names
+    (never a floor: those misses are answers nobody could read).
     """
     if control.caught_every_rep(rule):
         return "ceiling", "control"
@@ -378,7 +383,8 @@ class Calibration:
         for rep in range(1, self.rule.reps + 1):
             identity = Start(probe, arm, rep).identity(self.agent, self.model)
             if identity in state.passed:
-                reps.append(RepState(rep, CAUGHT if state.passed[identity] else MISSED))
+                reps.append(RepState(rep, CAUGHT if state.passed[identity] else MISSED,
+                                     unreadable=identity in state.unreadable))
             elif identity in state.live and identity not in self._own:
                 reps.append(RepState(rep, LIVE))
             elif identity in state.latest_failure:

@@ -57,6 +57,22 @@ def _select(workspace, args) -> list[Path]:
     return paths
 
 
+def _select_with_suites(workspace, args) -> tuple[list[Path], list[Path]]:
+    """probe.json files and skill-creator eval suites (``evals.json``) for
+    ``args.paths`` (default: the whole workspace); ``--probe`` ids select
+    probes only."""
+    from .probes import ProbeError
+    from .suites import suite_paths
+
+    suites = [] if args.probe else suite_paths(workspace, args.paths)
+    try:
+        return _select(workspace, args), suites
+    except ProbeError:
+        if suites:
+            return [], suites
+        raise
+
+
 # -- run ------------------------------------------------------------------------------
 
 
@@ -73,6 +89,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                              "ray=HOST:PORT (a Ray cluster); needs skill-eval[ray]")
     parser.add_argument("--model", help="override the agent's model ({model})")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the starts it would spend; run nothing")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run each start unsealed: the agent can read what your user can (the workspace, evals/, "
+                             "the runs); recorded as sandbox \"off\" and flagged in the report")
     parser.add_argument("--retry-errors", action="store_true", help="re-run only starts recorded as error/timeout (each a new counted start)")
     parser.add_argument("--skip-check", action="store_true", help="do not grade the probes' known transcripts first")
     parser.add_argument("--allow-lint-errors", action="store_true",
@@ -82,6 +101,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress on stderr (by default: a bar with an ETA on a terminal, else one line per "
                              "finished start)")
+    parser.add_argument("--triggers", action="store_true",
+                        help="run the skill-creator trigger sets instead (each query with the skill installed; "
+                             "whether the harness loaded it is read from its transcript)")
     args = parser.parse_intermixed_args(argv)
     if args.jobs is not None and args.jobs < 1:
         return _fail("-j must be at least 1")
@@ -103,13 +125,41 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     from .transcripts import check_probe
 
     try:
-        arms = parse_arms(args.arms)
+        arms = ("treatment",) if args.triggers else parse_arms(args.arms)
         workspace = _open(args)
         refused = _unreachable_reps(args.reps, workspace.config)
         if refused:
             return _fail(refused)
-        agent = select_agent(workspace.config, args.agent)
-        probes, errors = workspace.load_all(_select(workspace, args), need_skill="treatment" in arms)
+        agent = select_agent(workspace.config, args.agent, workspace.root)
+        if args.no_sandbox:
+            agent = agent._replace(sandbox="off")
+        from .suites import load_suites
+
+        if args.triggers:
+            from .triggers import load_trigger_sets, trigger_paths
+
+            if agent.treatment == "prepend":
+                raise RunError(f"agents.{agent.name}: a trigger test asks whether the harness loads the installed "
+                               "skill; treatment = \"prepend\" puts it in every prompt: use a preset (treatment = "
+                               "\"install\")")
+            found = trigger_paths(workspace, args.paths)
+            if not found:
+                raise ProbeError(f"{', '.join(map(str, args.paths)) or workspace.root}: no trigger set found "
+                                 "(a prompts.csv or trigger-evals.json in an evals folder)")
+            skills_folder = None
+            if agent.preset:
+                from .presets import get_preset
+
+                skills_folder = get_preset(agent.preset).skills_folder
+            elif workspace.config.suite_distractors:
+                raise RunError(f"agents.{agent.name}: [suites] distractors are installed in a preset's skills folder; "
+                               "use a preset agent")
+            probes, errors = load_trigger_sets(workspace, found, skills_folder)
+        else:
+            probe_paths, suite_paths = _select_with_suites(workspace, args)
+            probes, errors = workspace.load_all(probe_paths, need_skill="treatment" in arms)
+            suite_probes, suite_errors = load_suites(workspace, suite_paths)
+            probes, errors = probes + suite_probes, errors + suite_errors
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
         cancel = threading.Event()
@@ -126,7 +176,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                   "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
         probes = preflight.probes
         if not args.skip_check:
-            mismatched = [r for probe in probes for r in check_probe(probe, workspace.root) if not r.ok]
+            checked = [(probe, check_probe(probe, workspace.root)) for probe in probes]
+            _warn_unchecked([probe for probe, results in checked if not results])
+            mismatched = [r for _probe, results in checked for r in results if not r.ok]
             if mismatched:
                 for result in mismatched:
                     print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
@@ -197,18 +249,116 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     return _print_results(summary, workspace, withheld)
 
 
+def unreadable_by_arm(records) -> dict[str, int]:
+    """Per arm, the ``ok`` starts whose answer had no field the output spec
+    names (``answer_source: "none"``); arms without any are left out."""
+    found: dict[str, int] = {}
+    for record in records:
+        if record.get("status") == "ok" and record.get("answer_source") == "none":
+            found[record["arm"]] = found.get(record["arm"], 0) + 1
+    return found
+
+
+def _unreadable_warning(unreadable: dict[str, int], tallies) -> str:
+    counts = ", ".join(f"{arm} {count} of {tallies[arm]['ok']}" for arm, count in unreadable.items())
+    return (f"skill-eval: warning: answers with no field output-spec.md names ({counts} ok start(s)): each is "
+            "graded a miss; if the agent answers in prose, make its command or prompt ask for the output spec's "
+            "fields (`skill-eval report` marks groups made mostly of them `unreadable`)")
+
+
+def skill_use_line(records) -> str | None:
+    """How often each arm's starts loaded the skill, from their outcome
+    records' ``skill_loaded`` (docs/format.md "Skill use"): ``skill loaded:
+    control 0 of 2 start(s); treatment 1 of 2 start(s), 1 unknown``, flagging
+    control starts that loaded it (isolation failure) and treatment starts
+    that did not. ``None`` when the run recorded no start."""
+    counts: dict[str, dict[str, int]] = {}
+    for record in records:
+        arm = str(record.get("arm"))
+        tally = counts.setdefault(arm, {"loaded": 0, "not": 0, "unknown": 0})
+        loaded = record.get("skill_loaded")
+        tally["loaded" if loaded is True else "not" if loaded is False else "unknown"] += 1
+    if not counts:
+        return None
+    parts = []
+    for arm in sorted(counts, key=lambda a: (a != "control", a != "treatment", a)):
+        tally = counts[arm]
+        told = tally["loaded"] + tally["not"]
+        part = f"{arm} {tally['loaded']} of {told} start(s)" if told else f"{arm} unknown"
+        if tally["unknown"] and told:
+            part += f", {tally['unknown']} unknown"
+        elif tally["unknown"]:
+            part += f" in {tally['unknown']} start(s) (the transcript cannot tell)"
+        if arm == "control" and tally["loaded"]:
+            part += f" (ISOLATION FAILURE: the control loaded it in {tally['loaded']})"
+        if arm == "treatment" and tally["not"]:
+            part += f" (TREATMENT DID NOT LOAD THE SKILL in {tally['not']})"
+        parts.append(part)
+    return "skill loaded: " + "; ".join(parts)
+
+
+def _print_contaminated(records) -> None:
+    """Name on stderr every start of the run that saw the answer key
+    (``contaminated``): which probe, arm, rep and start, and where the text came from."""
+    found = [record for record in records if isinstance(record.get("contaminated"), list) and record["contaminated"]]
+    if not found:
+        return
+    print(f"skill-eval: {len(found)} contaminated start(s) saw the answer key (errors, never graded; seal the run, "
+          "docs/format.md \"Sealed starts\"):", file=sys.stderr)
+    for record in found:
+        sources = sorted({str(leak.get("source")) for leak in record["contaminated"] if isinstance(leak, dict)})
+        print(f"  CONTAMINATED: {record.get('probe')} v{record.get('version')} {record.get('arm')} rep "
+              f"{record.get('rep')} (start {str(record.get('start_id'))[:12]}, agent {record.get('agent')}): "
+              f"held text of {', '.join(sources)}", file=sys.stderr)
+
+
+FAILURES_SHOWN = 3
+"""Failed starts the summary describes (with their stderr) before saying how many more."""
+
+
+def _print_failures(records) -> None:
+    """The failed starts of a run on stderr, each with its error and the last
+    lines of its stderr (:func:`~skill_eval.evals.progress.describe_start`):
+    a crashing agent's own words, without opening the records."""
+    from .progress import describe_start
+
+    failed = [record for record in records if record.get("status") in ("error", "timeout")]
+    for record in failed[:FAILURES_SHOWN]:
+        print(f"  {describe_start(record)}", file=sys.stderr)
+    if len(failed) > FAILURES_SHOWN:
+        print(f"  ... and {len(failed) - FAILURES_SHOWN} more (`skill-eval report --html FILE` shows each)",
+              file=sys.stderr)
+
+
+def _warn_unchecked(probes) -> None:
+    """Say on stderr which probes have no known transcript: their
+    discriminator was never checked before live reps are spent."""
+    if probes:
+        names = ", ".join(f"{probe.probe_id} v{probe.version}" for probe in probes)
+        print(f"skill-eval: warning: no known transcripts for {len(probes)} probe(s): {names}; their grading is "
+              f"unchecked: add transcripts/*.md with an `expect:` header ({CHECK_MOTTO})", file=sys.stderr)
+
+
 def _print_results(summary, workspace, withheld: int) -> int:
     """The run's results on stdout (progress went to stderr, and what to do
     about failed starts goes there too); the exit status."""
     from .runner import RunError, suite_budget
 
     tallies = summary.tally()
+    unreadable = unreadable_by_arm(summary.records)
     for arm, tally in tallies.items():
         if tally["starts"]:
             print(f"{arm:<9}: {tally['starts']} start(s): {tally['ok']} ok ({tally['caught']} caught), "
-                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted")
+                  f"{tally['error']} error, {tally['timeout']} timeout, {tally['interrupted']} interrupted"
+                  + (f"; {unreadable[arm]} ok answer(s) unreadable" if unreadable.get(arm) else ""))
+    skill_use = skill_use_line(summary.records)
+    if skill_use:
+        print(skill_use)
+    if unreadable:
+        print(_unreadable_warning(unreadable, tallies), file=sys.stderr)
+    _print_contaminated(summary.records)
     if summary.records:
-        print(f"records appended to {', '.join(str(p) for p in sorted(summary.files))}")
+        print(f"records appended to {', '.join(_shown_path(p) for p in sorted(summary.files))}")
     try:
         print(f"budget: {suite_budget(workspace).describe()}")
     except RunError as error:
@@ -224,6 +374,7 @@ def _print_results(summary, workspace, withheld: int) -> int:
         if failed:
             print(f"{failed} start(s) failed; see their records' `error`, and re-run them with --retry-errors",
                   file=sys.stderr)
+            _print_failures(summary.records)
         if lost:
             print(f"{lost} start(s) interrupted; run the same command again to resume them", file=sys.stderr)
         if failed or lost:
@@ -338,7 +489,8 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                              "start's answer and grading")
     parser.add_argument("--junit", type=Path, metavar="FILE",
                         help="also write JUnit XML, a test case per probe version, agent and model: failing when the "
-                             "zone is adverse, erroring when reps have no outcome; the exit status is then 1 when a "
+                             "zone is adverse, on an isolation failure or unsealed starts, erroring when reps have no "
+                             "outcome or a start was contaminated (docs/report.md); the exit status is then 1 when a "
                              "test case failed or errored")
     args = parser.parse_intermixed_args(argv)
     from .probes import ProbeError
@@ -349,11 +501,29 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     try:
         workspace = _open(args)
         if args.paths or args.probe:
-            _select(workspace, args)
+            _select_with_suites(workspace, args)
         model = build_model(workspace, args.paths, args.probe, args.agent, lint=detail, answers=detail)
     except ProbeError as error:  # RunError too: a symbolic link in the way of the records
         return _fail(str(error))
-    sys.stdout.write(render_json(model) if args.format == "json" else render_text(model))
+    from .suites import render_suite_text, suite_records, suite_report
+
+    from .triggers import render_trigger_text, trigger_report
+
+    suite_runs = suite_records(workspace, args.agent)
+    evals = suite_report(suite_runs)  # skill-creator suites (evals/suites.py, evals/triggers.py)
+    triggers = trigger_report(suite_runs)
+    if evals:
+        model["suite_evals"] = evals
+    if triggers:
+        model["trigger_tests"] = triggers
+    if args.format == "json":
+        text = render_json(model)
+    else:
+        text = render_text(model)
+        if (evals or triggers) and not model["groups"]:  # runs of skill-creator suites only
+            text = text.replace("no runs on record (run `skill-eval run` first)", "no probe runs on record", 1)
+        text += render_suite_text(evals) + render_trigger_text(triggers)
+    sys.stdout.write(text)
     sys.stdout.flush()
     status = EXIT_OK
     if args.html is not None:
@@ -365,17 +535,18 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"{args.html}: cannot write the HTML report ({error.strerror or error}); choose a writable path")
         print(f"HTML report written to {args.html} ({size / 1e6:.2f} MB, works offline)", file=sys.stderr)
     if args.junit is not None:
-        from .junit import outcome, write_junit
+        from .junit import case_outcomes, write_junit
 
         try:
             write_junit(model, args.junit)
         except OSError as error:
             return _fail(f"{args.junit}: cannot write the JUnit report ({error.strerror or error}); choose a writable path")
-        results = [outcome(group) for group in model["groups"]]
+        results = case_outcomes(model)
         failed = sum(1 for r in results if r is not None and r[0] == "failure")
         errored = sum(1 for r in results if r is not None and r[0] == "error")
-        print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse), "
-              f"{errored} errored (reps without outcome)", file=sys.stderr)
+        print(f"JUnit XML written to {args.junit}: {len(results)} test case(s), {failed} failed (adverse, isolation "
+              f"failure or unsealed starts), {errored} errored (reps whose every start failed, contaminated starts, "
+              "or answers with no field the output spec names)", file=sys.stderr)
         if failed or errored:
             status = EXIT_FINDINGS
     return status
@@ -388,12 +559,20 @@ def check_main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="skill-eval check", description=f"Grade known transcripts: {CHECK_MOTTO}.")
     _common(parser)
     args = parser.parse_intermixed_args(argv)
+    from skill_eval.linter.output import display_path
+
     from .probes import ProbeError
     from .transcripts import check_probe
 
     try:
         workspace = _open(args)
-        probes, errors = workspace.load_all(_select(workspace, args), need_skill=False, need_spec=False)
+        probe_paths, suite_paths = _select_with_suites(workspace, args)
+        probes, errors = workspace.load_all(probe_paths, need_skill=False, need_spec=False)
+        if suite_paths:  # skill-creator evals: transcripts/<eval-id>/ beside the suite (docs/format.md)
+            from .suites import load_suites
+
+            suite_probes, suite_errors = load_suites(workspace, suite_paths)
+            probes, errors = probes + suite_probes, errors + suite_errors
     except ProbeError as error:
         return _fail(str(error))
     for error in errors:
@@ -409,10 +588,10 @@ def check_main(argv: Sequence[str] | None = None) -> int:
             checked += 1
             if result.error:
                 mismatched += 1
-                print(f"ERROR {result.error}")
+                print(f"ERROR {_relative_paths(result.error, result.path, probe.json_path)}")
                 continue
             mismatched += int(not result.ok)
-            print(f"{'ok   ' if result.ok else 'FAIL '} {result.path}")
+            print(f"{'ok   ' if result.ok else 'FAIL '} {display_path(result.path)}")
             for line in result.lines:
                 print(f"        {line}")
     if without:
@@ -426,6 +605,24 @@ def check_main(argv: Sequence[str] | None = None) -> int:
         print(f"nothing checked: {CHECK_MOTTO}")
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` as the linter prints paths: relative to the current folder when inside it."""
+    from skill_eval.linter.output import display_path
+
+    return display_path(path)
+
+
+def _relative_paths(text: str, *paths: Path) -> str:
+    """``text`` with each of ``paths`` (absolute, as messages name files)
+    written as the linter writes paths: relative to the current folder when
+    inside it."""
+    from skill_eval.linter.output import display_path
+
+    for path in sorted(paths, key=lambda p: -len(str(p))):
+        text = text.replace(str(path), display_path(path))
+    return text
 
 
 # -- freeze -----------------------------------------------------------------------------
@@ -452,9 +649,9 @@ def freeze_main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"cannot write frozen.json ({error.strerror or error}); check the folder's permissions")
     for result in results:
         if result.added:
-            print(f"{result.path}: froze {', '.join(result.added)}")
+            print(f"{_shown_path(result.path)}: froze {', '.join(result.added)}")
         if result.unchanged:
-            print(f"{result.path}: already frozen, unchanged: {', '.join(result.unchanged)}")
+            print(f"{_shown_path(result.path)}: already frozen, unchanged: {', '.join(result.unchanged)}")
     return EXIT_OK
 
 
@@ -470,6 +667,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agent", help="an [agents.NAME] of the config (default: the only one)")
     parser.add_argument("-j", "--jobs", type=int, default=4, help="agents running at once (default: 4)")
     parser.add_argument("--model", help="override the agent's model ({model})")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run each start unsealed: the agent can read what your user can (the workspace, evals/, "
+                             "the runs); recorded as sandbox \"off\" and flagged in the report")
     parser.add_argument("--dry-run", action="store_true",
                         help="print each probe's next step, the expected starts and the worst case; run nothing")
     parser.add_argument("--retry-errors", action="store_true",
@@ -481,7 +681,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
                         help="bytes of stdout and of stderr kept per start (default: the agent's max-output, 10 MiB)")
     parser.add_argument("--freeze", action="store_true",
                         help="at the end, freeze the decided cases in evals/frozen.json (as `skill-eval freeze`)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress on stderr (by default: a bar on a terminal, else one line per finished "
+                             "start)")
     args = parser.parse_intermixed_args(argv)
     if args.jobs < 1:
         return _fail("-j must be at least 1")
@@ -494,7 +696,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         workspace = _open(args)
-        agent = select_agent(workspace.config, args.agent)
+        agent = select_agent(workspace.config, args.agent, workspace.root)
+        if args.no_sandbox:
+            agent = agent._replace(sandbox="off")
         probes, errors = workspace.load_all(_select(workspace, args), need_skill=True)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
@@ -512,7 +716,9 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
                   "(`skill-eval lint`) or pass --allow-lint-errors", file=sys.stderr)
         probes = preflight.probes
         if not args.skip_check:
-            mismatched = [r for probe in probes for r in check_probe(probe) if not r.ok]
+            checked = [(probe, check_probe(probe, workspace.root)) for probe in probes]
+            _warn_unchecked([probe for probe, results in checked if not results])
+            mismatched = [r for _probe, results in checked for r in results if not r.ok]
             if mismatched:
                 for result in mismatched:
                     print(result.error or f"{result.path}: " + "; ".join(l for l in result.lines if "MISMATCH" in l),
@@ -561,12 +767,24 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     finally:
         stop.remove()
     _print_observations(result, hint_text, workspace.root)
+    skill_use = skill_use_line(result.summary.records)
+    if skill_use:
+        print(skill_use)
+    unreadable = unreadable_by_arm(result.summary.records)
+    if unreadable:
+        print(_unreadable_warning(unreadable, result.summary.tally()), file=sys.stderr)
+    _print_contaminated(result.summary.records)
     if result.summary.files:
-        print(f"records appended to {', '.join(str(p) for p in sorted(result.summary.files))}", file=sys.stderr)
+        print(f"records appended to {', '.join(_shown_path(p) for p in sorted(result.summary.files))}", file=sys.stderr)
     try:
         print(f"budget: {suite_budget(workspace).describe()}", file=sys.stderr)
     except RunError as error:
         print(f"skill-eval: {error}", file=sys.stderr)
+    failed = [r for r in result.summary.records if r.get("status") in ("error", "timeout")]
+    if failed:
+        print(f"{len(failed)} start(s) failed; see their records' `error`, and re-run them with --retry-errors",
+              file=sys.stderr)
+        _print_failures(failed)
     if result.interrupted:
         print(f"interrupted: {len(result.summary.records)} start(s) recorded, {result.summary.skipped} never "
               "started; run the same command again to resume (nothing recorded is run again)", file=sys.stderr)
@@ -609,50 +827,40 @@ def _step_text(observation) -> str:
 
 
 def _calibrate_with_progress(calibration, plan, envelope, show: bool):
-    """Run the procedure with one progress bar whose total is the worst case
-    (it ends early when the controls catch their defects)."""
+    """Run the procedure with its progress on stderr (:class:`~skill_eval.evals.progress.Display`):
+    on a terminal one bar whose total is the worst case (it ends early when the
+    controls catch their defects), anywhere else one line per finished start;
+    the stages are lines of their own either way."""
+    from .progress import Display
+
     runner = calibration.runner
     state = {"done": 0, "caught": 0, "failed": 0}
 
-    def count(record) -> None:
-        state["done"] += 1
-        if record["status"] == "ok":
-            state["caught"] += int(bool(record.get("passed")))
-        else:
-            state["failed"] += 1
+    def describe() -> str:
+        return f"{state['caught']} caught, {state['failed']} failed" if state["done"] else "planning"
 
-    def on_stage(number: int, starts) -> None:
-        arms = {}
-        for start in starts:
-            arms[start.arm] = arms.get(start.arm, 0) + 1
-        if number == 1:
-            print(envelope(plan), file=sys.stderr)
-        print(f"stage {number}: {len(starts)} start(s) ("
-              + ", ".join(f"{arm} {count}" for arm, count in arms.items()) + ")", file=sys.stderr)
+    with Display("calibrate", plan.worst_case, show=show, describe=describe) as display:
 
-    if not show:
-        runner.on_record = count
-        return calibration.run(plan, on_stage=on_stage)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    with Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console, transient=False) as progress:
-        task = progress.add_task("planning", total=None)
-
-        def staged(number: int, starts) -> None:
+        def on_stage(number: int, starts) -> None:
+            arms: dict[str, int] = {}
+            for start in starts:
+                arms[start.arm] = arms.get(start.arm, 0) + 1
             if number == 1:
-                progress.update(task, total=plan.worst_case)
-            on_stage(number, starts)
+                display.note(envelope(plan))
+            display.note(f"stage {number}: {len(starts)} start(s) ("
+                         + ", ".join(f"{arm} {count}" for arm, count in arms.items()) + ")")
 
         def on_record(record) -> None:
-            count(record)
-            progress.update(task, advance=1, description=f"{state['caught']} caught, {state['failed']} failed")
+            state["done"] += 1
+            if record["status"] == "ok":
+                state["caught"] += int(bool(record.get("passed")))
+            else:
+                state["failed"] += 1
+            display.record(record)
 
         runner.on_record = on_record
-        result = calibration.run(plan, on_stage=staged)
-        progress.update(task, total=state["done"], completed=state["done"])
+        result = calibration.run(plan, on_stage=on_stage)
+        display.finish(state["done"])
     return result
 
 
@@ -673,6 +881,10 @@ def _print_observations(result, hint_text, root: Path) -> None:
             if zone == "floor":
                 hints.append(f"{probe.probe_id} v{probe.version}: floor: "
                              + hint_text(_hint(observation, result, root)))
+            elif zone == "unreadable":
+                hints.append(f"{probe.probe_id} v{probe.version}: unreadable: most answers had no field "
+                             "output-spec.md names, so each was graded a miss; this is no floor: make the agent "
+                             "answer in the output spec's fields, under a new [agents.NAME] (a new sample)")
         treatment = observation.treatment.text() if observation.treatment.started else "-"
         table.append((probe.probe_id, str(probe.version), observation.control.text(), treatment, zone,
                       str(observation.row_starts), decided))
@@ -710,9 +922,9 @@ def _freeze_decided(result) -> int:
         return _fail(f"cannot write frozen.json ({error.strerror or error}); check the folder's permissions")
     for frozen in results:
         if frozen.added:
-            print(f"{frozen.path}: froze {', '.join(frozen.added)}")
+            print(f"{_shown_path(frozen.path)}: froze {', '.join(frozen.added)}")
         if frozen.unchanged:
-            print(f"{frozen.path}: already frozen, unchanged: {', '.join(frozen.unchanged)}")
+            print(f"{_shown_path(frozen.path)}: already frozen, unchanged: {', '.join(frozen.unchanged)}")
     return EXIT_OK
 
 
@@ -722,14 +934,17 @@ def _freeze_decided(result) -> int:
 def init_main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="skill-eval init", description=(
         "Scaffold a skill in DIR: SKILL.md (front matter, a step heading), output-spec.md and one probe "
-        "(evals/probes/unbacked-claim: probe.json and question.md), all of which lint clean. "
+        "(evals/probes/unbacked-claim: probe.json, question.md and two known transcripts), all of which lint "
+        "and check clean, and skill-eval.toml with an agent section per harness preset and a command agent, "
+        "commented out (none when DIR lies in a workspace that has a config). "
         "DIR's name is the skill's name. Existing files are never overwritten."))
     parser.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="DIR",
                         help="the skill's folder, made if missing (default: the current folder)")
     args = parser.parse_args(argv)
-    from .scaffold import InitError, init_skill
+    from .scaffold import InitError, enclosing_config, init_skill
 
     try:
+        config = enclosing_config(args.dir)
         written = init_skill(args.dir)
     except InitError as error:
         return _fail(str(error))
@@ -737,7 +952,9 @@ def init_main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{error.filename or args.dir}: cannot write ({error.strerror or error}); choose a writable folder")
     for path in written:
         print(f"created {path}")
-    print(f"next: edit them, then `skill-eval lint {args.dir}`")
+    where = config if config is not None else args.dir / "skill-eval.toml"
+    print(f"next: edit them, then `skill-eval lint {args.dir}` and `skill-eval check {args.dir}`; to run them, "
+          f"uncomment an agent in {where} (or add one there) and try `skill-eval run {args.dir} --dry-run`")
     return EXIT_OK
 
 

@@ -21,7 +21,8 @@ What an agent sees (one fresh scratch folder per start, ``ROOT``)::
 ``ROOT`` is made in the executor's own scratch folder
 (``skill-eval-run-<random>``, one per :class:`ProcessRegistry`), which is made
 under ``$SKILL_EVAL_SCRATCH``, else ``/dev/shm`` when writable
-(memory-backed), else the system's temporary folder. ``ROOT`` is removed
+(memory-backed; never for a preset: :func:`default_scratch`), else the
+system's temporary folder. ``ROOT`` is removed
 after the start; the executor's folder when the executor shuts down, or, by
 the watchdog, when the process running the executor dies.
 
@@ -47,9 +48,12 @@ working directory, so an artifact named ``prompt.txt`` cannot overwrite it.
 The environment is the runner's plus the agent's ``env``, with ``PWD`` set to
 the working directory, ``OLDPWD`` dropped, ``TMPDIR``/``TMP``/``TEMP`` in
 ``ROOT/tmp``, and ``SKILL_EVAL_START_ID`` (the record's start id) and
-``SKILL_EVAL_RUN`` (this executor's token) added. This is isolation by what is
-handed over, not a sandbox: an agent with the user's permissions that searches
-the disk can read what the user can (run agents in a container for that).
+``SKILL_EVAL_RUN`` (this executor's token) added. A sealed job
+(``AgentJob.sealed``, the runner's default) runs in a bubblewrap sandbox that
+holds its ``ROOT``, its installation and the system, and nothing of the
+workspace or the runner (:mod:`skill_eval.evals.sandbox`); a sealed command
+agent also gets ``ROOT/home/`` as ``HOME``. An unsealed job is isolation by
+what is handed over only: its agent can read what the user can.
 
 Bounded processes: the command runs without a shell, in its own process group
 (session); stdout and stderr are read with a cap per stream (beyond it the
@@ -84,6 +88,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from skill_eval.linter.reader import write_all
+
+from .sandbox import SandboxError, sealed_argv
 
 if TYPE_CHECKING:
     from .presets import HarnessOutput
@@ -168,6 +174,13 @@ class AgentJob:
     harness: HarnessLaunch | None = None
     """Set for a preset agent: ``argv`` is then unused (the preset builds it),
     the prompt is one argument, stdin is ``/dev/null``."""
+    files: tuple[tuple[str, bytes], ...] = ()
+    """More input files beside the artifact, ``(relative path, bytes)``: a
+    skill-creator eval's ``files`` (:mod:`skill_eval.evals.suites`), laid out
+    at those paths in the working folder (the project, for a preset)."""
+    sealed: bool = False
+    """Run the agent in a bubblewrap sandbox that holds only its scratch
+    folder, its installation and the system (:mod:`skill_eval.evals.sandbox`)."""
 
     @property
     def prompt_on_stdin(self) -> bool:
@@ -392,7 +405,7 @@ class ProcessRegistry:
         self.cancelled = threading.Event()
         self._watchdog: Watchdog | None = None
         self._roots: dict[str, str] = {}
-        self._default_root: str | None = None
+        self._default_roots: dict[bool, str] = {}
         self.base_env: dict[bytes, bytes] = dict(os.environb) if hasattr(os, "environb") else None
         """The environment agents start from (taken once)."""
 
@@ -408,19 +421,20 @@ class ProcessRegistry:
                 self._watchdog = Watchdog()
             return self._watchdog
 
-    def scratch_root(self, base: str | os.PathLike | None = None) -> str:
+    def scratch_root(self, base: str | os.PathLike | None = None, harness: bool = False) -> str:
         """This registry's scratch folder under ``base`` (default:
         :func:`default_scratch`, else the system's temporary folder):
         ``skill-eval-run-<random>``, made on first use, the folder every start
         of this registry makes its own folder in. The watchdog learns it before
         it is made and removes it when this process dies (``kill -9``
         included) or the registry closes, so that a killed runner leaves no
-        scratch behind."""
+        scratch behind. ``harness``: for a preset's start (its default
+        location is never ``/dev/shm``: :func:`default_scratch`)."""
         if base is None:
-            root = self._default_root
+            root = self._default_roots.get(harness)
             if root is not None:
                 return root  # one look at the environment and /dev/shm per registry, not per start
-            key = default_scratch() or tempfile.gettempdir()
+            key = default_scratch(harness) or tempfile.gettempdir()
         else:
             key = os.fspath(base)
         root = self._roots.get(key)
@@ -435,7 +449,7 @@ class ProcessRegistry:
                 os.mkdir(root, 0o700)
                 self._roots[key] = root
             if base is None:
-                self._default_root = root
+                self._default_roots[harness] = root
         return root
 
     def remove_on_exit(self, folder: str) -> None:
@@ -480,7 +494,7 @@ class ProcessRegistry:
         with self._lock:
             watchdog, self._watchdog = self._watchdog, None
             roots, self._roots = list(self._roots.values()), {}
-            self._default_root = None
+            self._default_roots = {}
         if watchdog is not None:
             watchdog.close()
         for root in roots:  # the watchdog removed it, unless it could not run
@@ -518,6 +532,12 @@ class PreparedJob:
     (:func:`remove_scratch`) when the agent left nothing else."""
 
 
+SEALED_DROPPED_VARIABLES = (b"XDG_CONFIG_HOME", b"XDG_DATA_HOME", b"XDG_CACHE_HOME", b"XDG_STATE_HOME",
+                            b"XDG_RUNTIME_DIR")
+"""Folders of the runner's user that a sealed command agent cannot see: dropped
+(``HOME`` is the start's own ``home/``)."""
+
+
 def _safe_name(name: str) -> str:
     """A file name from data, as one harmless path component."""
     name = name.replace("/", "_").replace("\\", "_").replace("\0", "_")
@@ -539,6 +559,20 @@ def write_skill_copy(bundle: SkillBundle, folder: Path) -> Path:
     return target
 
 
+def write_input_files(folder: Path, files: Sequence[tuple[str, bytes]]) -> None:
+    """Write ``files`` (``(relative path, bytes)``) below ``folder``, never
+    above it: ``..``, ``.`` and empty parts are dropped, and an existing file
+    (the artifact) is not overwritten."""
+    for relative, data in files:
+        parts = [part for part in relative.replace("\\", "/").split("/") if part not in ("", ".", "..")]
+        if not parts:
+            continue
+        path = folder.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "xb") as handle:
+            handle.write(data)
+
+
 def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[bytes, bytes] | None = None) -> PreparedJob:
     """Lay ``job`` out in the empty folder ``root`` and expand its command.
 
@@ -554,6 +588,9 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     os.mkdir(tmp)
     _write_new(artifact, job.artifact)
     made = [artifact, work, tmp]
+    if job.files:
+        write_input_files(Path(work), job.files)
+        made = None  # folders of files: removed by the walk
     values = dict(job.values)
     values["probe_dir"] = work
     uses = {match.group(1) for arg in job.argv for match in _PLACEHOLDER.finditer(arg)}
@@ -562,7 +599,8 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
         prompt_file = base + "/prompt/prompt.txt"
         _write_new(prompt_file, job.prompt)
         values["prompt_file"] = prompt_file
-        made += [prompt_file, base + "/prompt"]
+        if made is not None:
+            made += [prompt_file, base + "/prompt"]
     if job.skill is not None and uses & set(SKILL_PLACEHOLDERS):
         made = None  # a copy of many files: removed by the walk
         skill_dir = write_skill_copy(job.skill, root / "skill")
@@ -576,6 +614,14 @@ def prepare_job(job: AgentJob, root: Path, token: str = "", base_env: Mapping[by
     env[b"PWD"] = os.fsencode(work)
     tmp_bytes = os.fsencode(tmp)
     env[b"TMPDIR"] = env[b"TMP"] = env[b"TEMP"] = tmp_bytes
+    if job.sealed:  # the runner's home is not in the sandbox: a fresh one, as a preset's
+        home = base + "/home"
+        os.mkdir(home)
+        if made is not None:
+            made.append(home)
+        env[b"HOME"] = os.fsencode(home)
+        for name in SEALED_DROPPED_VARIABLES:
+            env.pop(name, None)
     env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:
         env[b"SKILL_EVAL_RUN"] = os.fsencode(token)
@@ -601,6 +647,8 @@ def _prepare_harness(job: AgentJob, root: Path, token: str, base_env: Mapping[by
         artifact_name=_safe_name(job.artifact_name), artifact=job.artifact, skill=job.skill,
         model=job.values.get("model") or None, args=harness.args, env=dict(job.env), base_env=environ,
         executable=harness.executable)
+    if job.files:
+        write_input_files(launch.cwd, job.files)
     env = {os.fsencode(k): os.fsencode(v) for k, v in launch.env.items()}
     env[b"SKILL_EVAL_START_ID"] = os.fsencode(job.job_id)
     if token:
@@ -754,11 +802,18 @@ def execute_job(
         started, clock = now_iso(), time.monotonic()
     root = prepared = None
     try:
-        root = Path(_start_folder(registry.scratch_root(scratch), job.job_id))
+        scratch_root = registry.scratch_root(scratch, harness=job.harness is not None)
+        root = Path(_start_folder(scratch_root, job.job_id))
         prepared = prepare_job(job, root, registry.token, registry.base_env)
+        argv = prepared.argv
+        if job.sealed:
+            try:
+                argv = sealed_argv(job, prepared, hidden=(job.values.get("workspace", ""), scratch_root))
+            except SandboxError as error:
+                return outcome("error", error=str(error))
         try:
             process = subprocess.Popen(
-                prepared.argv,
+                argv,
                 stdin=subprocess.PIPE if prepared.stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -828,7 +883,7 @@ def remove_scratch(root: str, made: Sequence[str] | None) -> None:
     if made is not None:
         try:
             for path in made:
-                if path.endswith(("/work", "/tmp", "/prompt")):
+                if path.endswith(("/work", "/tmp", "/prompt", "/home")):
                     os.rmdir(path)
                 else:
                     os.unlink(path)
@@ -839,14 +894,22 @@ def remove_scratch(root: str, made: Sequence[str] | None) -> None:
     remove_tree(root)
 
 
-def default_scratch() -> str | None:
+def default_scratch(harness: bool = False) -> str | None:
     """Where scratch folders are made: ``$SKILL_EVAL_SCRATCH`` if set, else
     ``/dev/shm`` when it is a writable folder (memory-backed: making and
     removing a scratch folder there is much faster than on the reference
-    machine's disk: docs/performance.md), else the system's temporary folder."""
+    machine's disk: docs/performance.md), else the system's temporary folder
+    (``None``).
+
+    A harness preset's start (``harness``) never defaults to ``/dev/shm``:
+    a harness that sandboxes its own tools mounts a fresh ``/dev`` for them
+    (Codex's shell does), and would not see its project, nor the skill
+    installed in it; its default is the system's temporary folder."""
     chosen = os.environ.get("SKILL_EVAL_SCRATCH")
     if chosen:
         return chosen
+    if harness:
+        return None
     if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
         return "/dev/shm"
     return None

@@ -101,6 +101,10 @@ class DefectGrade:
     error: str | None = None
     """Why the defect could not be graded (its judge gave no verdict): then
     ``caught`` is ``False`` and means nothing (a grading error, not a miss)."""
+    judge_verdict: bool | None = None
+    """The judge's ``caught``, when a judge gave a verdict."""
+    judge_reason: str | None = None
+    """The judge's ``reason`` with its verdict (empty when it gave none)."""
 
 
 JudgeCall = Callable[[Mapping[str, Any], str, Mapping[str, "Value"]], "tuple[bool, str]"]
@@ -409,7 +413,7 @@ def grade_defect(defect: Mapping[str, Any], answer: Answer, spec: OutputSpec | N
         reasons.append(f"judge: no verdict ({error})")
         return DefectGrade(defect_id, False, reasons, error=str(error))
     reasons.append(f"judge: {'caught' if verdict else 'missed'}" + (f" ({why})" if why else ""))
-    return DefectGrade(defect_id, verdict, reasons)
+    return DefectGrade(defect_id, verdict, reasons, judge_verdict=verdict, judge_reason=why or "")
 
 
 def graded_field_names(defects: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -201,8 +201,11 @@ def _number(value) -> float | None:
 
 
 def parse_claude(stdout: str, stderr: str) -> HarnessOutput:
-    """``claude -p --output-format json``: one ``result`` object with ``result``,
-    ``is_error``, ``usage``, ``total_cost_usd``, ``duration_ms``, ``num_turns``."""
+    """``claude -p --output-format stream-json --verbose``: JSON lines (the
+    session's messages, its tool calls included), the last of them one
+    ``result`` object with ``result``, ``is_error``, ``usage``,
+    ``total_cost_usd``, ``duration_ms``, ``num_turns``. The single object of
+    ``--output-format json`` is read too."""
     result = None
     for value in _json_lines(stdout) or [_json_document(stdout) or {}]:
         if value.get("type") == "result":
@@ -256,10 +259,60 @@ def parse_codex(stdout: str, stderr: str) -> HarnessOutput:
     )
 
 
+GEMINI_STREAM_EVENTS = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+def parse_gemini_stream(events: list[dict], stderr: str) -> HarnessOutput:
+    """``gemini --output-format stream-json``: JSON lines (``init``, the
+    user's and the model's ``message`` events, ``tool_use`` and
+    ``tool_result``, then one ``result``). The answer is the model's text
+    (its ``message`` events, concatenated as Gemini CLI's own JSON output
+    does); tokens and duration from the ``result``'s ``stats``
+    (``input_tokens`` includes ``cached``); ``turns`` counts the model's
+    turns (each run of model text or tool calls between tool results); a
+    ``result`` with ``status: "error"`` (or no ``result``) is the error."""
+    text: list[str] = []
+    turns = 0
+    in_turn = False
+    result = None
+    for event in events:
+        kind = event.get("type")
+        if kind == "message" and event.get("role") == "assistant" or kind == "tool_use":
+            if not in_turn:
+                turns += 1
+                in_turn = True
+            if kind == "message" and isinstance(event.get("content"), str):
+                text.append(event["content"])
+        elif kind in ("tool_result", "message"):
+            in_turn = False
+        elif kind == "result":
+            result = event
+    if result is None:
+        return HarnessOutput(None, turns=turns or None,
+                             error=_last_line(stderr) or "no result in the Gemini CLI stream")
+    stats = result.get("stats") if isinstance(result.get("stats"), dict) else {}
+    failure = result.get("error") if isinstance(result.get("error"), dict) else {}
+    error = None
+    if result.get("status") != "success":
+        error = str(failure.get("message") or result.get("status") or "error")
+    duration = _number(stats.get("duration_ms"))
+    return HarnessOutput(
+        answer=None if error else "".join(text),
+        tokens_in=_int(stats.get("input_tokens")), tokens_out=_int(stats.get("output_tokens")),
+        tokens_cached=_int(stats.get("cached")),
+        duration_s=None if duration is None or error else duration / 1000,
+        turns=turns or None, error=error,
+    )
+
+
 def parse_gemini(stdout: str, stderr: str) -> HarnessOutput:
-    """``gemini -p --output-format json``: one object with ``response``,
+    """``gemini -p --output-format stream-json`` (:func:`parse_gemini_stream`),
+    or ``--output-format json``: one object with ``response``,
     ``stats.models.*`` (requests and tokens per model) and, on failure,
     ``error`` (printed on stdout or stderr). Gemini CLI reports no cost."""
+    events = [event for event in _json_lines(stdout) if event.get("type") in GEMINI_STREAM_EVENTS]
+    if any(event.get("type") in ("init", "result") for event in events):
+        return parse_gemini_stream(events, stderr)
     document = _json_document(stdout)
     failure = None
     if document is None or "error" in document:
@@ -389,7 +442,7 @@ PRESETS: dict[str, Preset] = {
     "claude-code": Preset(
         name="claude-code", executable="claude",
         npm_package="@anthropic-ai/claude-code", tested_version="2.1.197",
-        headless_args=("-p", "--output-format", "json", "--allowedTools", "Skill,Read,Glob,Grep"),
+        headless_args=("-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "Skill,Read,Glob,Grep"),
         model_args=("--model", "{model}"),
         prompt_args=("--", "{prompt}"),
         env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
@@ -411,7 +464,7 @@ PRESETS: dict[str, Preset] = {
     "gemini-cli": Preset(
         name="gemini-cli", executable="gemini",
         npm_package="@google/gemini-cli", tested_version="0.61.0",
-        headless_args=("--output-format", "json", "--skip-trust", "--approval-mode", "yolo"),
+        headless_args=("--output-format", "stream-json", "--skip-trust", "--approval-mode", "yolo"),
         model_args=("--model", "{model}"),
         prompt_args=("--prompt={prompt}",),
         env={"GEMINI_CLI_NO_RELAUNCH": "true"},

@@ -145,6 +145,9 @@ class Probe:
     skill_tree: SkillTree | None = None
     """The skill folder's files (:func:`read_skill_tree`); ``None`` without a
     skill, or when it could not be read and the caller did not need it."""
+    input_files: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
+    """Input files laid out beside the artifact, ``(relative path, bytes)``:
+    a skill-creator eval's ``files`` (:mod:`skill_eval.evals.suites`)."""
     session: LintSession | None = field(default=None, compare=False, repr=False)
     """The lint session the probe was read with: :meth:`read_file` reads the
     probe's other files (transcripts) through it."""
@@ -198,6 +201,8 @@ class Probe:
 
     @property
     def transcripts_folder(self) -> Path:
+        if self.json_path.name != PROBE_FILE:  # a skill-creator eval: transcripts/<eval-id>/ beside its suite
+            return self.folder / "transcripts" / self.probe_id
         return self.folder / "transcripts"
 
 

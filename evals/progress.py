@@ -2,19 +2,21 @@
 
 Two forms, chosen by where stderr goes:
 
-* **a terminal**: a live progress bar from ``rich`` (the ``runner`` extra:
-  ``pip install 'skill-eval[runner]'``) with starts done of planned, elapsed
-  time, an ETA and the catches so far per arm; a start that fails is printed
-  above the bar as a line.
-* **anything else** (a CI log, a pipe, a file), or a terminal without
-  ``rich`` installed: **one line per finished start**, written and flushed as
-  soon as the start's outcome is on record::
+* **a terminal**: a live progress bar from ``rich`` (a dependency of the
+  base install) with starts done of planned, elapsed time, an ETA and the
+  catches so far per arm; a start that fails is printed above the bar as a
+  line.
+* **anything else** (a CI log, a pipe, a file), or a terminal rich cannot
+  draw on (``TERM=dumb``, or rich missing from a broken install): **one line
+  per finished start**, written and flushed as soon as the start's outcome is
+  on record::
 
       [3/8 ETA 0:00:04] two-gaps v1 treatment rep 2: caught (D1, D2) in 1.4 s
 
-The run's results (what was recorded, per arm, and the budget) are the
-command's output and go to stdout; nothing here writes there. Nothing here is
-imported by the runner or the language server.
+``skill-eval run`` and ``skill-eval calibrate`` both show their starts this
+way (:class:`Display`). The run's results (what was recorded, per arm, and
+the budget) are the command's output and go to stdout; nothing here writes
+there. Nothing here is imported by the runner or the language server.
 """
 
 from __future__ import annotations
@@ -47,9 +49,33 @@ def describe_start(record: dict[str, Any]) -> str:
             verdict = "caught" + (f" ({', '.join(caught)})" if caught else "")
         else:
             verdict = "missed" + (f" (caught {', '.join(caught) or 'none'} of {', '.join(defects)})" if defects else "")
+        if record.get("answer_source") == "none":
+            verdict += ", answer unreadable (no field output-spec.md names)"
         return f"{what}: {verdict}{took}"
     error = str(record.get("error") or "").splitlines()
-    return f"{what}: {status}{took}" + (f": {error[0]}" if error and error[0] else "")
+    said = stderr_said(record)
+    return (f"{what}: {status}{took}" + (f": {error[0]}" if error and error[0] else "")
+            + (f"; its stderr ends: {said}" if said else ""))
+
+
+STDERR_SHOWN_LINES = 3
+"""The last lines of a failed start's stderr shown in its progress line and the summary."""
+STDERR_SHOWN_CHARS = 300
+"""At most this many characters of them (the record keeps the whole tail)."""
+
+
+def stderr_said(record: dict[str, Any]) -> str:
+    """The last non-blank lines of a failed start's stderr (``stderr_tail`` of
+    its record), joined with `` | ``, at most :data:`STDERR_SHOWN_CHARS`
+    characters (the end kept: a traceback's last line names the error), each
+    unprintable character (an escape sequence's ESC) shown as ``?``; empty
+    when it said nothing."""
+    tail = record.get("stderr_tail")
+    if not isinstance(tail, str):
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()][-STDERR_SHOWN_LINES:]
+    text = "".join(c if c.isprintable() else "?" for c in " | ".join(lines))  # no agent writes escapes to our terminal
+    return text if len(text) <= STDERR_SHOWN_CHARS else "..." + text[-(STDERR_SHOWN_CHARS - 3):]
 
 
 class Tally:
@@ -116,38 +142,85 @@ def rich_console(stream: TextIO):
     return console
 
 
+class Display:
+    """Progress of one command's starts on a stream: a rich bar on a terminal
+    (:func:`rich_console`), else one flushed line per finished start
+    (:class:`LineProgress`), else nothing (``show`` false). Used as a context
+    manager; ``record`` is called once per finished start, ``note`` prints a
+    line of its own (above the bar on a terminal), ``total`` changes the
+    number of starts the progress counts towards."""
+
+    def __init__(self, label: str, total: int | None, *, show: bool = True, stream: TextIO | None = None,
+                 describe: Callable[[], str] | None = None) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.label = label
+        self.show = show
+        self.describe = describe or (lambda: "")
+        self._total = total
+        self._lines: LineProgress | None = None
+        self._progress = None
+        self._task = None
+        self._console = rich_console(self.stream) if show else None
+
+    def __enter__(self) -> "Display":
+        if not self.show:
+            return self
+        if self._console is None:
+            self._lines = LineProgress(self._total or 0, self.stream)
+            return self
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self._progress = Progress(TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                  TextColumn("{task.description}"), console=self._console, transient=False)
+        self._progress.__enter__()
+        self._task = self._progress.add_task(self.describe() or "starting", total=self._total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+    def total(self, total: int) -> None:
+        self._total = total
+        if self._lines is not None:
+            self._lines.total = total
+        if self._progress is not None:
+            self._progress.update(self._task, total=total)
+
+    def note(self, text: str) -> None:
+        """A line of its own (the bar, when shown, stays below it)."""
+        if self._progress is not None:
+            self._progress.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def record(self, record: dict[str, Any]) -> None:
+        if self._lines is not None:
+            self._lines(record)
+        elif self._progress is not None:
+            if record.get("status") != "ok":
+                self._progress.console.print(describe_start(record), markup=False, highlight=False)
+            self._progress.update(self._task, advance=1, description=self.describe())
+
+    def finish(self, done: int) -> None:
+        """The bar at ``done`` of ``done`` (a run that ended before its worst case)."""
+        if self._progress is not None:
+            self._progress.update(self._task, total=done, completed=done)
+
+
 def run_with_progress(runner, plan, *, show: bool = True, stream: TextIO | None = None):
     """``runner.run(plan)`` with its progress on ``stream`` (stderr): a bar on a
-    terminal with rich, lines otherwise, nothing when ``show`` is false.
-    Returns the run's summary."""
-    stream = sys.stderr if stream is None else stream
+    terminal with rich, lines otherwise, nothing when ``show`` is false
+    (:class:`Display`). Returns the run's summary."""
     tally = Tally()
-    if not show or not plan.starts:
-        runner.on_record = tally.count
-        return runner.run(plan)
-    console = rich_console(stream)
-    if console is None:
-        lines = LineProgress(len(plan.starts), stream)
+    with Display("runs", len(plan.starts), show=show and bool(plan.starts), stream=stream,
+                 describe=tally.describe) as display:
 
-        def on_line(record: dict[str, Any]) -> None:
+        def on_record(record: dict[str, Any]) -> None:
             tally.count(record)
-            lines(record)
+            display.record(record)
 
-        runner.on_record = on_line
-        return runner.run(plan)
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.description}"), console=console,
-                  transient=False) as progress:
-        task = progress.add_task("starting", total=len(plan.starts))
-
-        def on_bar(record: dict[str, Any]) -> None:
-            tally.count(record)
-            if record.get("status") != "ok":
-                progress.console.print(describe_start(record), markup=False, highlight=False)
-            progress.update(task, advance=1, description=tally.describe())
-
-        runner.on_record = on_bar
+        runner.on_record = on_record
         return runner.run(plan)

@@ -217,8 +217,11 @@ def run_on_worker(job: AgentJob) -> AgentOutcome:
         if _worker_scratch is not None:
             registry.remove_on_exit(_worker_scratch[0])
     folder = worker_scratch(registry)
+    # a preset's project never under /dev/shm (default_scratch): its folder is the registry's own, in the
+    # temporary folder, which the registry's watchdog removes when the worker dies
+    scratch = Path(folder) if job.harness is None or default_scratch(harness=True) else None
     try:
-        return execute_job(job, registry, Path(folder))
+        return execute_job(job, registry, scratch)
     except BaseException:
         _worker_registry = None
         registry.keep(folder)  # the worker lives on, and keeps its folder for the next registry

@@ -69,6 +69,7 @@ from .executor import (
     DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, HarnessLaunch,
     LocalExecutor, SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
 )
+from .evidence import StartEvidence, contamination_error, judge_verdicts
 from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .judges import JudgeError, ProbeJudge, judge_problems, judge_spec
 from .probes import Probe, ProbeError, Workspace
@@ -217,11 +218,18 @@ def validate_expectations(probe: Probe) -> None:
             raise RunError(f"{probe.json_path}: defect {defect.get('id')}: {error} (run `skill-eval lint`)") from None
 
 
-def select_agent(config: Config, name: str | None) -> AgentConfig:
-    """The agent called ``name``, or the only configured one."""
+def select_agent(config: Config, name: str | None, root: Path | None = None) -> AgentConfig:
+    """The agent called ``name``, or the only configured one. Without any, the
+    message names the file to write one in: the config in use, or
+    ``skill-eval.toml`` at the workspace ``root`` when there is none."""
     where = str(config.source) if config.source else "skill-eval.toml"
     if not config.agents:
-        raise RunError(f"{where}: no agents configured; add one, e.g. [agents.mine] command = [\"my-agent\", \"--print\"]")
+        example = '[agents.mine] with command = ["my-agent", "--print"], or preset = "claude-code" (docs/harnesses/)'
+        if config.source is None:
+            target = (root / "skill-eval.toml") if root is not None else Path("skill-eval.toml")
+            raise RunError(f"no agents configured: there is no config file; create {target} with an agent section, "
+                           f"e.g. {example} (`skill-eval init` writes one with every preset commented out)")
+        raise RunError(f"{where}: no agents configured; add or uncomment an agent section in it, e.g. {example}")
     if name is None:
         if len(config.agents) == 1:
             return next(iter(config.agents.values()))
@@ -315,11 +323,34 @@ def check_preset_scratch(scratch: str | os.PathLike | None) -> None:
     from .executor import default_scratch
     from .presets import PresetError, check_scratch_location
 
-    base = Path(scratch or default_scratch() or tempfile.gettempdir()).absolute()
+    base = Path(scratch or default_scratch(harness=True) or tempfile.gettempdir()).absolute()
     try:
         check_scratch_location(base / "start")
     except PresetError as error:
         raise RunError(f"{error} (set SKILL_EVAL_SCRATCH)") from None
+
+
+def check_sandbox(agent: AgentConfig, where: str, root: Path | None = None, program: str | None = None) -> None:
+    """Each start of ``agent`` can be sealed here (:mod:`skill_eval.evals.sandbox`),
+    and a preset's harness (``program``) is not installed in a folder that
+    holds the workspace ``root`` (a sealed start sees none of it):
+    :class:`RunError` naming ``--no-sandbox`` otherwise, before any budget."""
+    import shutil
+
+    from .sandbox import NO_SANDBOX_FIX, install_root, sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        raise RunError(f"{where}: agents.{agent.name}: cannot seal its starts: {problem}; {NO_SANDBOX_FIX}")
+    if not agent.preset or not program or root is None:
+        return
+    found = program if os.sep in program else shutil.which(program, path={**os.environ, **agent.env}.get("PATH"))
+    if found and "node_modules" in os.path.realpath(found).split(os.sep):
+        installation = install_root(found)
+        if _inside(root.resolve(), Path(installation)):
+            raise RunError(f"{where}: agents.{agent.name}: its harness is installed in {installation}, which holds "
+                           f"the workspace, and a sealed start sees nothing of the workspace: install it elsewhere "
+                           f"(npm install --prefix DIR) and set agents.{agent.name}.executable, or {NO_SANDBOX_FIX}")
 
 
 def resolve_executable(agent: AgentConfig, root: Path, where: str) -> tuple[str, str]:
@@ -455,6 +486,8 @@ class RecordsState:
         self.latest_failure: dict[tuple, dict[str, Any]] = {}
         self.passed: dict[tuple, bool] = {}
         """Per rep identity with an ``ok`` record, whether it caught what the probe asks for."""
+        self.unreadable: set[tuple] = set()
+        """Rep identities whose latest ``ok`` answer had no field the output spec names."""
         self.files = list(files)
         for path in self.files:
             runs = read_runs_file(path)
@@ -467,9 +500,13 @@ class RecordsState:
             for _line, record in runs.records:
                 identity = rep_identity(record)
                 status = record.get("status")
-                if status == "ok":
+                if status == "ok" and not record.get("contaminated"):
                     self.ok.add(identity)
                     self.passed[identity] = bool(record_passed(record))
+                    if record.get("answer_source") == "none":
+                        self.unreadable.add(identity)
+                    else:
+                        self.unreadable.discard(identity)
                 elif record.get("unfinished") and alive:
                     self.live.add(identity)
                 else:
@@ -638,6 +675,7 @@ class Runner:
         self._bundles: dict[Any, SkillBundle] = {}
         self._hashes: dict[tuple, str] = {}
         self._answers = AnswerFolders()
+        self._evidence = StartEvidence(workspace.root)
         self._runner = {"pid": os.getpid(), "host": socket.gethostname()}
 
     @property
@@ -660,6 +698,8 @@ class Runner:
             check_runs_folder(probe.suite, self.workspace.root)
         if self.agent.preset:
             check_preset_scratch(getattr(self.executor, "scratch", None))
+        if self.agent.sandbox == "on":
+            check_sandbox(self.agent, self.where, self.workspace.root, executable)
         problems = [problem for probe in probes for problem in judge_problems(probe, self.workspace.root)]
         if problems:
             raise RunError("\n".join(problems + ["no start was made: a defect's judge could not grade its answers"]))
@@ -841,7 +881,8 @@ class Runner:
                                     preset_executable(self.agent, self.workspace.root))
             return AgentJob(job_id, (), prompt, probe.artifact_path.name, probe.artifact_bytes, dict(self.agent.env),
                             self.agent.timeout, values=values, skill=skill, max_output=self.max_output,
-                            harness=harness)
+                            harness=harness, files=probe.input_files,
+                            sealed=self.agent.sandbox == "on")
         argv = list(self.agent.command)
         skill = None
         if start.arm == "treatment":
@@ -857,7 +898,8 @@ class Runner:
             argv[0] = str(self.workspace.root / command)
         return AgentJob(job_id, tuple(argv), prompt, probe.artifact_path.name, probe.artifact_bytes,
                         dict(self.agent.env), self.agent.timeout, values=values,
-                        skill=skill, max_output=self.max_output)
+                        skill=skill, max_output=self.max_output, files=probe.input_files,
+                        sealed=self.agent.sandbox == "on")
 
     # -- recording ----------------------------------------------------------------------
 
@@ -885,6 +927,7 @@ class Runner:
             "started": now_iso(),
             "plan_id": plan_id,
             "runner": self._runner,
+            "sandbox": "bwrap" if job.sealed else "off",
         }
         if start.retry_of:
             record["retry_of"] = start.retry_of
@@ -908,7 +951,11 @@ class Runner:
         ``output_file``), and its usage (tokens, cost, the harness's own
         duration as ``agent_duration_s``, turns) lands on the record. A judge
         that gives no verdict makes the start an ``error`` with
-        ``grading_errors`` (the answer is kept): an ungraded rep is no sample."""
+        ``grading_errors`` (the answer is kept): an ungraded rep is no sample.
+        The evidence (:mod:`~skill_eval.evals.evidence`): ``skill_loaded`` and
+        ``skill_evidence`` from the harness's transcript, each judge's verdict
+        and reason (``judge_verdicts``), and ``contaminated`` when the output
+        holds answer-key text: then the start is an ``error``, never graded."""
         probe = start.probe
         record: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
@@ -946,11 +993,29 @@ class Runner:
             parts = stem[:-1] + [stem[-1] + ".txt"]
             self._answers.write(probe.runs_folder, parts, outcome.stdout)
             record["answer_file"] = "/".join(parts)
-        if outcome.status == "ok":
+        transcript = outcome.stdout.decode("utf-8", errors="replace") if harness is not None else ""
+        installed = None
+        if harness is not None and job.skill is not None:
+            installed = self.installed_skill(probe)[0]
+        use = self._evidence.skill_use(probe, self.agent, start.arm, transcript or text, installed)
+        if use is not None:
+            record.update(use.record())
+        leaks = self._evidence.leaks(probe, text, "\n".join((transcript, outcome.stderr_tail or "")))
+        if leaks:
+            record["contaminated"], contamination = contamination_error(leaks)
+        if outcome.status == "ok" and leaks:
+            record.update(status="error", caught=[], error=contamination)
+        elif outcome.status == "ok":
             answer, grades = grade_answer(text, list(probe.defects), probe.output_spec,
                                           judge=ProbeJudge(probe, self.workspace.root))
             record["answer_source"] = answer.source
             record["caught"] = [g.defect_id for g in grades if g.caught]
+            if probe.json_path.name != "probe.json":  # a skill-creator eval (evals/suites.py)
+                from .suites import expectation_results
+
+                record["expectations"] = expectation_results(probe, grades)
+            if judge_verdicts(grades):
+                record["judge_verdicts"] = judge_verdicts(grades)
             failed = {g.defect_id: g.error for g in grades if g.error}
             if failed:
                 record["status"] = "error"
@@ -1117,8 +1182,9 @@ def lint_findings(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, l
     if not probes:
         return found
     session = workspace.session
-    diagnostics, _checked = lint_targets(session, Targets(probes={p.json_path for p in probes}),
-                                         scopes=frozenset({Scope.PROBE, Scope.WORKSPACE}))
+    targets = Targets(probes={p.json_path for p in probes if p.json_path.name == "probe.json"})
+    targets.suites = {p.json_path for p in probes if p.json_path.name != "probe.json"}  # evals.json (evals/suites.py)
+    diagnostics, _checked = lint_targets(session, targets, scopes=frozenset({Scope.PROBE, Scope.WORKSPACE, Scope.SUITE}))
     owners: dict[Path, Path] = {}
     for probe in probes:
         owners[probe.json_path] = probe.json_path

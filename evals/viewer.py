@@ -8,10 +8,18 @@ base64-encoded (a large report's answers and gradings are several times
 smaller so: docs/performance.md), and the browser inflates it with its built-in
 ``DecompressionStream``.
 
-The page holds the zones per agent and model, the calibration plot (one agent
-and model at a time), a table of every group, sortable and filterable, and a
-detail view per group with every start: its answer, its grading per defect
-and expectation, and the stderr tail of failures.
+The page holds the zones per agent and model, the skill-creator evals and
+trigger tests when the model has them (``suite_evals``, ``trigger_tests``:
+rates with their intervals, pass@k, effects), the calibration plot (one agent
+and model at a time), a full-text search over answers, errors and quotes, a
+table of every group, sortable and filterable (a skill, agent or model every
+row shown shares is named once above it instead of in a column), and a detail
+view per group: the probe as it ran (the artifact with each defect's quote
+marked, each ``caught_when``) beside the control and the treatment starts, in
+three columns, each start with its answer, its grading per defect and
+expectation, and the stderr tail of failures. The URL's hash holds the whole
+view (filters, sort, search, series, the detail open), so a view can be
+reloaded and shared; docs/report.md describes it.
 
 The calibration plot
 --------------------
@@ -68,6 +76,7 @@ ZONE_COLOURS = {
     "pending": "#6baed6",
     "several": "#7b5ea7",
     "undecided": "#bdbdbd",
+    "unreadable": "#a6761d",
 }
 """Point colours per zone (``several``: a merged mark whose groups differ;
 ``undecided``: only a calibration decision's, never a point's)."""
@@ -81,6 +90,7 @@ ZONE_TITLES = {
     "pending": "pending: an arm has no graded rep",
     "several": "several zones in one merged mark",
     "undecided": "undecided: calibrate's max-starts-per-probe stopped it before a decision",
+    "unreadable": "unreadable: most graded reps' answers had no field the output spec names",
 }
 
 
@@ -261,7 +271,9 @@ def calibration_spec(layout: dict[str, Any]) -> dict[str, Any]:
     ]
     in_series = [{"type": "filter", "expr": "datum.series === series"}]
     # a plotted group has graded reps in both arms, so it is never pending
-    zones = [z for z in ZONES if z != "pending"] + (["several"] if any(m["zone"] == "several" for m in layout["marks"]) else [])
+    drawn = {m["zone"] for m in layout["marks"]}
+    zones = ([z for z in ZONES if z != "pending"] + sorted(drawn - set(ZONES) - {"several"})
+             + (["several"] if "several" in drawn else []))  # a zone of a newer model is drawn too
     return {
         "description": "Calibration plot: control catch rate against treatment catch rate per probe version",
         "width": PLOT_SIZE, "height": PLOT_SIZE, "autosize": "none",
@@ -280,8 +292,8 @@ def calibration_spec(layout: dict[str, Any]) -> dict[str, Any]:
         "scales": [
             {"name": "x", "type": "linear", "domain": [low, high], "range": "width", "nice": False, "zero": False},
             {"name": "y", "type": "linear", "domain": [low, high], "range": "height", "nice": False, "zero": False},
-            {"name": "zone", "type": "ordinal", "domain": zones, "range": [ZONE_COLOURS[z] for z in zones]},
-            {"name": "zone_title", "type": "ordinal", "domain": zones, "range": [ZONE_TITLES[z] for z in zones]},
+            {"name": "zone", "type": "ordinal", "domain": zones, "range": [ZONE_COLOURS.get(z, "#999999") for z in zones]},
+            {"name": "zone_title", "type": "ordinal", "domain": zones, "range": [ZONE_TITLES.get(z, z) for z in zones]},
         ],
         "axes": [
             {"orient": "bottom", "scale": "x", "values": [0, 0.25, 0.5, 0.75, 1], "format": ".2~f", "grid": True,
@@ -367,7 +379,8 @@ def page_payload(model: ReportModel) -> dict[str, Any]:
                                      "unplotted": layout["unplotted"],
                                      "plotted": layout["plotted"], "marks": len(layout["marks"]),
                                      "spec": calibration_spec(layout)},
-            "zones": [*ZONES], "zone_titles": ZONE_TITLES, "zone_colours": ZONE_COLOURS}
+            "zones": [*ZONES, *sorted({g["zone"] for g in model["groups"]} - set(ZONES))],
+            "zone_titles": ZONE_TITLES, "zone_colours": ZONE_COLOURS}
 
 
 def render_html(model: ReportModel) -> str:

@@ -31,7 +31,12 @@ the model it builds. What it does:
   the caught defects its records hold, without expectations.
 * **Answers** are read from the suite's ``evals/runs/`` folder only (a path
   in a record that leads elsewhere is not read), first :data:`ANSWER_CAP`
-  characters.
+  characters. A group counts its graded reps whose answer no field could be
+  read from (``answer_source`` ``none``): :func:`answers_unreadable`.
+* **The probe itself** (:func:`probe_content`): the artifact the agents were
+  handed and each defect's quote (located as the linter locates it) and
+  ``caught_when``, taken from the probe the workspace's safe reader loaded,
+  only while probe.json and the artifact still hash as they ran.
 """
 
 from __future__ import annotations
@@ -50,13 +55,15 @@ from skill_eval.linter.reader import read_regular_file
 from skill_eval.linter.runs import (ARMS, VersionSample, fisher_greater, frozen_path, is_interrupted,
                                     read_frozen, read_runs_file, record_passed, row_key, runs_folder, sample_rows,
                                     sha256_bytes, writer_alive)
+from skill_eval.linter.quotes import find_quote
 from skill_eval.linter.textfile import TextDocument
 
 from .calibrate import decision_summary
 from .grading import BadExpectation, check_expectation, read_answer, graded_field_names
 from .probes import Probe, ProbeError, Workspace
-from .viewer_model import (ALPHA, ANSWER_CAP, SCHEMA_ID, STDERR_CAP, Answer, ArmSample, DefectGrading, Expectation,
-                           Finding, Group, Lint, ReportModel, Start, evidence_of_sample, usage_of)
+from .viewer_model import (ALPHA, ANSWER_CAP, ARTIFACT_CAP, SCHEMA_ID, STDERR_CAP, Answer, AnswersUnreadable, ArmSample,
+                           ArtifactText, DefectGrading, Expectation, Finding, Group, JudgeVerdict, Leak, Lint, ProbeContent,
+                           ProbeDefect, ReportModel, Start, evidence_of_sample, usage_of)
 
 ARM_ORDER = {arm: index for index, arm in enumerate(ARMS)}
 INTERRUPTED_PREFIX = "interrupted"
@@ -332,6 +339,7 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
     defects = [str(d) for d in record.get("defects") or []]
     grading: list[DefectGrading] = []
     note = problem
+    verdicts = judge_verdicts_of(record)
     if status == "ok" and answers:
         if probe is not None and text is not None:
             source, graded = grade_expectations(text, probe)
@@ -343,9 +351,11 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
             if regraded != sorted(caught):
                 note = (f"graded again for this report: caught {', '.join(regraded) or 'nothing'}; the run recorded "
                         f"{', '.join(sorted(caught)) or 'nothing'} (the output spec or the grading changed since)")
-            grading = [DefectGrading(defect=d, caught=d in caught, expectations=e) for d, _ok, e in graded]
+            grading = [DefectGrading(defect=d, caught=d in caught, expectations=e, judge=verdicts.get(d))
+                       for d, _ok, e in graded]
         else:
-            grading = [DefectGrading(defect=d, caught=d in caught, expectations=None) for d in defects]
+            grading = [DefectGrading(defect=d, caught=d in caught, expectations=None, judge=verdicts.get(d))
+                       for d in defects]
             if note is None:
                 note = ("the expectations are not shown: this version's probe.json is not on disk as it ran"
                         if probe is None else "the expectations are not shown: the answer file is not on record")
@@ -365,7 +375,89 @@ def _start(suite: Path, record: dict[str, Any], root: Path, probe: Probe | None,
         passed=record_passed(record) if status == "ok" else None, caught=caught, answer=answer, grading=grading,
         grading_note=note, error=str(record["error"]) if record.get("error") is not None else None,
         stderr_tail=stderr[-STDERR_CAP:] if isinstance(stderr, str) and stderr else None,
+        **skill_use_of(record), contaminated=leaks_of(record),
+        sandbox=record["sandbox"] if record.get("sandbox") in ("bwrap", "off") else None,
     )
+
+
+def _utf16(text: str, offset: int) -> int:
+    """``offset`` (in code points of ``text``) in UTF-16 code units, as a browser counts."""
+    return len(text[:offset].encode("utf-16-le")) // 2
+
+
+def probe_content(artifact: str, artifact_path: str, defects: Iterable[dict[str, Any]]) -> ProbeContent:
+    """The probe as the viewer shows it beside the answers: the artifact's
+    first :data:`ARTIFACT_CAP` characters, and per defect its quote, where
+    :func:`~skill_eval.linter.quotes.find_quote` finds it in the artifact
+    (UTF-16 offsets into the text carried, an occurrence past the cap left
+    out), and its ``caught_when`` as written."""
+    text = artifact[:ARTIFACT_CAP]
+    shown = []
+    for defect in defects:
+        quote = defect.get("quote") if isinstance(defect.get("quote"), str) else None
+        spans = []
+        if quote:
+            spans = [[_utf16(text, start), _utf16(text, end)] for start, end in find_quote(artifact, quote).occurrences
+                     if end <= len(text)]
+        shown.append(ProbeDefect(id=str(defect.get("id", "?")), quote=quote, caught_when=defect.get("caught_when"),
+                                 judged=defect.get("judge") is not None, quote_spans=spans))
+    return ProbeContent(artifact=ArtifactText(path=artifact_path, text=text, chars=len(artifact),
+                                              truncated=len(artifact) > len(text)), defects=shown)
+
+
+def _probe_content(probe: Probe, root: Path) -> ProbeContent:
+    return probe_content(probe.artifact_bytes.decode("utf-8", errors="replace"), _relative(probe.artifact_path, root),
+                         probe.defects)
+
+
+def answers_unreadable(graded: Iterable[tuple[dict[str, Any], Start]]) -> AnswersUnreadable:
+    """How many graded reps were read as ``none`` (no field the output spec
+    names), of those whose reading is known: the record's ``answer_source``,
+    else how grading the answer again for this report read it. ``graded`` is
+    each graded rep's grading start (its latest ``ok`` one) as record and
+    model start."""
+    sources = []
+    for record, start in graded:
+        source = record.get("answer_source")
+        if source not in ("json", "lines", "none"):
+            source = start["answer"]["source"] if start["answer"] is not None else None
+        if source is not None:
+            sources.append(source)
+    unreadable = sources.count("none")
+    return AnswersUnreadable(graded=len(sources), unreadable=unreadable, most=2 * unreadable > len(sources))
+
+
+def judge_verdicts_of(record: dict[str, Any]) -> dict[str, JudgeVerdict]:
+    """The record's ``judge_verdicts`` (per defect, the judge's ``caught`` and
+    ``reason``), entries of another shape left out; empty on older records."""
+    found = record.get("judge_verdicts")
+    verdicts: dict[str, JudgeVerdict] = {}
+    for defect, verdict in (found.items() if isinstance(found, dict) else ()):
+        if isinstance(verdict, dict) and isinstance(verdict.get("caught"), bool):
+            reason = verdict.get("reason")
+            verdicts[str(defect)] = JudgeVerdict(caught=verdict["caught"], reason=reason if isinstance(reason, str) else "")
+    return verdicts
+
+
+def skill_use_of(record: dict[str, Any]) -> dict[str, Any]:
+    """``skill_loaded``, ``skill_evidence`` and ``skill_flag`` of a start: a
+    treatment start that did not load the skill, or a control start that did
+    (an isolation failure), is flagged. Null on records without the fields."""
+    loaded = record.get("skill_loaded") if isinstance(record.get("skill_loaded"), bool) else None
+    evidence = record.get("skill_evidence") if isinstance(record.get("skill_evidence"), str) else None
+    flag = None
+    if loaded is False and record.get("arm") == "treatment":
+        flag = "skill-not-loaded"
+    elif loaded is True and record.get("arm") == "control":
+        flag = "isolation-failure"
+    return {"skill_loaded": loaded, "skill_evidence": evidence, "skill_flag": flag}
+
+
+def leaks_of(record: dict[str, Any]) -> list[Leak]:
+    """The record's ``contaminated`` entries (answer-key text found in the start's output)."""
+    found = record.get("contaminated")
+    return [Leak(source=item["source"], text=item["text"]) for item in (found if isinstance(found, list) else ())
+            if isinstance(item, dict) and isinstance(item.get("source"), str) and isinstance(item.get("text"), str)]
 
 
 def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
@@ -380,8 +472,25 @@ def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
         wilson95=list(graded.interval) if reps else None,
         errors=sum(s["status"] == "error" for s in starts), timeouts=sum(s["status"] == "timeout" for s in starts),
         interrupted=sum(s["status"] == "interrupted" for s in starts), running=sum(s["status"] == "running" for s in starts),
-        unresolved=len({s["rep"] for s in starts} - ok - running),
+        unresolved=len({s["rep"] for s in starts} - ok - running), unreadable=graded.unreadable,
+        mean=graded.rate,
+        pass_at_k=pass_at_ks(reps, caught),
+        skill_loaded=sum(s["skill_loaded"] is True for s in starts),
+        skill_not_loaded=sum(s["skill_loaded"] is False for s in starts),
+        contaminated=sum(bool(s["contaminated"]) for s in starts),
     )
+
+
+PASS_AT_K_MAX = 5
+"""The largest k the report model gives pass@k for (each k at most the reps)."""
+
+
+def pass_at_ks(reps: int, caught: int) -> dict[str, float]:
+    """pass@k of an arm's graded reps (:func:`~skill_eval.evals.suites.pass_at_k`,
+    the unbiased estimator) for k = 1 .. min(reps, :data:`PASS_AT_K_MAX`)."""
+    from .suites import pass_at_k
+
+    return {str(k): pass_at_k(reps, caught, k) for k in range(1, min(reps, PASS_AT_K_MAX) + 1)}
 
 
 def reps_note(groups: Sequence[Group]) -> str:
@@ -449,6 +558,11 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         pairs = sorted(in_file_order, key=lambda p: (ARM_ORDER[p[1]["arm"]], p[1].get("rep") or 0,
                                                      p[1].get("started") or "", p[1].get("ended") or ""))
         starts = [_start(s, r, root, probe, answers) for s, r in pairs]
+        start_of = {id(r): start for (_s, r), start in zip(pairs, starts)}
+        grading_starts: dict[tuple, dict[str, Any]] = {}
+        for _s, r in in_file_order:  # a rep is graded by its latest ok start (sample_rows)
+            if r["status"] == "ok" and record_passed(r) is not None:
+                grading_starts[(r["arm"], r.get("rep"))] = r
         arms = {arm: arm_sample([s for s in starts if s["arm"] == arm], sample.arms[arm]) for arm in ARMS}
         last = next((r for _s, r in reversed(pairs) if r.get("kind") is not None or r.get("band") is not None), pairs[-1][1])
         case = frozen_cases[suite_text].get((probe_id, version))
@@ -468,10 +582,13 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
             frozen=case is not None,
             frozen_matches=(case.get("probe_sha256"), case.get("artifact_sha256")) == (probe_hash, artifact_hash)
             if case is not None else None,
+            unsealed=sum(1 for _s, r in pairs if r.get("sandbox") == "off"),
             lint=_group_lint(run_lint.get(_content(suite, _as_record(identity))),
                              report_lint.get(probe_path) if on_disk == "current" and probe_path is not None else None),
             calibration=decision_summary(decisions[identity]) if identity in decisions else None,
             last_run=max(ended) if ended else None, starts=starts,
+            probe_content=_probe_content(probe, root) if probe is not None else None,
+            answers_unreadable=answers_unreadable((r, start_of[id(r)]) for r in grading_starts.values()),
         ))
     generated = (now or datetime.now(timezone.utc)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return ReportModel(schema=SCHEMA_ID, meta={

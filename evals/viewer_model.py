@@ -35,15 +35,18 @@ ANSWER_CAP = 4000
 STDERR_CAP = 2000
 """Characters of an agent's stderr tail the model carries."""
 
+ARTIFACT_CAP = 20000
+"""Characters of a probe's artifact the model carries (the rest stays on disk)."""
+
 ALPHA = SEPARATION_ALPHA
 """A group is *separated* when the one-sided Fisher p-value is at most this
 (:data:`skill_eval.linter.runs.SEPARATION_ALPHA`, which the text report uses too)."""
 
-Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending"]
+Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable"]
 Status = Literal["ok", "error", "timeout", "interrupted", "running"]
 Arm = Literal["control", "treatment"]
 OnDisk = Literal["current", "skill-edited", "edited", "superseded", "older", "missing"]
-CalibrationZone = Literal["ceiling", "window", "floor", "adverse", "mixed", "undecided"]
+CalibrationZone = Literal["ceiling", "window", "floor", "adverse", "mixed", "unreadable", "undecided"]
 
 
 class Filters(TypedDict):
@@ -97,6 +100,20 @@ class ArmSample(TypedDict):
     """Starts whose runner is running them now (no outcome yet, its runs file is held)."""
     unresolved: int
     """Rep numbers that have starts but no graded outcome and none running (every start failed)."""
+    unreadable: int
+    """Of the graded reps, those whose answer had no field the output spec names
+    (``answer_source: "none"``): graded as misses; when they are most of a
+    group's graded reps its zone is ``unreadable``, never ``floor``."""
+    mean: Optional[float]
+    """The mean of the graded reps' outcomes (caught 1, missed 0): the rate, as a reducer."""
+    pass_at_k: dict[str, float]
+    """k -> the unbiased pass@k estimate (1 - C(reps-caught, k) / C(reps, k)), k = 1 .. min(reps, 5)."""
+    skill_loaded: int
+    """Starts whose record says the harness loaded the skill (``skill_loaded: true``)."""
+    skill_not_loaded: int
+    """Starts whose record says it did not (``false``); the others' evidence is unknown."""
+    contaminated: int
+    """Starts that saw the answer key (``contaminated``): errors, never graded."""
 
 
 class Evidence(TypedDict):
@@ -132,6 +149,13 @@ class Expectation(TypedDict):
     reason: str
 
 
+class JudgeVerdict(TypedDict):
+    """What a defect's judge said on this answer (the record's ``judge_verdicts``)."""
+
+    caught: bool
+    reason: str
+
+
 class DefectGrading(TypedDict):
     defect: str
     caught: bool
@@ -139,6 +163,16 @@ class DefectGrading(TypedDict):
     expectations: Optional[list[Expectation]]
     """Each ``caught_when`` field, whether it held and why; null when the probe
     version's ``caught_when`` is no longer on disk."""
+    judge: Optional[JudgeVerdict]
+    """The judge's verdict and reason, when a judge graded this defect on record."""
+
+
+class Leak(TypedDict):
+    """Answer-key text found in a start's answer or transcript."""
+
+    source: str
+    """The answer-key file (relative to the workspace)."""
+    text: str
 
 
 class Answer(TypedDict):
@@ -181,6 +215,18 @@ class Start(TypedDict):
     """Why grading detail is missing or differs from the record, when it does."""
     error: Optional[str]
     stderr_tail: Optional[str]
+    skill_loaded: Optional[bool]
+    """Whether the harness loaded the skill, from its transcript; null when unknown or not recorded."""
+    skill_evidence: Optional[str]
+    """What shows it (the tool call, the file read) or why it is unknown."""
+    skill_flag: Optional[Literal["skill-not-loaded", "isolation-failure"]]
+    """``skill-not-loaded``: a treatment start that never loaded the skill;
+    ``isolation-failure``: a control start that loaded it."""
+    contaminated: list[Leak]
+    """Answer-key text the start's output held (empty when none): never graded."""
+    sandbox: Optional[Literal["bwrap", "off"]]
+    """How the start ran: ``bwrap`` (sealed) or ``off`` (unsealed: its agent
+    could read the answer keys); null for records written before it was recorded."""
 
 
 CalibrationRule = TypedDict("CalibrationRule", {
@@ -220,6 +266,54 @@ class CalibrationDecision(TypedDict):
     """For a floor: "check the discriminator", with the transcripts covering each defect."""
 
 
+class ArtifactText(TypedDict):
+    """The artifact the agents were handed, as it ran (its hash is the group's)."""
+
+    path: str
+    """The artifact file, relative to the workspace."""
+    text: str
+    """Its first :data:`ARTIFACT_CAP` characters."""
+    chars: int
+    truncated: bool
+
+
+class ProbeDefect(TypedDict):
+    """One seeded defect of the probe as it ran: what a rep must catch."""
+
+    id: str
+    quote: Optional[str]
+    """The defect's quote in the artifact, as written in probe.json."""
+    caught_when: Any
+    """The defect's ``caught_when`` as written in probe.json (null for a judged defect)."""
+    judged: bool
+    """A judge decides this defect (probe.json names a ``judge``)."""
+    quote_spans: list[list[int]]
+    """Where the quote is in ``artifact.text`` (as :func:`skill_eval.linter.quotes.find_quote`
+    finds it: whitespace runs equal, NFC): ``[start, end)`` offsets in UTF-16
+    code units, as a browser's strings count them; empty when it is not there."""
+
+
+class ProbeContent(TypedDict):
+    """The probe itself, beside what the agents said: read from the workspace
+    only while probe.json and the artifact still hash as they ran."""
+
+    artifact: ArtifactText
+    defects: list[ProbeDefect]
+
+
+class AnswersUnreadable(TypedDict):
+    """Graded reps whose answer no field of the output spec could be read from
+    (the record's ``answer_source`` is ``none``): their misses say nothing of
+    the skill."""
+
+    graded: int
+    """Graded reps (both arms) whose reading is known."""
+    unreadable: int
+    """Of them, those read as ``none``."""
+    most: bool
+    """More than half of ``graded`` are unreadable: the viewer's "answers unreadable" flag."""
+
+
 class Group(TypedDict):
     key: str
     """A stable id of the group (hex), used in links: ``report.html#g=KEY``."""
@@ -245,11 +339,19 @@ class Group(TypedDict):
     """This probe id and version is in the suite's frozen.json."""
     frozen_matches: Optional[bool]
     """The frozen hashes equal this group's; null when not frozen."""
+    unsealed: int
+    """Starts of this group on record as run unsealed (``sandbox: "off"``): their
+    agent could read what the runner's user can, the answer keys included."""
     lint: Optional[Lint]
     calibration: Optional[CalibrationDecision]
     """The latest ``skill-eval calibrate`` decision of this group; null when none is on record."""
     last_run: Optional[str]
     starts: list[Start]
+    probe_content: Optional[ProbeContent]
+    """The artifact and each defect's quote and ``caught_when``; null when
+    probe.json or the artifact on disk are not the ones that ran (or the
+    report read no answers)."""
+    answers_unreadable: AnswersUnreadable
 
 
 class Usage(TypedDict):
@@ -274,19 +376,28 @@ class ReportModel(TypedDict):
     meta: Meta
     groups: list[Group]
     usage: list[Usage]
+    suite_evals: list[dict]
+    """skill-creator evals (:func:`skill_eval.evals.suites.suite_report`); only when the records hold some."""
+    trigger_tests: list[dict]
+    """Trigger tests (:func:`skill_eval.evals.triggers.trigger_report`); only when the records hold some."""
 
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
-CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "undecided")
+"""The zones the HTML viewer lists, colours and plots. A group's ``zone``
+may also be ``unreadable`` (:data:`skill_eval.linter.runs.ZONES` lists every
+zone, and the text report counts them all); the viewer's own zone lists
+(colours, titles, filters) take it when they give it a colour."""
+CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "unreadable", "undecided")
 ARM_NAMES: tuple[str, ...] = ("control", "treatment")
 STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "interrupted", "running")
 
 TYPED_DICTS: dict[str, type] = {
     "ReportModel": ReportModel, "Meta": Meta, "Filters": Filters, "Hashes": Hashes, "ArmSample": ArmSample,
     "Evidence": Evidence, "Finding": Finding, "Lint": Lint, "Expectation": Expectation,
-    "DefectGrading": DefectGrading, "Answer": Answer, "Start": Start, "Group": Group,
+    "DefectGrading": DefectGrading, "JudgeVerdict": JudgeVerdict, "Leak": Leak, "Answer": Answer, "Start": Start, "Group": Group,
     "CalibrationDecision": CalibrationDecision, "CalibrationRule": CalibrationRule, "Discriminator": Discriminator,
-    "Usage": Usage,
+    "Usage": Usage, "ArtifactText": ArtifactText, "ProbeDefect": ProbeDefect, "ProbeContent": ProbeContent,
+    "AnswersUnreadable": AnswersUnreadable,
 }
 """Each TypedDict by the name of its ``$defs`` entry in the JSON Schema."""
 

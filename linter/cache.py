@@ -457,12 +457,14 @@ def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
             from .execution import loads
 
             try:
-                fmt, folders, links, probes, skills, specs, pruned = loads(payload)
+                fmt, folders, links, probes, skills, specs, pruned, suites = loads(payload)
             except Exception:  # noqa: BLE001 - an unreadable record is no record
                 fmt = None
             if fmt == FORMAT and _walk_holds(folders, links):
-                return Targets(set(map(Path, probes)), set(map(Path, skills)), set(map(Path, specs)), list(pruned),
-                               [link for link, _kind in links])
+                found = Targets(set(map(Path, probes)), set(map(Path, skills)), set(map(Path, specs)), list(pruned),
+                                [link for link, _kind in links])
+                found.suites = set(map(Path, suites))
+                return found
         if _settled(folder_signature(str(root))) is None:
             # Changed a moment ago (often by creating this cache's folder):
             # no record could be written, so no folder's signature is taken.
@@ -474,7 +476,8 @@ def walk_with_record(root: Path, config: Config, exclude: Exclusion) -> Targets:
 
             links = [(link, _leads_to_folder(link)) for link in targets.links or ()]
             payload = dumps((FORMAT, looked_at, links, [str(p) for p in targets.probes], [str(p) for p in targets.skills],
-                             [str(p) for p in targets.output_specs], list(targets.pruned or ())))
+                             [str(p) for p in targets.output_specs], list(targets.pruned or ()),
+                             [str(p) for p in targets.suites]))
             _write_file(folder_fd, name, MAGIC + _mac(secret, payload) + payload)
         return targets
     finally:

@@ -102,6 +102,9 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     parser.add_argument("--diff", action="store_true",
                         help="with or without --fix: print the safe fixes as a unified diff instead of writing them "
                              "(exit 1 if there is something to fix)")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="with --fix or --diff: also take unsafe fixes, each finding's first (e.g. SE101's "
+                             "closest heading); review them with --diff first")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0,
                         help="processes for large workspaces, this one included (default: one per CPU; 1 = this process only)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
@@ -311,7 +314,7 @@ def _lint(args: argparse.Namespace) -> int:
         from .fixes import apply_fixes
 
         for _ in range(FIX_PASSES):  # a fix left out for a conflict is taken in a later pass
-            applied = apply_fixes(result.diagnostics, result.sessions).fixed
+            applied = apply_fixes(result.diagnostics, result.sessions, args.unsafe_fixes).fixed
             if not applied:
                 break
             fixed += applied
@@ -325,6 +328,8 @@ def _lint(args: argparse.Namespace) -> int:
         _write_output_file(args.output_file, report + ("\n" if report else ""), "report")
     elif report:
         _write_stdout(report + "\n", "report")
+    if args.fix:
+        _hint_unsafe(args, diagnostics)  # once the report is out: a failed write stays one line
     return _exit_status(args, diagnostics)
 
 
@@ -426,7 +431,7 @@ def _print_fix_diff(args: argparse.Namespace, result) -> int:
     from .fixes import plan_fixes
     from .output.diff import render
 
-    planned = plan_fixes(result.diagnostics, result.sessions)
+    planned = plan_fixes(result.diagnostics, result.sessions, args.unsafe_fixes)
     changes = [(path, before, after) for path, (_real, _bom, before, after) in sorted(planned.changes.items())]
     patch = render(changes)
     if args.output_file:
@@ -435,11 +440,23 @@ def _print_fix_diff(args: argparse.Namespace, result) -> int:
         _write_stdout(patch, "patch")
     files = sum(1 for _path, before, after in changes if before != after)
     if not files:
-        print("skill-eval-lint: no safe fix to apply", file=sys.stderr)
+        print(f"skill-eval-lint: no {'' if args.unsafe_fixes else 'safe '}fix to apply", file=sys.stderr)
+        _hint_unsafe(args, result.diagnostics)
         return EXIT_CLEAN
     print(f"skill-eval-lint: would fix {planned.fixed} problem{'s' if planned.fixed != 1 else ''} "
           f"in {files} file{'s' if files != 1 else ''}", file=sys.stderr)
     return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
+
+
+def _hint_unsafe(args: argparse.Namespace, diagnostics) -> None:
+    """Say on stderr how many findings left have only unsafe fixes, which
+    ``--unsafe-fixes`` would take (as ruff says of its hidden fixes)."""
+    if args.unsafe_fixes:
+        return
+    hidden = sum(1 for d in diagnostics if d.fixes and not any(fix.safe for fix in d.fixes))
+    if hidden:
+        print(f"skill-eval-lint: {hidden} finding{'s' if hidden != 1 else ''} more can be fixed with --unsafe-fixes "
+              "(review them with --diff --unsafe-fixes first)", file=sys.stderr)
 
 
 def _overrides(args: argparse.Namespace) -> dict:

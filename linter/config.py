@@ -90,6 +90,9 @@ class AgentConfig(NamedTuple):
     executable: str = ""
     """A preset's program, when not the one on ``PATH`` (a path; relative to the
     workspace root when it holds a slash)."""
+    sandbox: str = "on"
+    """``on`` (the default): each start runs sealed, seeing only what its arm
+    is given (``skill_eval.evals.sandbox``); ``off``: unsealed, recorded so."""
 
 
 EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
@@ -146,6 +149,16 @@ class Config(NamedTuple):
     calibration_rule: CalibrationRule = CalibrationRule()
     """``[calibration]`` reps, caught-in-every-rep, max-starts-per-probe: the stop of ``skill-eval calibrate``."""
     agents: Mapping[str, AgentConfig] = _NOTHING
+    suite_judge: tuple[str, ...] = ()
+    """``[suites] judge``: the argv of the judge that grades skill-creator
+    expectations (:mod:`skill_eval.evals.suites`); empty: none configured."""
+    suite_judge_timeout: float = 60.0
+    suite_globs: tuple[str, ...] = ()
+    suite_distractors: tuple[str, ...] = ()
+    """``[suites] distractors``: skill folders (relative to the workspace
+    root) a trigger test installs beside the skill under test."""
+    """``[suites] paths``: globs (relative to the workspace root) of more
+    skill-creator suite files than discovery finds by name and place."""
     source: Path | None = None
     """The config file this came from, if any."""
 
@@ -171,6 +184,7 @@ class Config(NamedTuple):
 _KNOWN_KEYS = {
     "select", "ignore", "per-file-ignores", "signposting", "quiz-framing", "max-artifact-lines",
     "max-file-size", "near-duplicate-threshold", "frontmatter", "calibration", "agents", "exclude", "extend-exclude",
+    "suites",
 }
 
 
@@ -255,7 +269,7 @@ def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
 
 
 _AGENT_KEYS = {"command", "preset", "args", "executable", "env", "timeout", "model", "treatment", "treatment-args",
-               "max-output"}
+               "max-output", "sandbox"}
 _TREATMENTS = {False: ("prepend", "args"), True: ("install", "prepend")}
 """The treatments of a command agent and of a preset agent (the first is the default)."""
 
@@ -305,6 +319,10 @@ def _agent(name: str, table: Any, source: str) -> AgentConfig:
         kind = f"a preset agent ({preset})" if preset is not None else "a command agent"
         raise _fail(source, f"{where}.treatment", f"`{where}.treatment` of {kind} must be "
                     + " or ".join(f'"{t}"' for t in treatments))
+    sandbox = table.get("sandbox", "on")
+    if sandbox not in ("on", "off"):
+        raise _fail(source, f"{where}.sandbox", f'`{where}.sandbox` must be "on" (each start sealed, the default) or '
+                    '"off" (unsealed: the agent can read what your user can, and its results are flagged)')
     executable = table.get("executable", "")
     if not isinstance(executable, str) or ("executable" in table and not executable.strip()):
         raise _fail(source, f"{where}.executable", f"`{where}.executable` must be a program's path or name")
@@ -320,6 +338,7 @@ def _agent(name: str, table: Any, source: str) -> AgentConfig:
         preset=preset or "",
         args=_strings(table.get("args", []), source, f"{where}.args"),
         executable=executable,
+        sandbox=sandbox,
     )
 
 
@@ -392,6 +411,27 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         values["calibration_rule"] = _calibration_rule(table, source)
     if "agents" in data:
         values["agents"] = _agents(data["agents"], source)
+    if "suites" in data:
+        table = data["suites"]
+        known = {"judge", "judge-timeout", "paths", "distractors"}
+        if not isinstance(table, dict):
+            raise _fail(source, "suites", "`[suites]` must be a table")
+        if set(table) - known:
+            key = sorted(set(table) - known)[0]
+            raise _fail(source, key, f"unknown key `suites.{key}`", known)
+        if "judge" in table:
+            judge = _strings(table["judge"], source, "suites.judge")
+            if not judge or not all(judge):
+                raise _fail(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
+            values["suite_judge"] = judge
+        if "paths" in table:
+            values["suite_globs"] = _strings(table["paths"], source, "suites.paths")
+        if "distractors" in table:
+            values["suite_distractors"] = _strings(table["distractors"], source, "suites.distractors")
+        if "judge-timeout" in table:
+            if not is_timeout(table["judge-timeout"]):
+                raise _fail(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
+            values["suite_judge_timeout"] = float(table["judge-timeout"])
     return Config(**values)
 
 

@@ -86,7 +86,7 @@ def default_jobs() -> int:
 # -- units ----------------------------------------------------------------------------
 
 
-PROBE, FACTS, SKILL, SPEC, WORKSPACE = "probe", "facts", "skill", "spec", "workspace"
+PROBE, FACTS, SKILL, SPEC, WORKSPACE, SUITE = "probe", "facts", "skill", "spec", "workspace", "suite"
 """Kinds of unit: a probe linted (and its facts), a probe's facts alone, a
 SKILL.md, an output-spec.md, the workspace-wide rules of one lint (cached
 only)."""
@@ -122,6 +122,7 @@ class Plan:
         self.skill_rules = [r for r in rules if Scope.SKILL in r.scopes()] if Scope.SKILL in wanted else []
         self.spec_rules = [r for r in rules if Scope.OUTPUT_SPEC in r.scopes()] if Scope.OUTPUT_SPEC in wanted else []
         self.workspace_rules = [r for r in rules if Scope.WORKSPACE in r.scopes()] if Scope.WORKSPACE in wanted else []
+        self.suite_rules = [r for r in rules if Scope.SUITE in r.scopes()] if Scope.SUITE in wanted else []
         self.fact_rules = fact_rules(rules)
         """Every enabled rule that compares probes: a probe's facts hold all of
         theirs whatever the scopes, so that facts kept in a session (or the
@@ -133,7 +134,8 @@ class Plan:
 
         scopes = frozenset(scope for scope, rules in ((Scope.PROBE, self.probe_rules), (Scope.SKILL, self.skill_rules),
                                                       (Scope.OUTPUT_SPEC, self.spec_rules),
-                                                      (Scope.WORKSPACE, self.workspace_rules)) if rules)
+                                                      (Scope.WORKSPACE, self.workspace_rules),
+                                                      (Scope.SUITE, self.suite_rules)) if rules)
         return tuple(rule.code for rule in self.rules), scopes
 
 
@@ -246,7 +248,7 @@ def lint_paths(
         whole_run = store is not None and root in whole and session._walked_links is not None
         replayed = None
         if whole_run:
-            run_targets = _targets_digest(ordered)
+            run_targets = _targets_digest(ordered, targets.suites)
             linted_probes = frozenset(map(str, ordered[0]))
             replayed = store.replay(run_targets)
         if replayed is not None:
@@ -276,8 +278,14 @@ def _discover(path: Path, root: Path, reader: Reader, config: Config, cache: boo
     if cache and path == root and type(reader) is FileSystemReader:
         from .cache import walk_with_record
 
-        return walk_with_record(root, config, exclude)
-    return discover(path, reader, exclude=exclude)
+        found = walk_with_record(root, config, exclude)
+    else:
+        found = discover(path, reader, exclude=exclude)
+    if config.suite_globs:  # [suites] paths: suites by the config's globs (linter/suites.py)
+        from .suites import configured_suites
+
+        found.suites |= configured_suites(path, root, config.suite_globs, exclude or None)
+    return found
 
 
 def _has_workspace_rules(config: Config) -> bool:
@@ -295,7 +303,7 @@ def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
     return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
 
 
-def _targets_digest(ordered: tuple[list[Path], list[Path], list[Path]]) -> str:
+def _targets_digest(ordered: tuple[list[Path], list[Path], list[Path]], suites: Iterable[Path] = ()) -> str:
     """A digest of what a lint covers (its probes, SKILL.md and output-spec
     files, :func:`_ordered`): a run record serves only a lint of the same."""
     from ._hashing import blake2b
@@ -304,6 +312,7 @@ def _targets_digest(ordered: tuple[list[Path], list[Path], list[Path]]) -> str:
     for kind, paths in zip(("probes", "skills", "specs"), ordered):
         digest.update(kind.encode() + b"\0")
         digest.update(b"".join([str(path).encode("utf-8", "surrogateescape") + b"\0" for path in paths]))
+    digest.update(b"suites\0" + b"".join(sorted(str(path).encode("utf-8", "surrogateescape") + b"\0" for path in suites)))
     return digest.hexdigest()
 
 
@@ -335,6 +344,8 @@ def lint_targets(
         units.extend((FACTS, path) for path in session.all_probe_paths if path not in linted)
     units.extend((SKILL, path) for path in skills if plan.skill_rules)
     units.extend((SPEC, path) for path in specs if plan.spec_rules)
+    suites = sorted_paths(targets.suites)
+    units.extend((SUITE, path) for path in suites if plan.suite_rules)
     results = run_units(session, units, plan, jobs=jobs, cache=cache, start_method=start_method)
     diagnostics: list[Diagnostic] = []
     for unit in units:
@@ -346,6 +357,7 @@ def lint_targets(
             cache.start_saving()  # the units' shards, written while the workspace-wide pass runs
         diagnostics.extend(_workspace_pass(session, probes, plan, cache))
     checked = {str(path) for path in probes} | {str(path) for path in skills} | {str(path) for path in specs}
+    checked.update(str(path) for path in suites)
     for path in probes:
         facts = session.probe_facts.get(path)
         artifact = facts.refs[0] if facts is not None else None
@@ -566,13 +578,18 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
             contexts[unit] = session.fresh_probe(path) if record else session.probe(path)
         elif kind == SKILL:
             contexts[unit] = session.skill(path)
+        elif kind == SUITE:
+            from .suites import SuiteContext
+
+            contexts[unit] = SuiteContext(session, path)
         else:
             contexts[unit] = session.output_spec(path)
     def group(kind: str) -> list[tuple]:
         return [(contexts[unit], found[unit], queries[unit], unit[1], contexts[unit].folder if kind == PROBE else None)
                 for unit in units if unit[0] == kind]
 
-    passes = ((plan.probe_rules, group(PROBE)), (plan.skill_rules, group(SKILL)), (plan.spec_rules, group(SPEC)))
+    passes = ((plan.probe_rules, group(PROBE)), (plan.skill_rules, group(SKILL)), (plan.spec_rules, group(SPEC)),
+              (plan.suite_rules, group(SUITE)))
     facts: dict[Unit, ProbeFacts] = {}
     record_into = session.record_into
     try:

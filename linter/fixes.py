@@ -1,8 +1,10 @@
 """Applying fixes: one applier for ``skill-eval-lint --fix`` and the editor's
 "fix all" (the editor's quick fixes carry one fix's edits as they are).
 
-Which fixes (:func:`select_fixes`): the first safe fix of each diagnostic,
-in the diagnostics' order, taken whole or not at all: a fix is left out when
+Which fixes (:func:`select_fixes`): the first safe fix of each diagnostic
+(with ``unsafe``, ``--unsafe-fixes``: its first fix, safe or not: a rule
+lists its fixes best first, e.g. SE101's closest heading), in the
+diagnostics' order, taken whole or not at all: a fix is left out when
 one of its edits conflicts with an edit of a fix already taken (or with
 another of its own edits); a fix identical to one taken (two findings that
 the same edit resolves) is taken once and resolves both. Two edits conflict
@@ -57,14 +59,14 @@ def edits_conflict(first: TextEdit, second: TextEdit) -> bool:
     return a_start < b_end and b_start < a_end
 
 
-def select_fixes(diagnostics: Iterable[Diagnostic]) -> Selected:
-    """The first safe fix of each of ``diagnostics`` that can be taken whole
-    (see the module's docstring)."""
+def select_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> Selected:
+    """The first safe fix (``unsafe``: the first fix) of each of
+    ``diagnostics`` that can be taken whole (see the module's docstring)."""
     taken: list[tuple[Fix, list[Diagnostic]]] = []
     index: dict[tuple, int] = {}
     edits: dict[Path, list[TextEdit]] = {}
     for diagnostic in diagnostics:
-        fix = next((fix for fix in diagnostic.fixes if fix.safe), None)
+        fix = next((fix for fix in diagnostic.fixes if fix.safe or unsafe), None)
         if fix is None or not fix.edits:
             continue
         identity = tuple(fix.edits)
@@ -171,11 +173,11 @@ class Planned(NamedTuple):
     skipped: list[Path]
 
 
-def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = ()) -> Applied:
+def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Applied:
     """Write the fixes :func:`select_fixes` takes into their files
     (:func:`plan_fixes`), each file whole. Only the fixes of files written
     count."""
-    planned = plan_fixes(diagnostics, sessions)
+    planned = plan_fixes(diagnostics, sessions, unsafe)
     written, skipped = [], list(planned.skipped)
     for path, (real, bom, _before, after) in planned.changes.items():
         try:
@@ -187,14 +189,14 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = ()) -> A
     return Applied(planned.fixed, written, skipped)
 
 
-def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = ()) -> Planned:
+def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Planned:
     """The texts the fixes :func:`select_fixes` takes make, nothing written
     (``--diff`` prints them, :func:`apply_fixes` writes them): a file is read
     and checked as the engine reads it (inside the workspace of one of
     ``sessions``, the lint's, a regular UTF-8 text file within the size
     limit); a fix is taken only when every file it edits was read and every
     edit lies within its text."""
-    selected = select_fixes(diagnostics)
+    selected = select_fixes(diagnostics, unsafe)
     texts: dict[Path, tuple[str, bytes, str]] = {}
     skipped: list[Path] = []
     for path in selected.edits:

@@ -13,6 +13,7 @@ block scalar, or a ``---`` inside a value, never ends it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -139,6 +140,15 @@ def normalize_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
+def _nfc(text: str) -> str:
+    """``text`` in Unicode normalization form C (composed): a heading typed
+    as "Re\u0301sume\u0301" (NFD, as some editors and macOS file names
+    write it) is the same heading as "Résumé"."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
 def _plain_text(children: Iterable["Token"]) -> str:
     parts: list[str] = []
     for token in children:
@@ -148,7 +158,7 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(" ")
         elif token.type == "image":
             parts.append(_plain_text(token.children or ()))
-    return normalize_whitespace("".join(parts))
+    return _nfc(normalize_whitespace("".join(parts)))
 
 
 def _prose_text(children: Iterable["Token"]) -> str:
@@ -179,13 +189,37 @@ def inline_code_spans(text: str) -> list[str]:
     return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    """The casefolded words of a heading's plain text (numbers are words)."""
+    return _WORD.findall(text.casefold())
+
+
+def heading_rank(wanted: str, plain: str, score: float) -> tuple:
+    """How well a heading's plain text ``plain`` answers a ``step_heading``
+    (plain text ``wanted``) that named no heading, as a sort key (smaller is
+    better): the share of ``wanted``'s words the heading holds (a path's last
+    part counts: the step's own heading), whether it carries the step's
+    number (its first number), the fuzzy ``score``, then the heading's text so
+    that equal meaning never falls back on file order."""
+    wanted_words = _words(wanted.split(" > ")[-1])
+    words = set(_words(plain.split(" > ")[-1]))
+    share = sum(word in words for word in wanted_words) / len(wanted_words) if wanted_words else 0.0
+    number = next((word for word in wanted_words if word.isdigit()), None)
+    same_number = number is not None and next((w for w in _words(plain.split(" > ")[-1]) if w.isdigit()), None) == number
+    return (-share, not same_number, -score, plain.casefold(), plain)
+
+
 def normalize_heading_text(text: str) -> str:
     """Normalize a heading written by a person (e.g. a ``step_heading`` value).
 
     Leading ``#`` marks are ignored; inline markup is rendered to plain text
-    exactly as a SKILL.md heading's is.
+    exactly as a SKILL.md heading's is; both are compared in Unicode NFC
+    (fixture-format.md compares quotes the same way).
     """
-    text = text.strip().lstrip("#").strip()
+    text = _nfc(text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
         return normalize_whitespace(text)
     tokens = _parser().parseInline(text)
@@ -413,10 +447,16 @@ class MarkdownDocument:
         """Close headings for a ``step_heading`` that matches none, best first,
         each as a ``step_heading`` that names exactly that heading.
 
-        A case-insensitive equal text comes first; then the headings whose
-        rapidfuzz WRatio is at least 60 and within 8 points of the best one.
-        Headings are compared by their plain text; a heading no form names
-        alone is never suggested."""
+        A case-insensitive equal text comes first. The other candidates are
+        the headings whose rapidfuzz WRatio is at least 60 and either within 8
+        points of the best one or holding most of the step's words. They are
+        ranked by meaning (:func:`heading_rank`): the share of the step's words
+        (its number counts as one) the heading holds, then whether it has the
+        step's number, then the WRatio, then the heading's text; file order
+        never decides (`Step 3: Check the tests` ranks `Step 3: Check that
+        tests cover the change` above `Step 1: Read the diff for behaviour
+        changes`, which WRatio scores the same). Headings are compared by their
+        plain text; a heading no form names alone is never suggested."""
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
@@ -427,11 +467,17 @@ class MarkdownDocument:
         references = list(plain_of)
         plains = [plain_of[r] for r in references]
         exact = [r for r, plain in zip(references, plains) if plain.casefold() == wanted.casefold()]
-        scored = process.extract(wanted, plains, scorer=fuzz.WRatio, limit=limit + len(exact), score_cutoff=60)
-        best = scored[0][1] if scored else 0
-        close = [references[index] for _plain, score, index in scored if score >= best - 8 and references[index] not in exact]
-        ranked = exact + close
-        return ranked[:limit]
+        scored = process.extract(wanted, plains, scorer=fuzz.WRatio, limit=None, score_cutoff=60)
+        best = max((score for _plain, score, _index in scored), default=0)
+        ranked = []
+        for plain, score, index in scored:
+            if references[index] in exact:
+                continue
+            rank = heading_rank(wanted, plain, score)
+            if score >= best - 8 or -rank[0] > 0.5:
+                ranked.append((rank, references[index]))
+        ranked.sort()
+        return (exact + [reference for _rank, reference in ranked])[:limit]
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
         """``(line, block kind)`` of the lines inside code or HTML blocks that

@@ -54,8 +54,11 @@ Zones
 -----
 :func:`zone_of` classifies one sample from its per-arm counts, as in the
 seed's diagram (ceiling / usable window / floor), plus ``adverse`` (control
-caught more often than treatment), ``mixed`` (anything else) and ``pending``
-(an arm needed for the call has no graded rep yet). :func:`fisher_greater`
+caught more often than treatment), ``mixed`` (anything else), ``pending``
+(an arm needed for the call has no graded rep yet) and ``unreadable`` (most
+graded answers had no field the output spec names, ``answer_source:
+"none"``: an agent answering in prose is graded a miss every time, and its
+sample would read as a floor). :func:`fisher_greater`
 gives the one-sided Fisher exact p-value of "treatment catches more often".
 """
 
@@ -89,7 +92,9 @@ _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "a
                  "error", "stderr_tail", "truncated",
                  # a preset agent's output and usage, a judge's grading errors (docs/format.md)
                  "output_file", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "agent_duration_s", "turns",
-                 "grading_errors")
+                 "grading_errors",
+                 # evidence: the skill loaded or not, the answer key seen, the judges' verdicts
+                 "skill_loaded", "skill_evidence", "contaminated", "judge_verdicts")
 
 _STRING = (str,)
 _STRING_OR_NULL = (str, type(None))
@@ -110,6 +115,7 @@ _START_FIELDS: dict[str, tuple[type, ...]] = {
     "agent": _STRING, "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT,
     "resume_of": _STRING, "retry_of": _STRING, "calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING,
     "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING, "installed_skill_sha256": _STRING,
+    "sandbox": _STRING,
 }
 """The JSON type of each field of a start record that readers use (docs/format.md,
 "Run records"); ``null`` only where a writer writes it (no skill, no model, no kind)."""
@@ -119,6 +125,7 @@ _OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
     "answer_source": _STRING, "caught": _LIST, "passed": _BOOL, "error": _STRING_OR_NULL, "stderr_tail": _STRING,
     "truncated": _OBJECT, "output_file": _STRING, "tokens_in": _INT, "tokens_out": _INT, "tokens_cached": _INT,
     "cost_usd": _NUMBER, "agent_duration_s": _NUMBER, "turns": _INT, "grading_errors": _OBJECT,
+    "skill_loaded": (bool, type(None)), "skill_evidence": _STRING, "contaminated": _LIST, "judge_verdicts": _OBJECT,
 }
 """The JSON type of each field of an outcome record that readers use."""
 _PLAN_FIELDS: dict[str, tuple[type, ...]] = {
@@ -744,9 +751,11 @@ def record_passed(record: dict[str, Any]) -> bool | None:
     """Whether an ``ok`` record's answer caught what the probe asks for.
 
     A floor (or kind-less) probe: every defect caught. A band probe: the count
-    of caught defects within ``band`` (min..max). ``None`` when not ok.
+    of caught defects within ``band`` (min..max). ``None`` when not ok, and
+    for a ``contaminated`` start (it saw the answer key: never a catch, nor a
+    miss), whatever its status says.
     """
-    if record.get("status") != "ok":
+    if record.get("status") != "ok" or record.get("contaminated"):
         return None
     caught = record.get("caught") or []
     band = record.get("band")
@@ -758,22 +767,26 @@ def record_passed(record: dict[str, Any]) -> bool | None:
 
 
 class ArmSample:
-    """One arm's graded reps of one sample, and its failed starts."""
+    """One arm's graded reps of one sample, and its failed starts.
+    ``unreadable``: of the graded reps, those whose answer had no field the
+    output spec names (``answer_source: "none"``): graded, as misses."""
 
-    __slots__ = ("reps", "caught", "errors", "timeouts", "interrupted")
+    __slots__ = ("reps", "caught", "errors", "timeouts", "interrupted", "unreadable")
 
-    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0, interrupted: int = 0) -> None:
+    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0, interrupted: int = 0,
+                 unreadable: int = 0) -> None:
         self.reps, self.caught, self.errors, self.timeouts, self.interrupted = reps, caught, errors, timeouts, interrupted
+        self.unreadable = unreadable
 
     def __repr__(self) -> str:
         return (f"ArmSample(reps={self.reps}, caught={self.caught}, errors={self.errors}, timeouts={self.timeouts}, "
-                f"interrupted={self.interrupted})")
+                f"interrupted={self.interrupted}, unreadable={self.unreadable})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArmSample):
             return NotImplemented
-        return ((self.reps, self.caught, self.errors, self.timeouts, self.interrupted)
-                == (other.reps, other.caught, other.errors, other.timeouts, other.interrupted))
+        return ((self.reps, self.caught, self.errors, self.timeouts, self.interrupted, self.unreadable)
+                == (other.reps, other.caught, other.errors, other.timeouts, other.interrupted, other.unreadable))
 
     @property
     def failed(self) -> int:
@@ -822,11 +835,23 @@ def fisher_greater(treatment_caught: int, treatment_reps: int, control_caught: i
 SEPARATION_ALPHA = 0.05
 """A sample separates the arms when :func:`fisher_greater` is at most this."""
 
-ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
+ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable")
+
+
+def mostly_unreadable(control: ArmSample, treatment: ArmSample) -> bool:
+    """Whether more than half of the graded reps of both arms together had an
+    answer with no field the output spec names: the sample says how the
+    agent answers, not whether it caught anything."""
+    graded = control.reps + treatment.reps
+    return graded > 0 and 2 * (control.unreadable + treatment.unreadable) > graded
 
 
 def zone_of(control: ArmSample, treatment: ArmSample) -> str:
-    """The calibration zone of a sample (see the module docstring)."""
+    """The calibration zone of a sample (see the module docstring).
+    ``unreadable`` before any other (:func:`mostly_unreadable`): misses that
+    are unread answers are no floor."""
+    if mostly_unreadable(control, treatment):
+        return "unreadable"
     if control.reps == 0:
         return "pending"
     if treatment.reps and control.rate > treatment.rate:
@@ -943,11 +968,12 @@ def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict
         if passed is None:
             failures[rep] = (key, record)
         else:
-            outcomes[rep] = (key, passed)
-    for rep, (key, passed) in outcomes.items():
+            outcomes[rep] = (key, passed, record.get("answer_source") == "none")
+    for rep, (key, passed, unreadable) in outcomes.items():
         arm_sample = samples[key].arms[rep[5]]
         arm_sample.reps += 1
         arm_sample.caught += int(passed)
+        arm_sample.unreadable += int(unreadable)
     for rep, (key, record) in failures.items():
         if rep in outcomes:
             continue  # a retry succeeded

@@ -120,6 +120,15 @@ def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
     return tuple(map(str, suite_runs_files(Path(suite), session.root)))
 
 
+@session_query("skill-named")
+def _skill_named(session: LintSession, name: str) -> tuple[str, ...]:
+    """The SKILL.md files whose folder or front-matter ``name`` is ``name``:
+    the skill of a skill-creator suite kept outside it (:mod:`.suites`)."""
+    from .suites import skills_named
+
+    return skills_named(session, name)
+
+
 class LintSession:
     """Shared state of one lint run over one workspace root."""
 

@@ -18,11 +18,15 @@ from pathlib import Path
 
 from .config import has_pyproject_section
 from .reader import Reader
+from .suites import SUITE_NAMES, is_named_suite, is_walked_suite
 
 PROBE_FILE = "probe.json"
 SKILL_FILE = "SKILL.md"
 OUTPUT_SPEC_FILE = "output-spec.md"
 FIXTURE_NAMES = frozenset({PROBE_FILE, SKILL_FILE, OUTPUT_SPEC_FILE})
+WALKED_NAMES = FIXTURE_NAMES | SUITE_NAMES
+"""What a folder walk looks for: the fixtures and skill-creator suites
+(:mod:`.suites`: ``evals.json`` and trigger sets in an ``evals`` folder)."""
 CONFIG_FILES = frozenset({"skill-eval.toml", "pyproject.toml"})
 
 
@@ -55,7 +59,7 @@ class Targets:
     A plain class, not a dataclass: importing :mod:`dataclasses` adds to every
     start (docs/performance.md)."""
 
-    __slots__ = ("probes", "skills", "output_specs", "pruned", "links")
+    __slots__ = ("probes", "skills", "output_specs", "pruned", "links", "suites")
 
     def __init__(
         self,
@@ -71,6 +75,8 @@ class Targets:
         self.pruned = pruned
         """When these came from walking a folder: the folders that walk left out
         by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.runs.runs_files_in`."""
+        self.suites: set[Path] = set()
+        """skill-creator suites (``evals.json``, trigger sets: :mod:`.suites`)."""
         self.links = links
         """When these came from walking a folder: every symbolic link that walk
         listed (for :class:`~skill_eval.linter.context.LintSession`, which
@@ -82,13 +88,14 @@ class Targets:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Targets):
             return NotImplemented
-        return (self.probes, self.skills, self.output_specs, self.pruned, self.links) == (
-            other.probes, other.skills, other.output_specs, other.pruned, other.links)
+        return (self.probes, self.skills, self.output_specs, self.pruned, self.links, self.suites) == (
+            other.probes, other.skills, other.output_specs, other.pruned, other.links, other.suites)
 
     def update(self, other: "Targets") -> None:
         self.probes |= other.probes
         self.skills |= other.skills
         self.output_specs |= other.output_specs
+        self.suites |= other.suites
 
 
 def sorted_paths(paths: Iterable[Path]) -> list[Path]:
@@ -141,7 +148,9 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None,
              looked_at: list[tuple[str, tuple | None]] | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
-    A folder: every probe.json, SKILL.md and output-spec.md below it. A
+    A folder: every probe.json, SKILL.md and output-spec.md below it, and
+    the skill-creator suites in its ``evals`` folders (:func:`~skill_eval.linter.suites.is_walked_suite`).
+    A suite file (:func:`~skill_eval.linter.suites.is_named_suite`): that suite. A
     probe.json: its probe. A SKILL.md or output-spec.md: that file and every
     probe below its folder (they depend on it). Any other file: the probe of
     its folder, if it has one (a changed question.md re-checks its probe). A
@@ -160,8 +169,8 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None,
     targets = Targets()
     if reader.is_dir(path):
         targets.pruned, targets.links = [], []
-        walk = (reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude) if looked_at is None
-                else reader.walk_files(path, FIXTURE_NAMES, targets.pruned, targets.links, walk_exclude, looked_at=looked_at))
+        walk = (reader.walk_files(path, WALKED_NAMES, targets.pruned, targets.links, walk_exclude) if looked_at is None
+                else reader.walk_files(path, WALKED_NAMES, targets.pruned, targets.links, walk_exclude, looked_at=looked_at))
         for found in walk:
             _add(targets, found)
         return targets
@@ -170,6 +179,8 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None,
         return discover(path.parent, reader, exclude=exclude)
     if name == PROBE_FILE:
         targets.probes.add(path)
+    elif is_named_suite(path) and reader.is_file(path):
+        targets.suites.add(path)
     elif name in (SKILL_FILE, OUTPUT_SPEC_FILE):
         _add(targets, path)
         targets.probes.update(reader.walk_files(path.parent, frozenset({PROBE_FILE}), exclude=walk_exclude))
@@ -185,5 +196,7 @@ def _add(targets: Targets, path: Path) -> None:
         targets.probes.add(path)
     elif path.name == SKILL_FILE:
         targets.skills.add(path)
-    else:
+    elif path.name == OUTPUT_SPEC_FILE:
         targets.output_specs.add(path)
+    elif is_walked_suite(path):
+        targets.suites.add(path)

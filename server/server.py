@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..linter.reader import read_regular_file
 from ..linter.textfile import DEFAULT_MAX_FILE_SIZE, UnreadableFile, decode_text
+from ..linter.suites import is_named_suite
 from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
 from .convert import Converter, path_of, uri_of
@@ -71,6 +72,10 @@ WATCHED_GLOBS = (
     "**/pyproject.toml",
     "**/frozen.json",
     "**/evals/runs/**",
+    "**/evals.json",
+    "**/*.csv",
+    "**/trigger*.json",
+    "**/eval_set.json",
 )
 """Files whose creation, change or deletion the server wants to hear of."""
 DELETED_GLOB = "**/*"
@@ -712,7 +717,7 @@ def create_server() -> SkillEvalLanguageServer:
             return
         ls.poll_disk()
         state = ls.state_for(path)
-        if path.name in FIXTURE_NAMES and not state.is_unit(path):
+        if (path.name in FIXTURE_NAMES or is_named_suite(path)) and not state.is_unit(path):
             ls.mark_dirty(path, immediate=True)
         elif ls.differs_from_disk(path, ls.buffers.get(path)):
             ls.mark_dirty(path, immediate=True)

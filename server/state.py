@@ -45,6 +45,7 @@ from ..linter.workspace import (
     absolute,
     discover,
 )
+from ..linter.suites import configured_suites, is_named_suite, is_walked_suite
 
 CHUNK = 64
 """Probes linted per engine call during a scan (progress is reported between chunks)."""
@@ -58,6 +59,7 @@ PROBE_CHECKS = frozenset({Scope.PROBE})
 SKILL_CHECKS = frozenset({Scope.SKILL})
 SPEC_CHECKS = frozenset({Scope.OUTPUT_SPEC})
 WORKSPACE_CHECKS = frozenset({Scope.WORKSPACE})
+SUITE_CHECKS = frozenset({Scope.SUITE})
 """What each kind of unit of the state runs: every rule's checks of that scope
 (a probe's findings, SE501's reused examples included, are re-linted with
 the probe; the workspace-wide checks run over every probe's facts)."""
@@ -135,6 +137,8 @@ class WorkspaceState:
         self.probes: set[Path] = set()
         self.skills: set[Path] = set()
         self.specs: set[Path] = set()
+        self.suites: set[Path] = set()
+        """skill-creator suites (``evals.json``, trigger sets: :mod:`skill_eval.linter.suites`)."""
         self.store: dict[tuple[str, Path], list[Diagnostic]] = {}
         self.by_file: dict[Path, set[tuple[str, Path]]] = {}
         self.probe_files: dict[Path, tuple[Path, ...]] = {}
@@ -166,7 +170,9 @@ class WorkspaceState:
         targets = Targets()
         for folder in sorted(self.scope or {self.root}):
             if self.reader.is_dir(folder):
-                targets.update(discover(folder, self.reader, exclude=Exclusion.of(self.config, self.root)))
+                exclude = Exclusion.of(self.config, self.root)
+                targets.update(discover(folder, self.reader, exclude=exclude))
+                targets.suites |= configured_suites(folder, self.root, self.config.suite_globs, exclude or None)
         return targets
 
     def add_unit(self, path: Path) -> bool:
@@ -177,12 +183,14 @@ class WorkspaceState:
             self.skills.add(path)
         elif path.name == OUTPUT_SPEC_FILE:
             self.specs.add(path)
+        elif is_named_suite(path):
+            self.suites.add(path)
         else:
             return False
         return True
 
     def is_unit(self, path: Path) -> bool:
-        return path in self.probes or path in self.skills or path in self.specs
+        return path in self.probes or path in self.skills or path in self.specs or path in self.suites
 
     def owns(self, path: Path) -> bool:
         """Whether ``path`` lies in this state's root."""
@@ -202,10 +210,11 @@ class WorkspaceState:
         self.probes |= targets.probes
         self.skills |= targets.skills
         self.specs |= targets.output_specs
+        self.suites |= targets.suites
         probes = sorted(self.probes)
         if not self.scope and "all_probe_paths" not in self.session.__dict__:
             self.session.all_probe_paths = probes  # the whole workspace was just walked
-        others = sorted(self.skills) + sorted(self.specs)
+        others = sorted(self.skills) + sorted(self.specs) + sorted(self.suites)
         self.session.adopt_paths(others)  # findings loaded from workers and the cache name these very Paths
         total = len(probes) + len(others)
         done = 0
@@ -302,6 +311,9 @@ class WorkspaceState:
         """Run the rules' checks of one SKILL.md or output-spec.md unit."""
         if path.name == SKILL_FILE:
             targets, scopes = Targets(skills={path}), SKILL_CHECKS
+        elif path in self.suites:
+            targets, scopes = Targets(), SUITE_CHECKS
+            targets.suites.add(path)
         else:
             targets, scopes = Targets(output_specs={path}), SPEC_CHECKS
         diagnostics, _checked = lint_targets(self.session, targets, scopes=scopes, cache=cache)
@@ -375,6 +387,11 @@ class WorkspaceState:
             if path.name == OUTPUT_SPEC_FILE and (path in self.specs or self._in_scope(path)):
                 self.specs.add(path)
                 file_units.add(path)
+            if path in self.suites or (is_named_suite(path) and is_walked_suite(path) and self._in_scope(path)):
+                self.suites.add(path)
+                file_units.add(path)
+            if self.suites and path.name != PROBE_FILE and path not in self.dependents:
+                file_units |= self.suites  # a suite reads its skill's name and description, and its evals' files
         changes = self.lint_probes(probes)
         if self._relinted_while_scanning is not None:
             self._relinted_while_scanning |= probes
@@ -398,7 +415,7 @@ class WorkspaceState:
         """Files (or folders) disappeared: drop their units and stored findings,
         and re-lint every probe that read them."""
         changes = Changes()
-        known = self.probes | self.skills | self.specs | set(self.dependents) | set(self.by_file)
+        known = self.probes | self.skills | self.specs | self.suites | set(self.dependents) | set(self.by_file)
         paths = set(paths)
         gone = paths & known
         folders = tuple(str(path) + os.sep for path in paths - gone)
@@ -415,6 +432,7 @@ class WorkspaceState:
                 self.probes.discard(path)
                 self.skills.discard(path)
                 self.specs.discard(path)
+                self.suites.discard(path)
                 for kind in (LOCAL, WIDE):
                     changes.files |= self._set((kind, path), [])
                 self._unindex_probe(path)

@@ -7,13 +7,13 @@ here: nothing is discovered by import side effects.
 
 from __future__ import annotations
 
-from . import accounting, anchoring, artifact, calibration, files, frontmatter, shapes
+from . import accounting, anchoring, artifact, calibration, files, frontmatter, shapes, suites
 from .base import Rule, Scope
 
 REGISTRY: tuple[type[Rule], ...] = tuple(
     sorted(
         files.RULES + anchoring.RULES + accounting.RULES + artifact.RULES + shapes.RULES
-        + calibration.RULES + frontmatter.RULES,
+        + calibration.RULES + frontmatter.RULES + suites.RULES,
         key=lambda rule: rule.code,
     )
 )

@@ -27,6 +27,9 @@ class Scope(str, enum.Enum):
     """one :class:`~skill_eval.linter.context.OutputSpecContext` per output-spec.md"""
     WORKSPACE = "workspace"
     """one :class:`~skill_eval.linter.context.WorkspaceContext` for all probes at once"""
+    SUITE = "suite"
+    """one :class:`~skill_eval.linter.suites.SuiteContext` per skill-creator
+    suite (``evals.json``, a trigger set)"""
 
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")

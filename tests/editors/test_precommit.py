@@ -28,7 +28,7 @@ COMMIT_TIMEOUT = 120
 GIT = shutil.which("git")
 PRE_COMMIT = shutil.which("pre-commit") or shutil.which("pre-commit", path=str(Path(sys.executable).parent))
 pytestmark = [
-    pytest.mark.skipif(GIT is None, reason="git is not installed"),
+    pytest.mark.skipif(GIT is None, reason="git is not installed (apt-get install git)"),
     pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed (pip install -e '.[test]')"),
 ]
 

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
 NPM = shutil.which("npm")
 NPX = shutil.which("npx")
-pytestmark = pytest.mark.skipif(NPM is None or NPX is None, reason="node/npm are not installed")
+pytestmark = pytest.mark.skipif(NPM is None or NPX is None, reason="node/npm are not installed: install Node.js 18+ with npm (e.g. apt-get install nodejs npm)")
 
 
 def run(cwd: Path, *command: str, timeout: int = 600) -> subprocess.CompletedProcess:

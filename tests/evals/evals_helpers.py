@@ -31,7 +31,12 @@ class Suite:
         return self.probes / name
 
     def configure(self, agents: dict[str, dict], max_starts: int | None = None) -> None:
+        """Write the agents into skill-eval.toml. An agent without a ``sandbox``
+        key runs unsealed (``sandbox = "off"``): these tests' agents report what
+        they saw in log files outside their scratch folder, which a sealed start
+        cannot reach; tests/evals/test_sandbox.py runs agents sealed."""
         lines = []
+        agents = {name: {"sandbox": "off", **table} for name, table in agents.items()}
         if max_starts is not None:
             lines += ["[calibration]", f"max-starts = {max_starts}", ""]
         for name, table in agents.items():

@@ -44,9 +44,10 @@ def test_report_text_and_json(suite, capsys, monkeypatch):
     assert report_main([str(suite.root)]) == 0
     out = capsys.readouterr().out
     assert "agent x · model m: 2 probe version(s): window 1, floor 1; 0 separated" in out
-    assert re.search(r"euphemized-coverage\s+1\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 failed\s+window\s+"
-                     r"not separated at this sample \(p=0\.17\)\s+5\s+1 rep\(s\) without outcome", out)
-    assert re.search(r"two-gaps\s+1\s+0/2 .*\s+floor\s+not separated at this sample \(p=1\)\s+4", out)
+    assert re.search(r"euphemized-coverage\s+1\s+0/2 \[0\.00-0\.66\]\s+2/2 \[0\.34-1\.00\] \+1 timeout\s+window\s+"
+                     r"pass@2 0\.00/1\.00\s+not separated at this sample \(p=0\.17\)\s+5\s+1 rep\(s\) ungraded, their last start: 1 timed "
+                     r"out", out)
+    assert re.search(r"two-gaps\s+1\s+0/2 .*\s+floor\s+pass@\d 0\.00/0\.00\s+not separated at this sample \(p=1\)\s+4", out)
     assert "Graded reps per arm: 2 in most groups" in out and "they do not prove a rate" in out
     assert "starts on record: 9" in out
     assert report_main([str(suite.root), "--format", "json"]) == 0

@@ -119,8 +119,8 @@ def test_every_row_shows_the_evidence_for_separation_and_the_real_rep_count(suit
     assert "(from 2 to 4)" in data["meta"]["note"] and "do not prove a rate" in data["meta"]["note"]
     assert report_main([str(suite.root)]) == 0
     tables = tables_of(capsys.readouterr().out)
-    assert re.search(r"window\s+not separated at this sample \(p=0\.17\)", tables["agent two · model m"])
-    assert re.search(r"window\s+separated \(p=0\.0143\)", tables["agent four · model m"])
+    assert re.search(r"window\s+pass@2 0\.00/1\.00\s+not separated at this sample \(p=0\.17\)", tables["agent two · model m"])
+    assert re.search(r"window\s+pass@4 0\.00/1\.00\s+separated \(p=0\.0143\)", tables["agent four · model m"])
 
 
 def test_several_skills_get_a_skill_column_and_a_running_start_is_not_failed(suite, capsys):
@@ -142,12 +142,12 @@ def test_several_skills_get_a_skill_column_and_a_running_start_is_not_failed(sui
     rows = [line.split() for line in table.splitlines()[1:]]
     assert table.split()[0] == "skill" and sorted(row[0] for row in rows) == ["verify-closeout", "verify-copy"]
     live = next(line for line in table.splitlines() if line.lstrip().startswith("verify-closeout"))
-    assert "1/1 [0.21-1.00] +1 running" in live and "failed" not in live and "without outcome" not in live
+    assert "1/1 [0.21-1.00] +1 running" in live and "interrupted" not in live and "ungraded" not in live
     # nobody holds it any more: the start was interrupted, its rep has no outcome
     assert report_main([str(suite.root)]) == 0
     (table,) = tables_of(capsys.readouterr().out).values()
     line = next(line for line in table.splitlines() if line.lstrip().startswith("verify-closeout"))
-    assert "+1 failed" in line and "1 rep(s) without outcome" in line
+    assert "+1 interrupted" in line and "1 rep(s) ungraded, their last start: 1 was interrupted" in line
 
 
 def test_a_symbolic_link_in_the_way_of_the_records_is_refused(suite, capsys, tmp_path):

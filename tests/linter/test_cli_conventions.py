@@ -195,7 +195,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file() and ".skill-eval-cache" not in p.relative_to(root).parts}
 
 
-@pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1) (apt-get install patch)")
 @pytest.mark.parametrize("flags", [["--diff"], ["--fix", "--diff"]])
 def test_diff_prints_the_patch_fix_would_write_and_writes_nothing(tmp_path: Path, flags: list[str]) -> None:
     from _large_workspace import copy_examples_with_probes

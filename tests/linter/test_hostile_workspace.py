@@ -108,7 +108,7 @@ def test_links_out_of_the_workspace_are_never_opened(tmp_path: Path) -> None:
     assert "hunter2" not in shown and "credentials" not in shown and "stolen" not in shown
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (apt-get install strace)")
 def test_cli_with_helpers_never_opens_a_link_out_of_the_workspace(tmp_path: Path) -> None:
     """The kernel's view, across the forked helpers of a parallel CLI run
     (enough probes to share the lint)."""
@@ -208,7 +208,7 @@ def test_a_device_in_the_workspace_is_refused(tmp_path: Path) -> None:
     try:
         os.mknod(artifact, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # what /dev/zero is
     except (PermissionError, AttributeError, OSError):
-        pytest.skip("cannot make a device node here")
+        pytest.skip("cannot make a device node here (needs root: run the tests as root, e.g. in a container)")
     completed = _run_cli("--output-format", "json", str(root))
     assert completed.returncode == 1, completed.stderr
     assert [f["message"] for f in json.loads(completed.stdout) if f["code"] == "SE005"] == [

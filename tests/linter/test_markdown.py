@@ -333,3 +333,21 @@ def test_real_skill_creator_heading_count_matches_atx_lines_outside_fences(skill
     atx = [n for n, line in enumerate(skill_creator.lines, start=1) if line.startswith("#") and n not in code_lines]
     assert [h.line for h in skill_creator.headings] == atx
     assert skill_creator.front_matter is not None and skill_creator.front_matter.end_line == 4
+
+
+def test_step_heading_and_headings_compare_in_nfc() -> None:
+    """A heading written decomposed (NFD) in SKILL.md is found by a
+    step_heading written composed (NFC), and the other way round."""
+    import unicodedata
+
+    from skill_eval.linter.markdown import parse_markdown
+
+    composed = "Step 2: Vérifier le résumé"
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert composed != decomposed
+    for heading, query in ((decomposed, composed), (composed, decomposed), (decomposed, decomposed)):
+        document = parse_markdown(f"# Skill\n\n## {heading}\n\nBody.\n")
+        found = document.find_headings(query)
+        assert [h.text for h in found] == [composed], (heading, query)
+    nested = parse_markdown(f"# Parent é\n\n## {decomposed}\n")
+    assert len(nested.find_headings(unicodedata.normalize("NFD", "Parent é") + " > " + composed)) == 1

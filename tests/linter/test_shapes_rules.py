@@ -15,9 +15,10 @@ from skill_eval.linter.rules import accounting, files, shapes
 from skill_eval.linter.rules.base import DOC_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-SPEC_DIR = next((p for p in (ROOT / "docs" / "spec", SHARED / "spec") if (p / "rules.md").is_file()), None)
-SEED_DIR = next((p for p in (ROOT / "docs" / "seed", SHARED / "seed") if p.is_dir()), None)
+SPEC_DIR = ROOT / "docs" / "spec"
+"""The rule catalogue and fixture format this project implements, shipped in the repository."""
+SEED_DIR = ROOT / "docs" / "seed"
+"""The seed text the rules' "Why is this bad?" sections quote."""
 
 OWN_RULES = [rule for rule in files.RULES + accounting.RULES + shapes.RULES if rule.code not in ("SE000", "SE001", "SE002")]
 
@@ -72,7 +73,6 @@ def test_rule_metadata_and_module_layout(rule) -> None:
     assert rule.tags and rule.tags[0] == rule.__module__.split(".")[-2]
 
 
-@pytest.mark.skipif(SPEC_DIR is None, reason="rules.md not available")
 @pytest.mark.parametrize("rule", OWN_RULES, ids=[r.code for r in OWN_RULES])
 def test_rule_matches_the_catalogue(rule) -> None:
     catalogue = (SPEC_DIR / "rules.md").read_text(encoding="utf-8")
@@ -86,7 +86,6 @@ def _normalized(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-@pytest.mark.skipif(SEED_DIR is None or SPEC_DIR is None, reason="seed not available")
 @pytest.mark.parametrize("rule", OWN_RULES, ids=[r.code for r in OWN_RULES])
 def test_why_quotes_the_seed_verbatim(rule) -> None:
     sources = _normalized(" ".join(p.read_text(encoding="utf-8") for p in [*SEED_DIR.glob("*.txt"), SPEC_DIR / "fixture-format.md"]))

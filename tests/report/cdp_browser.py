@@ -211,6 +211,16 @@ class Page:
         self.mouse("mousePressed", x, y)
         self.mouse("mouseReleased", x, y)
 
+    def type_text(self, text: str) -> None:
+        """Type ``text`` into the focused element, as a keyboard's input (input events)."""
+        self.send("Input.insertText", {"text": text})
+
+    def press(self, key: str, code: str | None = None, key_code: int | None = None) -> None:
+        """Press and release one key (e.g. ``Enter``, 13) on the focused element."""
+        params = {"key": key, "code": code or key, "windowsVirtualKeyCode": key_code or 0}
+        self.send("Input.dispatchKeyEvent", {"type": "rawKeyDown", **params})
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", **params})
+
     def close(self) -> None:
         self.browser.send("Target.closeTarget", {"targetId": self.target})
 

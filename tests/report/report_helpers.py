@@ -28,8 +28,11 @@ class Suite:
         return self.skill / "evals" / "probes" / name
 
     def configure(self, agents: dict[str, dict]) -> None:
+        """Write the agents into skill-eval.toml, unsealed unless a table says
+        ``sandbox`` (these agents log outside their scratch folder)."""
         lines = []
         for name, table in agents.items():
+            table = {"sandbox": "off", **table}
             lines.append(f"[agents.{name}]")
             lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
             lines.append("")

@@ -19,10 +19,13 @@ make of such records.
 
 from __future__ import annotations
 
+from math import comb
+
 import hashlib
 import random
 from typing import Any
 
+from skill_eval.evals.viewer_build import probe_content
 from skill_eval.evals.viewer_model import ANSWER_CAP, ALPHA, SCHEMA_ID, evidence_of
 from skill_eval.linter.runs import ArmSample, calibration_rule_sha256, wilson, zone_of
 
@@ -46,9 +49,28 @@ def _pick(rng: random.Random, weighted):
     return rng.choices(values, weights)[0]
 
 
-def _answer(rng: random.Random, caught: bool, index: int) -> str:
+QUOTES = ("behavior unchanged from prior release, so existing coverage applies",
+          "skipped on CI because the runner was flaky", "green on the last rerun", "the dashboard shows no drift",
+          "rollback tested in a previous quarter")
+
+
+def _artifact(rng: random.Random, probe_id: str, quotes: list[str]) -> str:
+    """A closeout whose evidence column holds each defect's quote, among plain evidence."""
+    rows = [f"| {n} | {' '.join(rng.choice(WORDS) for _ in range(4))} | test_{rng.choice(WORDS)} passes |"
+            for n in range(1, 5)]
+    for number, quote in enumerate(quotes):
+        rows.insert(1 + 2 * number, f"| {5 + number} | {' '.join(rng.choice(WORDS) for _ in range(3))} | {quote} |")
+    return "\n".join([f"# Closeout: {probe_id.replace('-', ' ')}", "", "| # | criterion | evidence |", "|---|---|---|",
+                      *rows, "", "Please post the closeout verdict."])
+
+
+def _answer(rng: random.Random, caught: bool, index: int, readable: bool = True) -> str:
     verdict = "NOT_PROVEN" if caught else "PASS"
-    lines = ["Here is my closeout review.", "", f"verdict: {verdict}", f"criteria: {'2, 4' if caught else ''}"]
+    lines = ["Here is my closeout review.", ""]
+    if readable:
+        lines += [f"verdict: {verdict}", f"criteria: {'2, 4' if caught else ''}"]
+    else:  # no field of the output spec: graded as read from nothing
+        lines += ["I would rather not give a verdict in the requested format."]
     lines += [" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))) for _ in range(rng.randint(3, 14))]
     if index % 37 == 0:
         lines.append(HOSTILE)
@@ -70,10 +92,23 @@ def _arm(starts: list[dict]) -> dict:
         "wilson95": list(wilson(caught, reps)) if reps else None,
         "errors": sum(s["status"] == "error" for s in starts), "timeouts": sum(s["status"] == "timeout" for s in starts),
         "interrupted": sum(s["status"] == "interrupted" for s in starts), "running": 0, "unresolved": unresolved,
+        "mean": caught / reps if reps else None,
+        "pass_at_k": {str(k): 1 - comb(reps - caught, k) / comb(reps, k) for k in range(1, min(reps, 5) + 1)},
+        "skill_loaded": sum(s["skill_loaded"] is True for s in starts),
+        "skill_not_loaded": sum(s["skill_loaded"] is False for s in starts),
+        "contaminated": sum(bool(s["contaminated"]) for s in starts),
     }
 
 
-def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[str], index: int) -> list[dict]:
+def _unseal(starts: list[dict]) -> int:
+    """Mark ``starts`` as run unsealed (``sandbox: "off"``) and count them."""
+    for start in starts:
+        start["sandbox"] = "off"
+    return len(starts)
+
+
+def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[str], index: int,
+            unreadable: float = 0.0) -> list[dict]:
     starts = []
     for rep in range(1, reps + 1):
         tries = 1 + (rng.random() < 0.08) + (rng.random() < 0.02)
@@ -81,7 +116,8 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
             last = attempt == tries - 1
             failed = (not last) or rng.random() < 0.03
             status = _pick(rng, (("error", 5), ("timeout", 3), ("interrupted", 2))) if failed else "ok"
-            caught = status == "ok" and rng.random() < rate
+            readable = not unreadable or rng.random() >= unreadable
+            caught = status == "ok" and readable and rng.random() < rate
             start_id = _sha("start", index, arm, rep, attempt)[:32]
             duration = round(rng.uniform(4, 90), 2)
             start: dict[str, Any] = {
@@ -95,15 +131,24 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                 "passed": caught if status == "ok" else None,
                 "caught": list(defects) if caught else [], "answer": None, "grading": [], "grading_note": None,
                 "error": None, "stderr_tail": None,
+                "skill_loaded": (arm == "treatment") if status == "ok" else None,
+                "skill_evidence": ('Skill tool call {"skill": "closeout-review"}' if arm == "treatment"
+                                   else "no tool call: the skill was never loaded") if status == "ok" else None,
+                "skill_flag": None, "contaminated": [], "sandbox": "bwrap",
             }
             if status == "ok":
-                text = _answer(rng, caught, index * 10 + rep)
+                text = _answer(rng, caught, index * 10 + rep, readable)
                 start["answer"] = {"text": text[:ANSWER_CAP], "chars": len(text), "truncated": len(text) > ANSWER_CAP,
-                                   "output_truncated": False, "source": "lines",
+                                   "output_truncated": False, "source": "lines" if readable else "none",
                                    "file": f"skill/evals/runs/answers/p{index}/{arm}-r{rep}-{start_id[:12]}.txt"}
                 for defect in defects:
                     held = caught
-                    start["grading"].append({"defect": defect, "caught": caught, "expectations": [
+                    if not readable:
+                        start["grading"].append({"defect": defect, "caught": False, "judge": None, "expectations": [
+                            {"field": name, "expected": expected, "held": False, "reason": "missing from the answer"}
+                            for name, expected in (("verdict", "NOT_PROVEN"), ("criteria", {"contains": "2"}))]})
+                        continue
+                    start["grading"].append({"defect": defect, "caught": caught, "judge": None, "expectations": [
                         {"field": "verdict", "expected": "NOT_PROVEN", "held": held,
                          "reason": f"{'NOT_PROVEN' if caught else 'PASS'!r} {'equals' if held else 'does not equal'} 'NOT_PROVEN'"},
                         {"field": "criteria", "expected": {"contains": "2"}, "held": held,
@@ -116,6 +161,13 @@ def _starts(rng: random.Random, arm: str, reps: int, rate: float, defects: list[
                     if status == "error" else ""
             starts.append(start)
     return starts
+
+
+def _unreadable(starts: list[dict]) -> dict:
+    """Graded reps (the latest ok start of each) read as ``none``, as ``build_model`` counts them."""
+    graded = {(s["arm"], s["rep"]): s for s in starts if s["status"] == "ok"}
+    unreadable = sum(s["answer"]["source"] == "none" for s in graded.values())
+    return {"graded": len(graded), "unreadable": unreadable, "most": 2 * unreadable > len(graded)}
 
 
 RULE = {"reps": 2, "caught-in-every-rep": "all-reps", "max-starts-per-probe": None}
@@ -160,8 +212,14 @@ def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS
             control_reps, treatment_reps = _pick(rng, reps_weights), _pick(rng, reps_weights)
             if number % 41 == 0:
                 treatment_reps = 0  # treatment not run yet: pending
-            control = _starts(rng, "control", control_reps, control_rate, defects, index)
-            treatment = _starts(rng, "treatment", treatment_reps, treatment_rate, defects, index)
+            unreadable = 0.85 if number % 17 == 3 else 0.0
+            control = _starts(rng, "control", control_reps, control_rate, defects, index, unreadable)
+            treatment = _starts(rng, "treatment", treatment_reps, treatment_rate, defects, index, unreadable)
+            own = random.Random(f"{seed}:{probe_id}")  # the probe's text draws from its own generator
+            quotes = own.sample(QUOTES, len(defects))
+            content = probe_content(_artifact(own, probe_id, quotes), f"{skill}/evals/probes/{probe_id}/question.md", [
+                {"id": defect, "quote": quote, "caught_when": {"verdict": "NOT_PROVEN", "criteria": {"contains": "2"}}}
+                for defect, quote in zip(defects, quotes)])
             arms = {"control": _arm(control), "treatment": _arm(treatment)}
             zone = zone_of(ArmSample(arms["control"]["reps"], arms["control"]["caught"]),
                            ArmSample(arms["treatment"]["reps"], arms["treatment"]["caught"]))
@@ -186,9 +244,11 @@ def synthetic_model(probes: int = 500, seed: int = 18, reps_weights=REPS_WEIGHTS
                 "evidence": evidence_of(arms["treatment"], arms["control"]),
                 "edited_without_bump": edited, "on_disk": "edited" if edited else ("superseded" if number % 19 == 0 else "current"),
                 "frozen": frozen, "frozen_matches": (not edited) if frozen else None,
+                "unsealed": _unseal(control + treatment) if number % 29 == 0 else 0,
                 "lint": {"when": "report", "findings": findings} if number % 23 else None,
                 "calibration": _calibration(number, zone, len(control + treatment), skill, probe_id, defects),
                 "last_run": max(ended) if ended else None, "starts": control + treatment,
+                "probe_content": None if edited else content, "answers_unreadable": _unreadable(control + treatment),
             })
     return {
         "schema": SCHEMA_ID,

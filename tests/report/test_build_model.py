@@ -104,6 +104,62 @@ def test_edited_without_a_version_bump_is_its_own_flagged_group(suite):
     assert other["edited_without_bump"] is False
 
 
+def test_the_probe_as_it_ran_and_unreadable_answers(suite):
+    """Each group carries its probe as it ran (the artifact the agents read, each
+    defect's quote located in it and its caught_when, from the files on disk), and
+    counts the graded reps whose answer no field could be read from: the garbage
+    agent's every answer, none of the rule agent's."""
+    suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"},
+                     "garbage": {"command": agent("garbage_agent.py"), "model": "m1"}})
+    assert run(suite, "--agent", "rule") == 0
+    assert run(suite, "--agent", "garbage") == 0
+    model = model_of(suite)
+    for probe in ("euphemized-coverage", "two-gaps"):
+        folder = suite.probe(probe)
+        written = json.loads((folder / "probe.json").read_text(encoding="utf-8"))
+        artifact = (folder / "question.md").read_text(encoding="utf-8")
+        for group in by_probe(model, probe, "rule") + by_probe(model, probe, "garbage"):
+            content = group["probe_content"]
+            assert content["artifact"] == {"path": f"verify-closeout/evals/probes/{probe}/question.md", "text": artifact,
+                                           "chars": len(artifact), "truncated": False}
+            assert [(d["id"], d["quote"], d["caught_when"]) for d in content["defects"]] == \
+                [(d["id"], d["quote"], d["caught_when"]) for d in written["defects"]]
+            for defect in content["defects"]:
+                (start, end), = defect["quote_spans"]  # ASCII text: UTF-16 offsets are character offsets
+                assert artifact[start:end] == defect["quote"]
+    records = suite.records()
+    for group in model["groups"]:
+        sources = [r["answer_source"] for r in records if r["agent"] == group["agent"] and r["probe"] == group["probe"]]
+        unreadable = sources.count("none")
+        assert group["answers_unreadable"] == {"graded": len(sources), "unreadable": unreadable,
+                                               "most": 2 * unreadable > len(sources)}
+        assert group["answers_unreadable"]["most"] == (group["agent"] == "garbage")
+        assert group["answers_unreadable"]["graded"] == 4
+    # once the artifact changes, the probe as it ran is no longer on disk: not shown
+    artifact = suite.probe("two-gaps") / "question.md"
+    artifact.write_text(artifact.read_text() + "\nedited\n")
+    assert all(g["probe_content"] is None for g in by_probe(model_of(suite), "two-gaps", "rule"))
+
+
+def test_a_quote_is_located_in_utf16_offsets():
+    """The browser counts UTF-16 code units: a quote after an astral character
+    and across a line break (whitespace runs equal one space) is where
+    find_quote finds it, in those units."""
+    from skill_eval.evals.viewer_build import probe_content
+
+    artifact = "# 🧪 Closeout\n\nbehaviour unchanged,\n  so coverage applies. Twice: ok ok"
+    content = probe_content(artifact, "q.md", [{"id": "D1", "quote": "behaviour unchanged, so coverage applies",
+                                                "caught_when": {"verdict": "NOT_PROVEN"}},
+                                               {"id": "D2", "quote": "ok", "judge": {"prompt": "x"}},
+                                               {"id": "D3", "quote": "not there"}])
+    units = artifact.encode("utf-16-le")
+    text_of = lambda span: units[2 * span[0]:2 * span[1]].decode("utf-16-le")  # noqa: E731
+    d1, d2, d3 = content["defects"]
+    assert [text_of(s) for s in d1["quote_spans"]] == ["behaviour unchanged,\n  so coverage applies"]
+    assert [text_of(s) for s in d2["quote_spans"]] == ["ok", "ok"] and d2["judged"] and d2["caught_when"] is None
+    assert d3["quote_spans"] == [] and not d1["judged"]
+
+
 def test_frozen_cases_and_lint_findings(suite):
     suite.configure({"rule": {"command": agent("rule_agent.py"), "model": "m1"}})
     assert run(suite, "--reps", "1") == 0

@@ -24,7 +24,7 @@ from report_helpers import AGENTS as TEST_AGENTS, Suite
 from skill_eval.evals.grading import grade_answer
 from skill_eval.evals.probes import Workspace
 
-junitparser = pytest.importorskip("junitparser")
+junitparser = pytest.importorskip("junitparser", reason="junitparser is not installed (pip install -e '.[test]')")
 
 VERDICT_AGENT = Path(__file__).resolve().parent / "agents" / "verdict_agent.py"
 CLI = [sys.executable, "-c", "import sys; from skill_eval.cli import main; sys.exit(main())"]
@@ -66,7 +66,8 @@ def workspace(tmp_path_factory):
 def test_report_exits_1_on_adverse_and_errored_probes(workspace):
     _suite, html, xml, reported, _decisions = workspace
     assert reported.returncode == 1, reported.stderr
-    assert "6 test case(s), 2 failed (adverse), 2 errored (reps without outcome)" in reported.stderr
+    assert ("6 test case(s), 4 failed (adverse, isolation failure or unsealed starts), 2 errored (reps whose every "
+            "start failed, contaminated starts, or answers with no field the output spec names)") in reported.stderr
     assert html.is_file() and xml.is_file()
     # the text tables are still the command's output
     assert "agent hurt · model m2: 2 probe version(s): adverse 2" in reported.stdout
@@ -76,7 +77,9 @@ def test_junit_read_back(workspace):
     _suite, _html, xml, _reported, _decisions = workspace
     suites = {suite.name: suite for suite in junitparser.JUnitXml.fromfile(str(xml))}
     assert set(suites) == {"helped · m1", "hurt · m2", "crash · (agent default)"}
-    expected = {"helped · m1": (None, None), "hurt · m2": ("Failure", "adverse"),
+    # Every agent here ran unsealed (they log outside their scratch folder): the
+    # helped agent's window fails as unsealed; adverse and unresolved reps come first.
+    expected = {"helped · m1": ("Failure", "unsealed"), "hurt · m2": ("Failure", "adverse"),
                 "crash · (agent default)": ("Error", "unresolved-reps")}
     for name, (kind, kind_type) in expected.items():
         cases = {case.name: case for case in suites[name]}
@@ -84,13 +87,14 @@ def test_junit_read_back(workspace):
         for case in cases.values():
             assert case.classname == "verify-closeout"
             results = list(case.result)
-            if kind is None:
-                assert results == [] and "zone: window" in case.system_out
-            else:
-                (result,) = results
-                assert type(result).__name__ == kind and result.type == kind_type
+            (result,) = results
+            assert type(result).__name__ == kind and result.type == kind_type
+            assert "ran without the sandbox" in result.message
+            if name == "helped · m1":
+                assert "zone: window" in case.system_out
         totals = (suites[name].tests, suites[name].failures, suites[name].errors)
         assert totals == (2, 2 if kind == "Failure" else 0, 2 if kind == "Error" else 0)
+    assert all(record["sandbox"] == "off" for record in _suite.records())
 
 
 def shown_starts(page) -> list[dict]:

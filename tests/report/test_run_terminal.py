@@ -136,12 +136,13 @@ def test_piped_run_prints_a_flushed_line_per_finished_start(tmp_path):
     assert not any(RESULTS.match(line) for line in err_lines)
 
 
-def run_on_a_terminal(suite: Suite, code: str) -> tuple[str, str, int]:
-    """``skill-eval run`` with stderr on a pseudo-terminal (160 columns) and
-    stdout on a pipe: what the terminal showed, stdout, the exit status."""
+def run_on_a_terminal(suite: Suite, code: str, command: tuple[str, ...] = ("run",)) -> tuple[str, str, int]:
+    """``skill-eval run`` (or ``command``) with stderr on a pseudo-terminal
+    (160 columns) and stdout on a pipe: what the terminal showed, stdout, the
+    exit status."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    process = subprocess.Popen([sys.executable, "-c", code, "run", str(suite.root), "-j", "2", "--skip-check"],
+    process = subprocess.Popen([sys.executable, "-c", code, *command, str(suite.root), "-j", "2", "--skip-check"],
                                cwd=suite.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
                                env=environment(TERM="xterm-256color"))
     os.close(slave)
@@ -217,3 +218,100 @@ def test_no_progress_prints_no_progress(tmp_path, code):
     assert len(agent_log(tmp_path / "agent.log")) == 4
     assert not re.search(r"^\[\d+/", result.stderr, re.M) and "ETA" not in result.stderr
     assert re.search(r"^control  : 2 start\(s\)", result.stdout, re.M)
+
+
+# -- calibrate shows its starts the same way ---------------------------------------------
+
+CALIBRATE_LINE = re.compile(r"^\[(\d+)/(\d+)(?: ETA (?:\d+:\d\d:\d\d|-:--:--))?\] (\S+) v(\d+) "
+                            r"(control|treatment) rep (\d+): (caught|missed)\b.* in \d+\.\d s$")
+
+
+def calibrate_expectations(log: Path) -> int:
+    """Starts the agent answered, from its own log."""
+    return len(agent_log(log))
+
+
+@pytest.mark.parametrize("code", [WITH_CLI, NO_RICH], ids=["rich", "no-rich"])
+def test_piped_calibrate_prints_a_line_per_finished_start_and_no_bar(tmp_path, code):
+    """Piped (a CI log), with rich installed or not and even with FORCE_COLOR:
+    one line per start the agent answered, never a bar's drawing."""
+    suite = Suite(tmp_path)
+    log = tmp_path / "agent.log"
+    configure(suite, log)
+    result = subprocess.run([sys.executable, "-c", code, "calibrate", str(suite.root), "--skip-check"],
+                            cwd=suite.root, capture_output=True, text=True, env=environment(FORCE_COLOR="1"),
+                            timeout=DEADLINE)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    answered = calibrate_expectations(log)
+    assert answered and len(lines) == answered, result.stderr
+    assert all(CALIBRATE_LINE.match(line) for line in lines), lines
+    assert "\x1b[" not in result.stderr and "\r" not in result.stderr and "━" not in result.stderr
+    assert re.search(r"^stage 1: \d+ start\(s\)", result.stderr, re.M)
+
+
+def test_calibrate_on_a_terminal_without_rich_gets_lines(tmp_path):
+    suite = Suite(tmp_path)
+    log = tmp_path / "agent.log"
+    configure(suite, log)
+    shown, out, status = run_on_a_terminal(suite, NO_RICH, ("calibrate",))
+    assert status == 0, shown + out
+    assert "Traceback" not in shown + out
+    lines = [line for line in plain(shown).splitlines() if line.startswith("[")]
+    assert len(lines) == calibrate_expectations(log) and all(CALIBRATE_LINE.match(line) for line in lines), lines
+    assert "\x1b[" not in shown
+
+
+def test_calibrate_on_a_terminal_draws_a_bar(tmp_path):
+    suite = Suite(tmp_path)
+    log = tmp_path / "agent.log"
+    configure(suite, log)
+    shown, out, status = run_on_a_terminal(suite, WITH_CLI, ("calibrate",))
+    assert status == 0, shown + out
+    frames = [line for line in plain(shown).splitlines() if line.startswith("calibrate ")]
+    answered = calibrate_expectations(log)
+    assert frames and re.search(rf"\b{answered}/{answered}\b", frames[-1]), frames
+    assert not re.search(r"^\[\d+/", plain(shown), re.M), "lines instead of a bar on a terminal"
+
+
+# -- a crashing agent's own words --------------------------------------------------------
+
+CRASHING_AGENT = """\
+import sys
+sys.stdin.read()
+print("loading the model...", file=sys.stderr)
+print("Traceback (most recent call last):", file=sys.stderr)
+print('  File "agent.py", line 3, in <module>', file=sys.stderr)
+print("\\x1b[31mred\\x1b[0m", file=sys.stderr)
+print("KeyError: 'OPENAI_API_KEY' is not set", file=sys.stderr)
+sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "calibrate"])
+def test_a_crashing_agent_shows_its_stderr_in_its_line_and_the_summary(tmp_path, command):
+    """The agent's last stderr lines (what it said as it died) appear in each
+    failed start's progress line and in the summary, not only "exited with
+    status 2"; the records hold the same tail (the runner's ground truth)."""
+    suite = Suite(tmp_path)
+    agent = tmp_path / "crash.py"
+    agent.write_text(CRASHING_AGENT, encoding="utf-8")
+    suite.configure({"crash": {"command": [sys.executable, str(agent)], "model": "m1"}})
+    result = subprocess.run([sys.executable, "-c", WITH_CLI, command, str(suite.root), "--skip-check", "-j", "1"],
+                            cwd=suite.root, capture_output=True, text=True, env=environment(), timeout=DEADLINE)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr.replace("Traceback (most recent call last):", "")
+    records = suite.records()
+    assert records and all(r["status"] == "error" and "KeyError: 'OPENAI_API_KEY' is not set" in r["stderr_tail"]
+                           for r in records)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == len(records)
+    for line in lines:
+        assert "error" in line and "the agent exited with status 2" in line, line
+        assert line.endswith("KeyError: 'OPENAI_API_KEY' is not set"), line
+        assert "loading the model" not in line  # only the last lines
+        assert "\x1b" not in line and "?[31mred?[0m" in line  # an agent's escapes never reach the terminal
+    summary = result.stderr[result.stderr.index(f"{len(records)} start(s) failed"):]
+    assert re.search(r"^  \S+ v\d+ (control|treatment) rep \d+: error in \d+\.\d s: the agent exited with status 2; "
+                     r"its stderr ends: .*KeyError: 'OPENAI_API_KEY' is not set$", summary, re.M), summary

@@ -552,7 +552,29 @@ def test_a_report_of_real_runs(browser, tmp_path, screenshots):
                     assert view["answer"] == (suite.runs / record["answer_file"]).read_text(encoding="utf-8")
                 if record["status"] == "error":
                     assert "boom" in view["stderr"]
+            # beside the starts, the probe as it is on disk: its artifact, each quote marked, each caught_when
+            folder = suite.probe(group["probe"])
+            written = json.loads((folder / "probe.json").read_text(encoding="utf-8"))
+            pane = page.evaluate("""(() => { const pane = document.querySelector('#detail-body .probe-pane');
+              return {artifact: pane.querySelector('pre.artifact').textContent,
+                      marked: Array.from(pane.querySelectorAll('mark.quote')).map(m => [m.dataset.defect, m.textContent]),
+                      caught_when: Array.from(pane.querySelectorAll('[data-fact="caught_when"]')).map(c => JSON.parse(c.textContent))}; })()""")
+            assert pane["artifact"] == (folder / "question.md").read_text(encoding="utf-8")
+            assert pane["marked"] == [[d["id"], d["quote"]] for d in written["defects"]]
+            assert pane["caught_when"] == [d["caught_when"] for d in written["defects"]]
         page.screenshot(screenshots / "10-real-run-detail.png")
+        # a line the agent wrote, searched for, opens the detail of its start
+        page.press("Escape", key_code=27)
+        assert wait_for(page, "document.getElementById('detail').hidden")
+        record = next(r for r in records.values() if r.get("answer_file") and r["arm"] == "treatment")
+        line = next(text for text in (suite.runs / record["answer_file"]).read_text(encoding="utf-8").splitlines() if text.strip())
+        page.evaluate(f"(() => {{ const box = document.getElementById('filter-search'); box.value = {json.dumps(line.swapcase())};"
+                      " box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); })()")
+        link = f"#search-hits li[data-start=\"{record['start_id']}\"] a"
+        x, y = center_of(page, f"document.querySelector({json.dumps(link)})")
+        page.click(x, y)
+        assert wait_for(page, "document.querySelector('#detail-body article.start.focused') !== null")
+        assert page.evaluate("document.querySelector('#detail-body article.start.focused').dataset.start") == record["start_id"]
         assert page.problems == [] and page.requests == [path.as_uri()]
     finally:
         page.close()

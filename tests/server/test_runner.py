@@ -93,7 +93,8 @@ def calibration_config(root: Path, log: Path, delay: float) -> None:
     script = root / "calibration_agent.py"
     script.write_text(CALIBRATION_AGENT, encoding="utf-8")
     command = json.dumps([sys.executable, str(script), str(log), str(delay)])
-    (root / "skill-eval.toml").write_text(f"[calibration]\nreps = 2\n\n[agents.fake]\ncommand = {command}\ntimeout = 60\n",
+    (root / "skill-eval.toml").write_text(f"[calibration]\nreps = 2\n\n[agents.fake]\ncommand = {command}\ntimeout = 60\n"
+                                          'sandbox = "off"\n',  # the agent logs outside its scratch folder
                                           encoding="utf-8")
 
 

@@ -30,7 +30,11 @@ class MisanchoredStep(Rule):
     Use the heading's exact text (case-sensitive; markup and leading `#` marks
     are ignored), or a `Parent > Child` path. The quick fix offers the closest
     headings, each written so that it names exactly that heading (a heading
-    whose code span holds `<details>` is offered with the code span). When a
+    whose code span holds `<details>` is offered with the code span), best
+    first: the heading holding most of the step's words (its number counts
+    as one), then the one with the step's number, then the closest spelling;
+    never by file order. The fix is unsafe (it changes what the probe
+    measures): `--fix --unsafe-fixes` applies the first one. When a
     line that looks like the heading sits inside a fenced code block or an
     HTML block, the message says so: CommonMark makes no heading there, so
     make it a real heading or anchor to another one.

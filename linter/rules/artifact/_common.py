@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from ...config import PhraseConfig
 from ...context import ProbeContext
+from ...diagnostics import Severity
 from ...textfile import TextDocument
 from ._phrases import find_phrases, phrase_list
 
@@ -16,10 +19,177 @@ def phrase_diagnostics(rule, context: ProbeContext, table: str, config: PhraseCo
         return
     phrases = phrase_list(table) + tuple(config.extra)
     for match in find_phrases(artifact.text, phrases, tuple(config.allow)):
-        shown = " ".join(match.text.split())
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        yield rule.diagnostic(artifact.span(match.start, match.end), describe(shown))
+        yield rule.diagnostic(artifact.span(match.start, match.end), describe(_shown(match.text)))
+
+
+def _shown(text: str) -> str:
+    shown = " ".join(text.split())
+    return shown[:77] + "..." if len(shown) > 80 else shown
+
+
+def anchors_of(context: ProbeContext):
+    """The defects whose quote is found exactly once: where they are
+    (:class:`~._judgement.Anchor`). Computed once per probe context (three
+    rules ask)."""
+    found = context.__dict__.get("_judgement_anchors")
+    if found is None:
+        found = context.__dict__["_judgement_anchors"] = _anchors_of(context)
+    return found
+
+
+def _anchors_of(context: ProbeContext):
+    from ._judgement import Anchor
+
+    artifact = context.artifact
+    anchors = []
+    comments = [m.span() for m in re.finditer(r"<!--.*?(?:-->|\Z)", artifact.text, re.DOTALL)] \
+        if "<!--" in artifact.text else []
+    for index, match in context.quote_matches.items():
+        occurrences = [(s, e) for s, e in match.occurrences if not any(cs <= s and e <= ce for cs, ce in comments)]
+        if len(occurrences) != 1:
+            continue
+        defect = dict(context.defects)[index]
+        defect_id = defect.get("id") if isinstance(defect.get("id"), str) and defect.get("id").strip() else f"defect {index + 1}"
+        start, end = occurrences[0]
+        span = artifact.span(start, end)
+        anchors.append(Anchor(defect_id.strip(), match.quote, span.start.line, span.end.line))
+    return tuple(anchors)
+
+
+def judgements(context: ProbeContext):
+    """The reading of the artifact against its defects (cached by content)."""
+    from ._judgement import judge_artifact
+
+    artifact = context.artifact
+    if artifact is None:
+        return []
+    return judge_artifact(artifact.text, anchors_of(context))
+
+
+def locate(document: TextDocument, unit) -> tuple[int, int]:
+    """Offsets of ``unit``'s text in the artifact: its words in order, with
+    any markup, punctuation or line breaks between them, searched from the
+    unit's first line; the unit's lines when the words are not found."""
+    text = document.text
+    line_starts = [0]
+    for match in re.finditer("\n", text):
+        line_starts.append(match.end())
+    begin = line_starts[min(unit.line, len(line_starts)) - 1]
+    finish = line_starts[unit.end_line] - 1 if unit.end_line < len(line_starts) else len(text)
+    words = re.findall(r"[^\W_]+", unit.text)
+    if words:
+        pattern = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, words)) + r"(?![^\W_])")
+        found = pattern.search(text, begin, max(finish, begin) + 1)
+        if found is None:
+            found = pattern.search(text, begin)
+        if found is not None:
+            return found.start(), found.end()
+    return begin, max(begin, finish)
+
+
+def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None, config: PhraseConfig | None,
+                       error_message, info_message=None, skip: list[tuple[int, int]] | None = None):
+    """Diagnostics of ``rule`` (``code``): the occurrences of its phrase list
+    (``table``, plus config ``extra``, minus ``allow``) and the units the
+    reading judged (:mod:`._judgement`), each an error only when it relates to
+    a defect; a phrase with no relation to any defect is an info finding
+    (``info_message``; without one it is an error all the same: a quiz needs
+    no relation). ``error_message(shown, relation, reason)`` and
+    ``info_message(shown, why)`` word the findings; units overlapping a
+    ``skip`` span are not reported again.
+
+    Without any defect quote found in the artifact nothing can be related:
+    phrase occurrences are then errors, as the lists alone say."""
+    from ._judgement import resolve, structure_of
+
+    artifact = context.artifact
+    if artifact is None:
+        return
+    text = artifact.text
+    anchors = anchors_of(context)
+    covered: list[tuple[int, int]] = list(skip or ())
+    judged = judgements(context) if anchors else []
+    by_unit = {j.unit: j for j in judged if j.code == code}
+    structure = None
+    if table is not None:
+        phrases = phrase_list(table) + tuple(config.extra)
+        allow = tuple(config.allow)
+        for match in find_phrases(text, phrases, allow):
+            if structure is None and anchors:
+                structure = structure_of(text)
+            span = artifact.span(match.start, match.end)
+            shown = _shown(match.text)
+            if not anchors:
+                yield rule.diagnostic(span, error_message(shown, None, None))
+                continue
+            unit = _unit_at(structure, span.start.line, match.text)
+            if unit is None:
+                yield rule.diagnostic(span, error_message(shown, None, None))
+                continue
+            covered.append(locate(artifact, unit))
+            judged_here = [j for j in judged if j.unit == unit]
+            if info_message is not None and any(j.error and j.code != code for j in judged_here):
+                continue  # a quiz or an answer key: that rule reports the sentence
+            mine = [j for j in judged_here if j.code == code]
+            if mine and mine[0].error:
+                yield rule.diagnostic(span, error_message(shown, mine[0].relation.description, mine[0].reason))
+                continue
+            holder = next((a for a in anchors if a.line <= unit.end_line and unit.line <= a.end_line
+                           and " ".join(a.quote.split()).lower() in " ".join(unit.text.split()).lower()), None)
+            if holder is not None:
+                yield rule.diagnostic(span, error_message(shown, f"sits in the sentence holding {holder.defect_id}'s quote", None))
+                continue
+            if info_message is None:
+                yield rule.diagnostic(span, error_message(shown, None, None))
+                continue
+            relation = resolve(_phrase_focus(unit.text, match.text), structure, anchors, exclude=unit.part,
+                               located=unit.part if unit.kind == "cell" else None,
+                               strict=len(match.words.split()) == 1)
+            if relation.relates:
+                yield rule.diagnostic(span, error_message(shown, relation.description, None))
+            else:
+                yield rule.diagnostic(span, info_message(shown, relation.description or "names no part of the artifact"),
+                                      severity=Severity.INFO)
+    if not anchors:
+        return
+    allowed = []
+    if config is not None and config.allow:
+        allowed = [(m.start, m.end) for m in find_phrases(text, tuple(config.allow))]
+    for judgement in judged:
+        if judgement.code != code or not judgement.error:
+            continue
+        start, end = locate(artifact, judgement.unit)
+        if any(s < end and start < e for s, e in covered) or any(s <= start and end <= e for s, e in allowed):
+            continue
+        covered.append((start, end))
+        yield rule.diagnostic(artifact.span(start, end),
+                              error_message(_shown(judgement.unit.text), judgement.relation.description, judgement.reason))
+
+
+def _phrase_focus(sentence: str, phrase: str) -> str:
+    """The clause of ``sentence`` around the occurrence of ``phrase``."""
+    from ._judgement import focus_of
+
+    words = re.findall(r"[^\W_]+", phrase)
+    if not words:
+        return sentence
+    found = re.search(r"[\W_]+".join(map(re.escape, words)), sentence, re.IGNORECASE)
+    if found is None:
+        return sentence
+    return focus_of(sentence, found.start(), found.end())
+
+
+def _unit_at(structure, line: int, phrase: str):
+    """The unit on ``line`` whose text holds the phrase's first word."""
+    words = re.findall(r"[^\W_]+", phrase)
+    pattern = re.compile(r"[\W_]+".join(map(re.escape, words)), re.IGNORECASE) if words else None
+    fallback = None
+    for unit in structure.units:
+        if unit.line <= line <= unit.end_line:
+            if pattern is not None and pattern.search(unit.text.replace("’", "'")):
+                return unit
+            fallback = fallback or unit
+    return fallback
 
 
 def artifact_lines(document: TextDocument) -> int:

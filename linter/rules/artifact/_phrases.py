@@ -635,6 +635,14 @@ def _block_parser():
     return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 
 
+@lru_cache(maxsize=64)
+def block_tokens(text: str) -> tuple:
+    """The block tokens of ``text`` (:func:`_block_parser`), cached by
+    content: the phrase rules and the judgement (``_judgement``) read the
+    same artifact's blocks. Read-only."""
+    return tuple(_block_parser().parse(text))
+
+
 _CODE_BLOCKS = frozenset({"fence", "code_block"})
 
 
@@ -653,7 +661,7 @@ def _line_structure(text: str, breaks: list[int]) -> tuple[frozenset[int], froze
     it (:func:`_segmented`)."""
     block_lines: set[int] = set()
     code_lines: set[int] = set()
-    for token in _block_parser().parse(text):
+    for token in block_tokens(text):
         if token.map is not None:
             first, end = token.map
             block_lines.add(first)

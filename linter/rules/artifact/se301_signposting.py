@@ -4,30 +4,53 @@ from __future__ import annotations
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
-from ._common import phrase_diagnostics
+from ._common import judged_diagnostics
 
 
 class Signposting(Rule):
     """## What it does
-    Reports phrases in the artifact (question.md) that point the agent at the
-    defect: "note the following", "one of these is incorrect", "pay close
-    attention", "can you spot", "look carefully", "watch out for", "hint",
-    "there is a mistake", "something is off", "not everything here is
-    correct", and their plain variants.
+    Reports a sentence of the artifact (question.md) that points the agent at
+    *where* the defect is or at the *fact* that one exists, in any position:
+    a paragraph, a heading, a table cell, a list item, a block quote, a
+    link's text.
 
-    Matching is on the artifact's words: case, markdown markup, HTML tags,
-    punctuation and line breaks are ignored, curly and straight apostrophes are
-    the same, and contractions match their expansions ("there's" = "there is").
-    An occurrence never runs across a sentence end or a markdown block boundary
-    (a heading, list item, table row, block quote, fence or HTML block, as
-    CommonMark parses them) and may start right after one; a capitalised word
-    that starts a line after a line without punctuation (a title or log line)
-    may start one too.
+    A sentence is judged by what it does and what it refers to:
 
-    The phrase list is data (`linter/data/phrases.toml`, table
-    `[signposting]`); `[signposting] extra = [...]` in skill-eval.toml adds
-    phrases, and `allow = [...]` exempts occurrences that lie inside an allowed
-    phrase (e.g. `allow = ["hint text"]` for a form's hint text).
+    - **what it does**: it directs scrutiny ("take a second look at",
+      "double-check", "the one to read twice", "pay attention to", "don't
+      skim") or voices doubt about the material ("not as solid as it
+      reads", "thinner than it looks", "there is a catch", "something here
+      quietly eats failures", "one of these rows is incorrect");
+    - **what it refers to**: the probe's defects are located by their
+      quotes, and the artifact's parts are known (headings, table rows, list
+      items, code lines). A noun phrase is resolved to the part it names: by
+      an ordinal or number ("row 3", "the third criterion", "clause 4",
+      "line 7", "the C row"), by the words it shares with a part (rare words
+      weigh more, and they must cover the phrase), by a container noun of
+      the block holding a defect ("the evidence column", "these rows", "the
+      retry loop") or the heading of its section ("the action items"), or by
+      deixis ("one of these", "here", "somewhere in this report"), which
+      refers to the artifact as a whole.
+
+    It is an **error** when scrutiny or doubt relates to a defect: aimed at
+    the row, line, item, block or section holding its quote, or (doubt,
+    deixis) at the artifact as a whole. Attention words aimed at anything
+    else are work: "Pay attention to the `--dry-run` flag", "Watch out for
+    the 02:00 deploy freeze", "Hint: the dashboard lives under Exports". A
+    phrase of the shipped list (`linter/data/phrases.toml`, table
+    `[signposting]`, plus `[signposting] extra`) with no relation to any
+    defect is an **info** finding, never an error. A plain pointer ("see
+    clause 4", "note the C row", "Hint: row 2") is an error only when it
+    names the defect's part precisely. Each finding says what it related
+    the sentence to ("it names row 3, the table row holding D1's quote").
+
+    Without any defect quote found in the artifact nothing can be related,
+    and the list's phrases are errors as they stand. `[signposting] allow`
+    exempts occurrences inside an allowed phrase. Comments, link titles and
+    alt text are judged by SE304. How well this reads meaning is measured on
+    a labelled set (benchmarks/judgement/, `python
+    benchmarks/judgement_eval.py`); `skill-eval review` asks a configured
+    model for a second opinion.
 
     ## Why is this bad?
     Seed rule 6: "Never signpost. No 'note the following' or 'one of these is
@@ -37,14 +60,19 @@ class Signposting(Rule):
 
     ## Example
     ```markdown
-    Please **note** the
-    following before you sign: one of these rows is incorrect.
+    | 3 | metrics emitted | behavior unchanged, so existing coverage applies |
+
+    Criterion 3 is not as solid as it reads.
+    Pay attention to the `--dry-run` flag when you rerun the export.
     ```
+    The second line is an error (doubt about criterion 3, the row holding
+    the defect's quote); the third is not reported (the flag holds no
+    defect).
 
     ## Fix
     Delete the pointer and let the material speak: the defect is in the work,
-    not announced by it. If the phrase is genuine content of the work, add it
-    to `[signposting] allow`.
+    not announced by it. If the sentence is work that happens to name the
+    defect's part, reword it so that it does not direct scrutiny there.
     """
 
     code = "SE301"
@@ -54,7 +82,16 @@ class Signposting(Rule):
     tags = ("artifact", "phrases")
 
     def check(self, context):
-        yield from phrase_diagnostics(
-            self, context, "signposting", context.config.signposting,
-            lambda shown: f"signposting phrase {shown!r} points the agent at the defect (seed rule 6: never signpost)",
-        )
+        yield from judged_diagnostics(self, context, "SE301", "signposting", context.config.signposting,
+                                      _error_message, _info_message)
+
+
+def _error_message(shown: str, relation: str | None, reason: str | None) -> str:
+    what = f"{shown!r} {reason} and" if reason else f"signposting phrase {shown!r}"
+    where = f": it {relation}" if relation else ""
+    return f"{what} points the agent at the defect{where} (seed rule 6: never signpost)"
+
+
+def _info_message(shown: str, why: str) -> str:
+    return (f"attention phrase {shown!r} is aimed at no defect: it {why}; attention words alone do not signpost "
+            "(info: reword if it does point at the defect)")

@@ -4,29 +4,28 @@ from __future__ import annotations
 
 from ...diagnostics import Severity
 from ..base import Rule, Scope
-from ._common import phrase_diagnostics
+from ._common import judged_diagnostics
 
 
 class QuizFraming(Rule):
     """## What it does
-    Reports an artifact (question.md) that asks to be reviewed for faults:
-    "review this and tell us what's wrong", "find the bug", "what is wrong
-    with", "identify the error", "spot the mistake", "find the flaw", "is there
-    anything wrong", "what's the problem with", "check this for errors" and
-    their plain variants.
+    Reports a sentence of the artifact (question.md) that asks the agent to
+    hunt for a fault instead of doing the work, however it is worded: a
+    request ("tell me", "find", "point out", "go through ... and", "your
+    job is to", "can you", a question) whose object is a fault or a
+    shortfall ("what is wrong", "which criterion is not actually proven",
+    "the clause the Customer should refuse", "what would be lost", "where
+    this closeout falls short", "the line that will bite us"). A request
+    for the work itself ("Please post the closeout verdict", "approve or
+    request changes") is not a quiz. A fault that is closed or conditional
+    ("the bug was fixed in 2.4", "if a value is incorrect, the importer
+    rejects the row") is not one either.
 
-    Matching is on the artifact's words: case, markdown markup, HTML tags,
-    punctuation and line breaks are ignored, curly and straight apostrophes are
-    the same, and contractions match their expansions ("what's" = "what is").
-    An occurrence never runs across a sentence end or a markdown block boundary
-    (a heading, list item, table row, block quote, fence or HTML block, as
-    CommonMark parses them) and may start right after one; a capitalised word
-    that starts a line after a line without punctuation (a title or log line)
-    may start one too.
-
-    The phrase list is data (`linter/data/phrases.toml`, table
-    `[quiz-framing]`); `[quiz-framing] extra = [...]` in skill-eval.toml adds
-    phrases and `allow = [...]` exempts occurrences inside an allowed phrase.
+    The shipped phrases (`linter/data/phrases.toml`, table `[quiz-framing]`,
+    plus `[quiz-framing] extra`) are reported wherever they occur: a quiz
+    needs no pointer to the defect to give it away. `[quiz-framing] allow`
+    exempts occurrences inside an allowed phrase. The reading is measured on
+    a labelled set (benchmarks/judgement/).
 
     ## Why is this bad?
     Seed rule 4: "The artifact must be work, not a quiz. No 'review this and
@@ -37,7 +36,9 @@ class QuizFraming(Rule):
     ## Example
     ```markdown
     Here is the closeout for the export job. Review this and tell us what’s wrong.
+    Go through the criteria and tell me which ones you would push back on.
     ```
+    Both are errors; "Please post the closeout verdict." is not.
 
     ## Fix
     Ask for the real task the skill exists for ("Please post the closeout
@@ -51,7 +52,10 @@ class QuizFraming(Rule):
     tags = ("artifact", "phrases")
 
     def check(self, context):
-        yield from phrase_diagnostics(
-            self, context, "quiz-framing", context.config.quiz_framing,
-            lambda shown: f"quiz framing {shown!r} asks the agent to hunt for a fault (seed rule 4: the artifact must be work, not a quiz)",
-        )
+        yield from judged_diagnostics(self, context, "SE302", "quiz-framing", context.config.quiz_framing,
+                                      _error_message)
+
+
+def _error_message(shown: str, relation: str | None, reason: str | None) -> str:
+    what = f"quiz framing {shown!r} {reason}" if reason else f"quiz framing {shown!r} asks the agent to hunt for a fault"
+    return f"{what} (seed rule 4: the artifact must be work, not a quiz)"

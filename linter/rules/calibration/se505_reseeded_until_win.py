@@ -45,7 +45,7 @@ class ReseededUntilWin(Rule):
             return
         samples = sample_versions(record for _line, record in records)
         calibrated = [(version, sample.zone) for (_id, version), sample in sorted(samples.items())
-                      if sample.zone != "pending"]
+                      if sample.zone not in ("pending", "unreadable")]  # neither says how the probe fared
         worst = None
         streak = 0
         for index, (version, zone) in enumerate(calibrated):

@@ -1,0 +1,1108 @@
+"""Judgement by relation to the defect: the reading behind SE301 (signposting),
+SE302 (quiz framing) and SE304's answer-key leaks.
+
+A sentence signposts when it points the reader at *where* the flaw is or at
+the *fact* that one exists. Attention words alone say neither: "pay
+attention to the `--dry-run` flag" is work, "pay attention to how
+criterion 3 is evidenced" points at the defect. So every sentence of the
+artifact is read for two things and judged on both:
+
+* **what it does** (:func:`read_sentence`): directs scrutiny ("take a
+  closer look at", "double-check", "the one to read twice"), voices doubt
+  about the material ("thinner than it looks", "there is a catch",
+  "something here quietly eats failures"), asks the reader to hunt for a
+  fault ("tell me which clause the Customer should refuse"), or describes
+  a flaw in a place the reader is not meant to read (an HTML comment, a
+  code comment, a link title, an image's alt text);
+* **what it refers to** (:func:`resolve`): the artifact's parts are known
+  (headings, tables and their rows, list items, code lines, paragraphs) and
+  so are the defects' positions (their quotes, probe.json). A noun phrase
+  is resolved to the part it most plausibly names, by the words it shares
+  with each part weighted by how few parts hold them, by ordinals ("row 3",
+  "the third criterion", "clause 4", "line 7") and by the nouns of the
+  containers ("the table", "these rows", "the diff"); a deictic phrase
+  ("one of these", "here", "above", "somewhere in this report") refers to
+  the artifact as a whole, which holds every defect.
+
+A sentence is an error only when what it does relates to a defect: scrutiny
+or doubt aimed at the defect's row, line, item, block or section, or doubt
+about the artifact as a whole ("there is a bug somewhere in this diff").
+Scrutiny aimed at anything else (a flag, a dashboard, another row) is work;
+an occurrence of a phrase of the shipped list with no relation to any
+defect is at most an info finding. Each finding says what the sentence was
+related to ("refers to the table row holding D1's quote").
+
+This is deterministic, offline and cheap: one markdown parse per artifact
+(cached by content), and no model. ``skill-eval review`` asks a configured
+model for a second opinion (evals/review.py).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable, NamedTuple, Sequence
+
+from ..._textcache import text_cache
+
+__all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
+
+class _lazy:
+    """A regular expression compiled on first use: the reading's large
+    alternations cost a start that never needs them (an artifact without
+    any of their key words, :data:`_KEYS`) about 40 ms to compile."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args) -> None:
+        self._args = args
+        self._compiled = None
+
+    def __getattr__(self, name: str):
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(*self._args)
+        return getattr(compiled, name)
+
+
+HIDDEN_KINDS = frozenset({"html-comment", "code-comment", "title", "alt"})
+"""Units a reader of the rendered artifact does not see as prose: a flaw they
+describe is an answer key (SE304), not a signpost."""
+
+# -- words ---------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|\d+(?:[.:,]\d+)*")
+
+_STOP = frozenset("""
+a an the this that these those it its it's is are was were be been being am do does did not no
+of to in on at for with by from and or but if as so than then there here what which who whom where
+when how why you your we us our i me my he she they them their one some any all each every can could
+will would shall should may might must have has had let just very also too into onto about above below
+under over after before since until during within without between among across through per via like
+please kindly only even still again already more most less least much many few own same such
+get gets got go goes make makes made take takes see look read check note tell find before after
+""".split())
+"""Words that name nothing in the artifact (function words and the verbs of
+scrutiny themselves): they never make a reference."""
+
+_SUFFIXES = ("ations", "ation", "ions", "ion", "ments", "ment", "ings", "ing", "ied", "ies", "ed", "es", "s", "ate", "er", "ly")
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """A crude, deterministic stem: enough to equate "validation" with
+    "validate", "retries" with "retry", "controls" with "control"."""
+    word = word.lower().replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    if not word.isalpha() or len(word) <= 4:
+        return word[:-1] if len(word) == 4 and word.endswith("s") and not word.endswith("ss") else word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("i"):
+        word = word[:-1] + "y"
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsaeiou":
+        word = word[:-1]
+    return word.rstrip("e") if len(word) > 4 else word
+
+
+def words_of(text: str) -> list[str]:
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+_JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[-_][^\W_]++)+")
+"""A hyphenated or snake_case identifier (possessive: a long word without a
+hyphen is not tried at every length)."""
+_IDENTIFIER_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of the words of ``text`` that may name a part of the
+    artifact; an identifier also gives the stems of its parts
+    (``TimeoutError``: ``timeout``, ``error``; ``continue-on-error``)."""
+    found = set()
+    for raw in _WORD.findall(text):
+        word = raw.lower().replace("’", "'")
+        if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
+            found.add(stem(word))
+        parts = _IDENTIFIER_PART.findall(raw)
+        if len(parts) > 1:
+            found.update(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
+    for joined in _JOINED.findall(text):
+        found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
+    return found
+
+
+_EVALUATIVE = frozenset("""
+closely carefully careful attention attentively twice again slowly hard harder scrutiny scrutinise scrutinize
+suspicion suspicious worth deserves deserve merits merit interesting important matters focus wary cautious
+off wrong incorrect bogus thin thinner generous reading solid reassuring forgiving heavy lifting shaky
+nagging feeling uneasy convinced quietly silently something anything everything somewhere one
+second closer close double reread skim face value lean rather really quite actually probably
+never not no without nothing none longer ignored ignores swallows swallowed swallow silently hides drops dropped
+discards discarded lose lost failing unproven untested ask yourself whether worry worries concern hunch
+tells revisited reconsidered reflection
+""".split())
+"""Words of scrutiny and doubt: they say what a sentence does, never what it is about."""
+
+
+# -- the artifact's parts ----------------------------------------------------------
+
+
+class Unit(NamedTuple):
+    """A readable piece of the artifact: a sentence of a paragraph, a list item
+    or a block quote, a heading, a table cell, a comment, a link's text or
+    title, an image's alt text."""
+
+    kind: str
+    """``heading``, ``paragraph``, ``item``, ``quote``, ``cell``, ``link``,
+    ``html-comment``, ``code-comment``, ``title``, ``alt``."""
+    text: str
+    line: int
+    """1-based first line."""
+    end_line: int
+    part: int
+    """Index of the :class:`Part` the unit lies in."""
+
+
+class Part(NamedTuple):
+    """A part of the artifact a sentence may refer to: a table row, a list
+    item, a code line, a paragraph, a heading."""
+
+    kind: str
+    """``row``, ``item``, ``code``, ``paragraph``, ``heading``, ``quote``, ``html``."""
+    text: str
+    line: int
+    end_line: int
+    block: int
+    """Index of the block (a table, a list, a code block ...) holding it."""
+    number: int | None
+    """A table row's 1-based place in the body, an ordered item's number, a
+    code line's place in its block."""
+    label: str
+    """A row's first cell (often its own number or name)."""
+
+
+class Block(NamedTuple):
+    kind: str
+    """``table``, ``list``, ``code``, ``paragraph``, ``heading``, ``quote``, ``html``."""
+    line: int
+    end_line: int
+    section: int | None
+    """Index (in :attr:`Structure.parts`) of the heading above it."""
+    header: str
+    """A table's header row; a code block's info string."""
+
+
+class Structure:
+    """An artifact's blocks, parts and units, and the stems of each part
+    with how many parts hold each stem (``document_frequency``). A plain
+    class: a dataclass costs every start its import (docs/performance.md)."""
+
+    __slots__ = ("blocks", "parts", "units", "document_frequency", "part_stems")
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.parts: list[Part] = []
+        self.units: list[Unit] = []
+        self.document_frequency: dict[str, int] = {}
+        self.part_stems: list[frozenset[str]] = []
+
+
+_COMMENT = re.compile(r"(?:^|\s)(?:#|//|--|;|/\*|<!--)\s?(.*?)(?:\*/|-->)?\s*$")
+_HTML_COMMENT = re.compile(r"<!--(.*?)-->", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[\"'(\[*_`]*[A-Z0-9])|(?<=[;])\s+")
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a block's plain text. Line breaks join lines, except
+    after a line without closing punctuation (a title or a log line) when
+    the next line starts with a capital."""
+    joined: list[str] = []
+    for line in (line.strip() for line in text.split("\n")):
+        if not line:
+            continue
+        if joined and not re.search(r"[.!?:;,]$", joined[-1]) and line[:1].isupper() and _is_title_like(joined[-1]) \
+                and not joined[-1].split()[-1][:1].isupper():
+            joined.append(line)
+        elif joined:
+            joined[-1] += " " + line
+        else:
+            joined.append(line)
+    out = []
+    for piece in joined:
+        out.extend(s.strip() for s in _SENTENCE_END.split(piece) if s.strip())
+    return out
+
+
+def _is_title_like(line: str) -> bool:
+    """A line that ends without punctuation and does not run on (a title, a
+    log line): not on a function word, nor on a capitalised word (a Title
+    Case name may go on: "Find the Error / Budget dashboard")."""
+    return not re.search(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", line, re.IGNORECASE)
+
+
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
+_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
+_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
+_EMPHASIS = re.compile(r"(?<![^\W_])[*_]{1,3}|[*_]{1,3}(?![^\W_])|~~")
+
+
+def _inline_parts(content: str) -> tuple[str, list[tuple[str, str]]]:
+    """The plain text of an inline block's source (images as their alt
+    text, links as their text, code spans as their content, HTML and
+    emphasis markup dropped, entities decoded), and the link texts, link
+    titles, image alt texts and HTML comments it holds. The blocks come from
+    a block-only parse (the one the phrase rules make); inline syntax is read
+    here, which is faster than markdown-it's inline pass (docs/performance.md)."""
+    import html
+
+    extra: list[tuple[str, str]] = []
+    if "<!--" in content:
+        for comment in _HTML_COMMENT.findall(content):
+            extra.append(("html-comment", comment))
+        content = _HTML_COMMENT.sub(" ", content)
+    if "](" in content:
+        def image(match: re.Match) -> str:
+            if match.group(1).strip():
+                extra.append(("alt", match.group(1)))
+            title = match.group(2) or match.group(3)
+            if title:
+                extra.append(("title", title))
+            return " "
+
+        def link(match: re.Match) -> str:
+            if match.group(1).strip():
+                extra.append(("link", _plain(match.group(1))))
+            title = match.group(2) or match.group(3)
+            if title:
+                extra.append(("title", title))
+            return match.group(1)
+
+        content = _LINK.sub(link, _IMAGE.sub(image, content))
+    text = _plain(content)
+    return (html.unescape(text) if "&" in text else text), extra
+
+
+def _plain(content: str) -> str:
+    if "<" in content:
+        content = _TAG.sub(" ", content)
+    if "`" in content:
+        content = content.replace("`", "")
+    if "*" in content or "_" in content or "~" in content:
+        content = _EMPHASIS.sub("", content)
+    return content
+
+
+@text_cache(256, 1_000_000)
+def structure_of(text: str) -> Structure:
+    """The parts and readable units of an artifact (cached by content)."""
+    from ...markdown import split_front_matter
+    from ._phrases import block_tokens
+
+    _front, body = split_front_matter(text)
+    tokens = block_tokens(body)
+    lines = text.split("\n")
+    found = Structure()
+    section: int | None = None
+    stack: list[str] = []
+    row_number = 0
+    item_numbers: list[int] = []
+    header_cells: list[str] = []
+    row_cells: list[str] = []
+    in_head = False
+    pending_heading = False
+
+    def new_block(kind: str, start: int, end: int, header: str = "") -> int:
+        found.blocks.append(Block(kind, start, end, section, header))
+        return len(found.blocks) - 1
+
+    def add_part(kind: str, text_: str, start: int, end: int, block: int, number: int | None = None, label: str = "") -> int:
+        found.parts.append(Part(kind, text_, start, end, block, number, label))
+        return len(found.parts) - 1
+
+    block_of_container: list[int] = []
+    for index, token in enumerate(tokens):
+        kind = token.type
+        if kind == "heading_open":
+            pending_heading = True
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            block_of_container.append(new_block("list", token.map[0] + 1, token.map[1]))
+            start = token.attrGet("start")
+            item_numbers.append(int(start) - 1 if start is not None else 0)
+            stack.append("ordered" if kind == "ordered_list_open" else "bullet")
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            block_of_container.pop()
+            item_numbers.pop()
+            stack.pop()
+        elif kind == "list_item_open":
+            item_numbers[-1] += 1
+            stack.append("item")
+        elif kind == "list_item_close":
+            stack.pop()
+        elif kind == "blockquote_open":
+            block_of_container.append(new_block("quote", token.map[0] + 1, token.map[1]))
+            stack.append("quote")
+        elif kind == "blockquote_close":
+            block_of_container.pop()
+            stack.pop()
+        elif kind == "table_open":
+            block_of_container.append(new_block("table", token.map[0] + 1, token.map[1]))
+            row_number = 0
+            header_cells = []
+        elif kind == "table_close":
+            block = block_of_container.pop()
+            found.blocks[block] = found.blocks[block]._replace(header=" | ".join(header_cells))
+        elif kind == "thead_open":
+            in_head = True
+        elif kind == "thead_close":
+            in_head = False
+        elif kind == "tr_open":
+            row_cells = []
+            if not in_head:
+                row_number += 1
+        elif kind == "tr_close":
+            if not in_head and token.map is None:
+                pass
+        elif kind in ("fence", "code_block") and token.map:
+            start, end = token.map[0] + 1, token.map[1]
+            first = start + 1 if kind == "fence" else start
+            block = new_block("code", start, end, token.info.strip() if kind == "fence" else "")
+            for offset, code_line in enumerate(token.content.split("\n")[: max(0, end - first + (0 if kind == "fence" else 1))]):
+                if not code_line.strip():
+                    continue
+                line = first + offset
+                part = add_part("code", code_line, line, line, block, offset + 1)
+                comment = _COMMENT.search(code_line) if _might_comment(code_line, token.info) else None
+                if comment and comment.group(1).strip():
+                    found.units.append(Unit("code-comment", comment.group(1).strip(), line, line, part))
+        elif kind == "html_block" and token.map:
+            start, end = token.map[0] + 1, token.map[1]
+            block = new_block("html", start, end)
+            part = add_part("html", token.content, start, end, block)
+            for comment in _HTML_COMMENT.findall(token.content):
+                if comment.strip():
+                    found.units.append(Unit("html-comment", comment.strip(), start, end, part))
+        elif kind == "inline" and token.map:
+            start, end = token.map[0] + 1, max(token.map[1], token.map[0] + 1)
+            plain, extra = _inline_parts(token.content)
+            parent = tokens[index - 1].type if index else ""
+            if pending_heading:
+                pending_heading = False
+                block = new_block("heading", start, end)
+                part = add_part("heading", plain, start, end, block)
+                section = part
+                found.blocks[block] = found.blocks[block]._replace(section=part)
+                found.units.append(Unit("heading", plain.strip(), start, end, part))
+            elif parent in ("th_open", "td_open"):
+                block = block_of_container[-1] if block_of_container else new_block("table", start, end)
+                if in_head:
+                    header_cells.append(plain.strip())
+                    part = None
+                else:
+                    row_cells.append(plain.strip())
+                    # A row is one part: extend it cell by cell.
+                    if len(row_cells) == 1:
+                        part = add_part("row", plain, start, end, block, row_number, plain.strip())
+                    else:
+                        part = len(found.parts) - 1
+                        found.parts[part] = found.parts[part]._replace(text=found.parts[part].text + " | " + plain)
+                if part is not None and plain.strip():
+                    found.units.append(Unit("cell", plain.strip(), start, end, part))
+                elif part is None and plain.strip():
+                    pass
+            else:
+                inside = stack[-1] if stack else ""
+                in_item = "item" in stack
+                in_quote = "quote" in stack
+                if in_item:
+                    block = block_of_container[-1] if block_of_container else new_block("list", start, end)
+                    number = item_numbers[-1] if item_numbers else None
+                    part = add_part("item", plain, start, end, block, number, str(number or ""))
+                    unit_kind = "item"
+                elif in_quote or inside == "quote":
+                    block = block_of_container[-1] if block_of_container else new_block("quote", start, end)
+                    part = add_part("quote", plain, start, end, block)
+                    unit_kind = "quote"
+                else:
+                    block = new_block("paragraph", start, end)
+                    part = add_part("paragraph", plain, start, end, block)
+                    unit_kind = "paragraph"
+                for sentence in _sentences(plain):
+                    found.units.append(Unit(unit_kind, sentence, start, end, part))
+            if token.map and extra:
+                owner = len(found.parts) - 1 if found.parts else 0
+                for extra_kind, extra_text in extra:
+                    found.units.append(Unit(extra_kind, extra_text.strip(), start, end, owner))
+    frequency: dict[str, int] = {}
+    stems = []
+    for part in found.parts:
+        part_stems = frozenset(content_stems(part.text))
+        stems.append(part_stems)
+        for s in part_stems:
+            frequency[s] = frequency.get(s, 0) + 1
+    found.part_stems = stems
+    found.document_frequency = frequency
+    del lines
+    return found
+
+
+def _might_comment(line: str, info: str) -> bool:
+    """Whether a code line may hold a comment (a ``#``, ``//``, ``--``, ``;``
+    or ``/*`` after code or at its start, not inside a URL)."""
+    return any(mark in line for mark in ("#", "//", "--", "/*", "<!--")) and "://" not in line.split("#")[0][-3:]
+
+
+# -- the defects ---------------------------------------------------------------------
+
+
+class Anchor(NamedTuple):
+    """Where a defect is: its id, its quote's lines and the part holding it."""
+
+    defect_id: str
+    quote: str
+    line: int
+    end_line: int
+
+
+def _parts_of(structure: Structure, anchor: Anchor) -> list[int]:
+    """The parts the anchor's quote lies in (code lines: with the lines next to it)."""
+    found = []
+    for index, part in enumerate(structure.parts):
+        if part.line <= anchor.end_line and anchor.line <= part.end_line:
+            found.append(index)
+        elif part.kind == "code" and abs(part.line - anchor.line) <= 1:
+            found.append(index)
+    return found
+
+
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10,
+}
+_NUMBERED = re.compile(r"\b(row|line|item|criterion|criteria|step|clause|term|control|stage|table|entry|point|bullet|"
+                       r"number|#|no\.?)\s*#?(\d+|[a-z]\d*|one|two|three|four|five|six|seven|eight|nine|ten)\b",
+                       re.IGNORECASE)
+_ORDINAL_NOUN = re.compile(r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+"
+                           r"(?:\w+\s+)?(row|line|item|criterion|step|clause|term|control|stage|table|entry|one|bullet|"
+                           r"action item|setting|key)\b", re.IGNORECASE)
+_LETTER_ROW = re.compile(r"\b(?:the\s+)?([A-Z])\s+row\b|\brow\s+([A-Z])\b")
+
+CONTAINER_NOUNS = {
+    "table": frozenset({"table", "row", "column", "cell", "entry", "entri", "line", "criterion", "criteria"}),
+    "list": frozenset({"list", "item", "term", "clause", "step", "point", "bullet"}),
+    "code": frozenset({"code", "diff", "function", "loop", "line", "snippet", "workflow", "job", "log",
+                       "script", "branch", "block", "query"}),
+    "paragraph": frozenset({"paragraph", "sentence", "summary"}),
+}
+PLURAL_CONTAINERS = frozenset({"rows", "lines", "entries", "items", "criteria", "terms", "clauses", "steps",
+                               "cells", "columns", "settings", "keys", "stages", "bullets", "points"})
+ARTIFACT_NOUNS = frozenset({
+    "report", "closeout", "postmortem", "diff", "draft", "document", "summary", "pr", "change", "run", "plan",
+    "protocol", "agreement", "contract", "workflow", "log", "material", "writeup", "write-up", "this",
+})
+_DEIXIS = _lazy(
+    r"\b(?:one|some|two|several|a few|any|none|each|all|every one|not all|not every(?:thing)?|everything|anything|something)"
+    r"\s+(?:of\s+)?(?:these|those|them|the following|the above|the below|here|in here|above|below)\b"
+    r"|\b(?:these|those)\s+(?:\w+\s+)?(?:rows|lines|items|entries|criteria|steps|claims|numbers|figures|tables|controls|"
+    r"settings|terms|clauses|stages|evidence|checks|results|values|keys)\b"
+    r"|\bthe following\s*[:.]?\s*$|\bnot (?:everything|all|every \w+|each \w+)\b"
+    r"|\bsomewhere\b|\b(?:here|above|below)\b|\bthis\s+(?:report|closeout|postmortem|diff|draft|document|summary|pr|"
+    r"change|run|plan|protocol|agreement|contract|workflow|list|table|log|material|page)\b"
+    r"|\b(?:at|on|over|through)\s+(?:this|it|these|them)\s*[.!?]?$|\bthe (?:material|artifact)\b",
+    re.IGNORECASE,
+)
+
+
+class Relation(NamedTuple):
+    """What a sentence or phrase refers to."""
+
+    kind: str
+    """``defect`` (the part holding a defect's quote), ``block`` (the block or
+    section holding it), ``whole`` (the artifact as a whole), ``other`` (a
+    part holding no defect) or ``none``."""
+    anchor: Anchor | None = None
+    description: str = ""
+
+    @property
+    def relates(self) -> bool:
+        return self.kind in ("defect", "block", "whole")
+
+
+_NONE = Relation("none")
+
+
+def _part_name(part: Part) -> str:
+    return {"row": "table row", "item": "list item", "code": "code line", "paragraph": "paragraph",
+            "heading": "heading", "quote": "block quote", "html": "HTML block"}.get(part.kind, part.kind)
+
+
+_DETERMINER = re.compile(r"\b(?:the|this|these|those|that|each|every|which|whose|its|their)\s+", re.IGNORECASE)
+_NP_BOUNDARY = frozenset("""
+in on at for of from with to by under over into onto about as than when before after while if because since
+felt feels feel seems looks
+until and or but is are was were be been has have had can could will would should may might must does do did
+that which who gets get reads looks seems appears needs need changes change keeps keep moves stays lives goes
+""".split())
+
+
+_NP_STOP = _STOP - {"get", "gets", "go", "goes", "make", "makes", "made", "take", "takes", "see", "look", "read",
+                    "check", "note", "tell", "find", "own", "same"}
+"""Function words that end a noun phrase (the verbs of :data:`_STOP` are nouns
+as often: "the check column", "the read path")."""
+
+
+def noun_phrases(phrase: str) -> list[list[str]]:
+    """The determined noun phrases of ``phrase`` ("the evidence column",
+    "these rows", "the test job's failure handling"): the words after a
+    determiner up to a preposition, a verb or a clause's end, at most four."""
+    found = []
+    for match in _DETERMINER.finditer(phrase):
+        words = []
+        for word in words_of(phrase[match.end():match.end() + 80]):
+            if word in _NP_BOUNDARY or word in _NP_STOP or (word in _EVALUATIVE and words) or word.endswith("n't") \
+                    or (words and len(word) > 4 and word.endswith("ed")):
+                break
+            words.append(word)
+            if len(words) == 4:
+                break
+        if words:
+            found.append(words)
+    return found
+
+
+def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exclude: int | None = None,
+            located: int | None = None, strict: bool = False) -> Relation:
+    """The part, block or whole that ``phrase`` refers to, related to the defects.
+
+    In order: the position (``located``: a cell of the defect's row, a
+    comment on its code line); an ordinal or number ("row 3", "the third
+    criterion", "clause 4", "line 7", "the C row"); the words the phrase
+    shares with each part, each weighing 1 / (how many parts hold it), when
+    they cover at least half of the phrase's naming words or are two or
+    more (the defect's part among the best: ``defect``; another part:
+    ``other``); a determined noun phrase whose words name the container
+    holding a defect ("the evidence column", "these rows", "the retry
+    loop") or the heading of its section ("the action items"): ``block``;
+    deixis ("one of these", "here", "somewhere", "this report"):
+    ``whole``. ``exclude`` is the part the phrase lies in (its own words
+    are no reference to it); with ``strict`` only ``defect`` counts (a weak
+    cue such as "Hint:" needs a precise pointer)."""
+    if not anchors:
+        return _NONE
+    defect_parts = {index: anchor for anchor in anchors for index in _parts_of(structure, anchor)}
+    defect_blocks = {structure.parts[index].block: anchor for index, anchor in defect_parts.items()}
+    defect_sections = {}
+    for block_index, anchor in defect_blocks.items():
+        section = structure.blocks[block_index].section
+        if section is not None:
+            defect_sections[section] = anchor
+    if located is not None and located in defect_parts:
+        part = structure.parts[located]
+        return Relation("defect", defect_parts[located], f"sits in the {_part_name(part)} holding {defect_parts[located].defect_id}'s quote")
+    numbers: list[tuple[str, str]] = []
+    for match in _NUMBERED.finditer(phrase):
+        value = match.group(2).lower()
+        numbers.append((match.group(1).lower(), str(_ORDINALS.get(value, match.group(2)))))
+    for match in _ORDINAL_NOUN.finditer(phrase):
+        value = match.group(1).lower()
+        numbers.append((match.group(2).lower(), str(_ORDINALS.get(value, re.sub(r"\D", "", value)))))
+    for match in _LETTER_ROW.finditer(phrase):
+        numbers.append(("row", (match.group(1) or match.group(2))))
+    for noun, value in numbers:
+        for index, anchor in defect_parts.items():
+            part = structure.parts[index]
+            label = part.label.strip().lower()
+            name = f"the {_part_name(part)} holding {anchor.defect_id}'s quote"
+            if part.kind == "code" and noun == "line" and value.isdigit() and int(value) in (part.number, part.line):
+                return Relation("defect", anchor, f"names line {value}, {name}")
+            if value.isdigit() and part.number == int(value) and part.kind in ("row", "item"):
+                return Relation("defect", anchor, f"names {noun} {value}, {name}")
+            if label and (label == value.lower() or (len(value) == 1 and value.isalpha() and re.match(
+                    re.escape(value.lower()) + r"\d", _first_cell_with(part, value)))):
+                return Relation("defect", anchor, f"names {noun} {value}, {name}")
+    stems = content_stems(phrase)
+    frequency = structure.document_frequency
+    scores: dict[int, tuple[float, set[str]]] = {}
+    own = structure.part_stems[exclude] if exclude is not None and exclude < len(structure.part_stems) else frozenset()
+    for index, part_stems in enumerate(structure.part_stems):
+        if index == exclude:
+            continue
+        shared = stems & part_stems
+        if not shared:
+            continue
+        weight = sum(1.0 / max(frequency.get(s, 1) - (1 if s in own else 0), 1) for s in shared)
+        scores[index] = (weight, shared)
+    for index in list(scores):
+        block = structure.blocks[structure.parts[index].block]
+        if block.kind == "table" and structure.parts[index].kind == "row":
+            columns = stems & content_stems(block.header)
+            scores[index] = (scores[index][0] + 0.5 * len(columns), scores[index][1])
+    containers = {stem(n) for nouns in CONTAINER_NOUNS.values() for n in nouns}
+    naming = {s for s in stems if s not in containers}
+    best = max((score for score, _ in scores.values()), default=0.0)
+    if best >= 0.3 and naming:
+        top = [index for index, (score, _) in scores.items() if score >= best - 1e-9]
+        noun_phrase_stems = [{stem(w) for w in words} - containers for words in noun_phrases(phrase)]
+        for index in top:
+            score, shared = scores[index]
+            block = structure.blocks[structure.parts[index].block]
+            columns = content_stems(block.header) & naming if block.kind == "table" else set()
+            covers = len(shared | columns) >= 2 or len(shared & naming) / len(naming) >= 0.5 \
+                or any(np and len(shared & np) / len(np) >= 0.5 for np in noun_phrase_stems)
+            if index in defect_parts and covers:
+                part, anchor = structure.parts[index], defect_parts[index]
+                return Relation("defect", anchor, f"shares {', '.join(repr(s) for s in sorted(shared)[:3])} with the "
+                                                  f"{_part_name(part)} holding {anchor.defect_id}'s quote")
+    if strict:
+        return _NONE
+    # Determined noun phrases naming a defect's container or section.
+    for words in noun_phrases(phrase):
+        np_stems = {stem(w) for w in words}
+        head = stem(words[-1])
+        for block_index, anchor in defect_blocks.items():
+            block = structure.blocks[block_index]
+            nouns = {stem(n) for n in CONTAINER_NOUNS.get(block.kind, ())}
+            header = content_stems(block.header) if block.kind == "table" else set()
+            section = block.section
+            heading = set(structure.part_stems[section]) if section is not None else set()
+            named = ({head} & (nouns | header | heading)) or (np_stems & heading - {"report", "change"})
+            if not named and np_stems & nouns:
+                # "the test job's settings": a container noun whose other words are the block's own
+                inside = set().union(*(structure.part_stems[i] for i, part in enumerate(structure.parts)
+                                       if part.block == block_index))
+                others = {stem(w) for w in words[:-1] if w not in _STOP} - nouns - _EVALUATIVE
+                if others and others <= inside | {stem(w) for w in _EVALUATIVE} | header:
+                    named = np_stems & nouns
+            if named:
+                what = {"table": "table", "list": "list", "code": "code block", "paragraph": "paragraph",
+                        "quote": "block quote"}.get(block.kind, block.kind)
+                return Relation("block", anchor, f"refers to the {what} holding {anchor.defect_id}'s quote "
+                                                 f"({' '.join(words)})")
+    if best >= 0.3 and naming:
+        top = [index for index, (score, _) in scores.items() if score >= best - 1e-9]
+        for index in top:
+            part = structure.parts[index]
+            score, shared = scores[index]
+            if part.kind != "heading" and (len(shared) >= 2 or len(shared & naming) / len(naming) >= 0.5):
+                return Relation("other", None, f"refers to the {_part_name(part)} "
+                                               f"{' '.join(part.text.split())[:40]!r}, which holds no defect")
+    if _DEIXIS.search(phrase) or _SINGLED_OUT.search(phrase):
+        return Relation("whole", anchors[0], "points at the artifact as a whole, which holds "
+                        + ", ".join(a.defect_id for a in anchors))
+    return Relation("none", None, "names no part of the artifact that holds a defect")
+
+
+def _first_cell_with(part: Part, value: str) -> str:
+    """The first word of a row's cells that starts with the letter ``value`` (wells "C1-C2")."""
+    for word in words_of(part.text):
+        if word.startswith(value.lower()) and len(word) > 1 and word[1:2].isdigit():
+            return word
+    return ""
+
+
+_SINGLED_OUT = _lazy(
+    r"\b(?:a|one|some|the one|the)\s+(?:\w+\s+){0,2}?(?:row|line|clause|item|control|table|setting|key|term|criterion|entry|"
+    r"stage|action item|step|number|cell|part|thing)\s+(?:to\s+(?:\w+\s+)?(?:read|check|look|watch|scrutini[sz]e|reread|re-read|"
+    r"question|revisit|examine|inspect|double-check)|worth|that (?:deserves|needs|merits))\b"
+    r"|\bthe one\s+(?:to\s+(?:read|check|look|watch|scrutini[sz]e|reread|question|revisit|examine|inspect)|that matters)\b",
+    re.IGNORECASE,
+)
+"""A part singled out without naming it ("a clause to read twice", "one row
+to check"): it says that there is something to find."""
+
+
+# -- what a sentence does --------------------------------------------------------------
+
+
+def _keys(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_KEYS = {
+    "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
+        look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
+        skim gloss face slow slowing focus worth deserve deserves merit merits one check scrutiny suspicion skepticism
+        scepticism lean rely bet interesting important matters compare eyes revisited reconsidered once
+        reflection"""),
+    "doubt": _keys("""bug bugs mistake mistakes error errors problem problems issue issues flaw flaws gap gaps hole holes
+        catch trap traps snag trouble weak defect defects inconsistency discrepancy lie lies gets looks look reads read
+        seems seem appears appear suggests suggest claims claim should sounds sound skim gives says quite really
+        entirely actually what as isn't name generous thin thinner too heavy hand waving handwaving shaky fishy
+        dubious bogus suspicious suspect amiss off uneasy convinced nagging unconvinced doubt doubts quietly silently
+        doesn't don't does do more less doing except but every all everything each forgiving tolerates changes change
+        matters eats link lot changed favourably favorably favourable favorable agreed negotiated not incorrect wrong
+        false inaccurate invalid broken misleading fake faked flawed mistaken erroneous right correct true
+        hiding lurking somewhere carries contains contain hides has have there there's suspiciously surprisingly
+        oddly strangely curiously conveniently worryingly unusually awfully question questions questionable raise
+        raises comfortable happy sure confident satisfied lets feels feel felt ask yourself tells worry worries
+        worried worrying concern concerns hunch reservation reservations"""),
+    "singled": _keys("""read check look watch scrutinise scrutinize reread re question revisit examine inspect double
+        worth deserves needs merits matters"""),
+    "pointer": _keys("note see check compare mind look refer cf"),
+    "label": _keys("note hint tip heads reminder fyi n nb important caution warning"),
+    "fault": _keys("""wrong incorrect inaccurate invalid bogus false misleading broken unsafe unusable unacceptable
+        missing off lies lie problem problems bug bugs mistake mistakes error errors flaw flaws issue issues gap gaps
+        defect weak falls fall short push object objects refuse hurt hurts against survive wouldn't would will could
+        hold water break bite slips slip hide undermine undermines weaken weakens lost glosses gloss trusted
+        shouldn't should cannot can't unaddressed invalidate invalidates invalidates fail block blocks stop proven
+        done safe met closed migrated run ready really actually bad trap without match doesn't isn't not can"""),
+    "request": _keys("""your can could see tell find identify point figure work name pick flag list decide spot locate
+        determine go"""),
+    "answer": _keys("""fixme xxx bug hack answer key expected grader graders reviewer reviewers agent must should trap
+        seeded planted defect"""),
+    "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
+        swallow swallows swallowed silently quietly hides hide hidden drops drop dropped discards discard discarded
+        cut reduced lose lost fails fail failing failures failure longer cannot unproven untested bypass bypasses
+        bypassed still green success lets let n't not"""),
+}
+"""For each pattern of the reading, words one of which every match holds: a
+text none of whose words is among them is not searched (Python's regular
+expressions try every alternative at every position: searching every
+artifact with them all made a lint of 1,000 probes several times slower).
+tests/linter/test_judgement.py checks them against every labelled sentence."""
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The lowercased words of ``text`` (a contraction's ``n't`` counts as a
+    word too), for :data:`_KEYS`."""
+    words = set(words_of(text))
+    if any(w.endswith("n't") for w in words):
+        words.add("n't")
+    return frozenset(words)
+
+
+def _has(kind: str, words: frozenset[str]) -> bool:
+    return not _KEYS[kind].isdisjoint(words)
+
+_SCRUTINY_VERB = r"(?:look|read|reread|re-read|check|double-check|examine|inspect|scrutini[sz]e|review|go over|study|compare|give|take)"
+_SCRUTINY = _lazy(
+    r"\b" + _SCRUTINY_VERB + r"\b[^.;:!?]{0,60}?\b(?:closely|carefully|twice|again|slowly|hard|harder|with care|"
+    r"row by row|line by line|critically|skeptically|sceptically)\b"
+    r"|\b(?:close|closer|careful|second|hard|harder|long|good) (?:look|reading|read)\b"
+    r"|\b(?:pay|draw|give|turn|direct|bring)\b[^.;:!?]{0,30}\battention\b|\battention (?:to|on)\b"
+    r"|\bdouble[- ]check\b|\breread\b|\bre-read\b|\bkeep an eye (?:on|out)\b|\bwatch (?:out for|the)\b|\bmind the\b"
+    r"|\bbe (?:careful|wary|cautious|suspicious|skeptical|sceptical)\b|\bcareful with\b|\bwary of\b"
+    r"|\b(?:do not|don't|dont|never) (?:just )?(?:skim|gloss over|take [^.;]{0,30}at face value)\b|\bat face value\b"
+    r"|\bslow down\b|\bslowing down\b|\bwhere to focus\b|\bfocus on\b|\bworth (?:a|checking|reading|slowing|another)\b"
+    r"|\bdeserves?\b|\bmerits?\b|\bthe one to\b|\bthe (?:part|line|row|one) (?:worth|to (?:read|check|look|watch))\b"
+    r"|\b(?:look|read|check) (?:at )?(?:\w+ ){0,3}(?:twice|again)\b|\blook twice\b|\bscrutiny\b|\bmore attention\b"
+    r"|\blook again\b|\bwith (?:some |a little |a bit of )?(?:suspicion|skepticism|scepticism|care)\b"
+    r"|\b(?:would not|wouldn't|would n't|do not|don't) (?:lean|rely|bet) (?:too |so )?(?:hard|heavily|much)?\s*on\b"
+    r"|\b(?:is|are) (?:the|where) (?:interesting|important|one that matters)\b|\bgets interesting\b"
+    r"|\bthe (?:interesting|important) one\b|\bthe one that matters\b|\bwhere to look\b|\bworth checking\b"
+    r"|\bcompare with\b|\b(?:revisited|reconsidered|once more|on reflection)\b|,\s*again\s*[.!]?$|\b(?:another|a second|a fresh|second|fresh) (?:pair of )?eyes\b",
+    re.IGNORECASE,
+)
+"""Directing the reader's scrutiny: the verb (or noun) of looking with what
+makes it more than reading (closely, twice, a second look, attention)."""
+
+_WEAK_CUE = re.compile(r"(?:^|(?<=\s))(?:please\s+)?(?:note|see|check|compare with|mind|look at|refer to|cf\.?)\s+(?:the\s+)?",
+                       re.IGNORECASE)
+"""A plain pointer ("see clause 4", "check the log", "note the C row"): it
+signposts only when what it names is precisely the defect's part (a work
+sentence says "see the runbook" all the time)."""
+
+_LABEL = re.compile(r"^\s*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|warning)\s*[:,-]\s*", re.IGNORECASE)
+
+_FAULT_NOUN = (r"(?:bug|bugs|mistake|mistakes|error|errors|problem|problems|issue|issues|flaw|flaws|gap|gaps|hole|holes|"
+               r"catch|trap|traps|snag|trouble|weak (?:spot|point|link)|defect|defects|inconsistency|discrepancy|lie|lies)")
+_DOUBT = _lazy(
+    # an existing fault: "there is a bug", "a catch in", "an issue lurking", "where the trouble is"
+    r"\b(?:there(?:'s| is| are|’s)|has|have|contains?|hides?|hiding|lurking|carries)\s+(?:a|an|one|some|at least one)?\s*"
+    r"(?:\w+\s+)?" + _FAULT_NOUN + r"\b"
+    r"|\b" + _FAULT_NOUN + r"\s+(?:hiding|lurking|somewhere|in (?:here|there|these)\b)"
+    r"|\bwhere (?:the|this) (?:\w+ )?(?:trouble|problem|catch|issue|bug) (?:is|lies|sits)\b"
+    r"|\bis where (?:the|this) (?:\w+ )?gets\b"
+    # appearance against reality: "thinner than it looks", "not as solid as it reads"
+    r"|\b(?:than|as)\s+(?:it|they|he|she|the \w+)\s+(?:looks?|reads?|seems?|appears?|suggests?|claims?|should|sounds?)\b"
+    r"|\bthan (?:it|they) (?:appears?|looks?|seems?) to\b|\bthan (?:a skim|the (?:cover note|summary)) (?:gives|suggests|says)\b"
+    r"|\bnot (?:as|quite|really|entirely|actually|what)\b|\bnot (?:like|what) (?:the others|it seems|they seem)\b"
+    r"|\bisn't (?:really|quite|what)\b|\bin name only\b|\b(?:a )?(?:very |rather )?generous reading\b|\bthin(?:ner)? (?:grounds|evidence|than)\b"
+    r"|\btoo (?:easily|clean|good|neat|tidy|generous|forgiving|smooth)\b|\bheavy lifting\b|\bhand-?waving\b"
+    r"|\b(?:shaky|fishy|dubious|bogus|suspicious|suspect|amiss)\b|\b(?:is|are|seems?|looks?|feels?) off\b"
+    r"|\b(?:uneasy|not convinced|nagging feeling|unconvinced|doubts?)\b|\bquietly\b|\bsilently\b"
+    r"|\b(?:does not|doesn't|do not|don't) (?:quite )?(?:add up|sit right|feel right|hold (?:up|water)|look right|seem right)\b"
+    r"|\bmore (?:weight|than it should)\b|\bless (?:reassuring|than it)\b|\bdoing (?:no|less) (?:work|than)\b"
+    r"|\bexcept (?:for )?one\b|\bbut one\b|\bnot (?:every|all)\b[^.;]{0,60}\b(?:actually|really|backed|what|as|the way|did|was|were)\b"
+    r"|\bmore forgiving\b|\btolerates more\b|\bchanges? (?:what|the meaning of)\b|\bthe one that matters\b"
+    r"|\beats failures\b|\bweak link\b|\bgets shaky\b|\bdoing a lot of\b|\bchanged more than\b"
+    r"|\bmore favou?rabl[ey]\b[^.;]{0,40}\bthan it should\b|\bnot what (?:we|was) (?:agreed|negotiated)\b"
+    r"|\bnot (?:really )?(?:closed|run|done|proven)\b|\bwas not really\b|\bnot really run\b"
+    # evaluation of the material: an adverb of surprise, a question raised, a
+    # reservation, "too ...", a comparison with what it claims, a feeling
+    r"|\b(?:suspiciously|surprisingly|oddly|strangely|curiously|conveniently|worryingly|unusually|awfully)\b"
+    r"|\b(?:i'd|i would|i|we|we'd|you might|you may) (?:\w+ )?question\b|\braises? (?:a |some |serious )?questions?\b"
+    r"|\bquestionable\b|\b(?:not|n't) (?:entirely |quite |fully )?(?:comfortable|happy|sure|confident|satisfied)\b"
+    r"|\btoo (?!many\b|much\b)\w+|\bmore \w+ than (?:the|it|they|a|an|its|their)\b|\blets on\b"
+    r"|\b(?:feels?|felt) (?:a (?:bit|little) |rather |quite |somewhat )?(?:off|wrong|odd|strange|convenient|thin|weak|"
+    r"shaky|rushed|premature|early|fishy|suspicious|too|closed too|generous|optimistic|hollow)\b"
+    r"|\bask yourself (?:whether|if|what|why|how)\b|\bsomething tells me\b"
+    r"|\b(?:my|our|the|one) (?:main |only |real )?(?:worry|concern|doubt|hunch|reservation)s? (?:is|are|here)\b"
+    r"|\bworr(?:y|ies|ied|ying)\b|\bconcerns? me\b"
+    r"|\bnot (?:everything|all|every \w+|each \w+)\b[^.;]{0,40}\b(?:is|are|was|were)\s+(?:\w+\s+)?(?:correct|right|"
+    r"accurate|true|valid|sound|fine|ok|reliable|trustworthy|what|as)\b"
+    r"|\b(?:is|are|was|were|seems?|looks?|may be|might be|could be|must be)\s+(?:\w+\s+)?(?:incorrect|wrong|false|inaccurate|"
+    r"invalid|bogus|broken|misleading|fake|faked|flawed|mistaken|erroneous|a lie|lies|not right|not correct|not true)\b",
+    re.IGNORECASE,
+)
+"""Doubt about the material: a fault said to exist, appearance set against
+reality, a hedge, a reading called generous."""
+
+_RESOLVED = _lazy(
+    r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|addressed|patched|"
+    r"reverted)\b|\bfixed in\b|\bno (?:issues|problems|errors|bugs)\b|\bdid not affect\b|\bif (?:a|an|any|the)\b"
+    r"|\b(?:bug|ticket|issue|incident)\s+#?[A-Z]*-?\d+\b|\berror (?:budget|handler|rate|rates|code)\b",
+    re.IGNORECASE,
+)
+"""A fault that is not this artifact's open question: fixed, conditional,
+a ticket, a technical term."""
+
+_REQUEST = _lazy(
+    r"^(?:(?:please|now|so|then|first|also|just|and)\s+)*(?:(?:your (?:job|task)(?: here)?(?: is)?(?: to)?\s*:?\s*)|"
+    r"(?:we need you to|i need you to|you should|you must|try to|see if you can|can you|could you|would you|will you)\s+)?"
+    r"(?:tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|spot|locate|determine|"
+    r"show|explain|highlight|mark|circle|single out|call out|catch|detect|uncover|see (?:if|whether|which|what)|"
+    r"go through|read|review|check|look (?:at|over|through)|work through|audit|examine|inspect)\b",
+    re.IGNORECASE,
+)
+"""A request to the reader (an imperative or "can you ...")."""
+
+_QUESTION = _lazy(r"^(?:which|what|where|is|are|does|do|did|can|could|would|will|has|have|was|were|how)\b[^?]*\?\s*$",
+                       re.IGNORECASE)
+
+_FAULT_TARGET = _lazy(
+    r"\b(?:wrong|incorrect|inaccurate|invalid|bogus|false|misleading|broken|unsafe|unusable|unacceptable|missing|off|"
+    r"lies|lie|problem|problems|bug|bugs|mistake|mistakes|error|errors|flaw|flaws|issue|issues|gap|gaps|defect|"
+    r"weak (?:point|spot|link)|falls? short|push back|object to|objects? to|refuse|hurts?|against (?:us|the)|"
+    r"(?:would|will|could) (?:not|n't) survive|wouldn't survive|doesn't hold|does not hold|hold water|break|bite|"
+    r"slips? through|hide a failure|undermines?|weakens?|be lost|would be lost|glosses over|gloss over|"
+    r"cannot be trusted|can't be trusted|not be trusted|should not be|shouldn't be|unaddressed|invalidates?|"
+    r"fail (?:a|an|the)|blocks?|stop (?:this|it) from|not (?:actually|really)? ?(?:proven|done|safe|met|closed|"
+    r"migrated|run|ready)|isn't really|is not really|really done|actually (?:done|run|proven)|bad|wrong with|"
+    r"the trap|without being|not match|doesn't match|does not match|closed without)\b",
+    re.IGNORECASE,
+)
+"""What a quiz asks the reader to find: a fault, or what falls short."""
+
+_ANSWER_KEY = _lazy(
+    r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
+    r"|\bthe agent\b|\b(?:must|should) (?:catch|flag|notice|spot)\b|\btrap\b|\bseeded\b|\bplanted\b|\bdefect\b",
+    re.IGNORECASE | re.VERBOSE,
+)
+_ANSWER_KEY_CASED = re.compile(r"\b(?:FIXME|XXX|BUG|HACK)\b")
+_NEGATIVE = _lazy(
+    r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
+    r"silently|quietly|hides?|hidden|drops?|dropped|discards?|discarded|cut|reduced|lose|lost|fails?|failing|failures?|"
+    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b"
+    r"|\blets?\b[^.;]{0,80}\b(?:pass|through|merge)\b",
+    re.IGNORECASE,
+)
+"""A description of what goes wrong (in a comment or a title: the flaw told)."""
+
+
+class Reading(NamedTuple):
+    """What a sentence does (before it is related to the artifact)."""
+
+    weak: bool
+    """A plain pointer or a label: it needs a precise reference."""
+    scrutiny: re.Match | None
+    doubt: re.Match | None
+    quiz: bool
+    label: bool
+    resolved: bool
+
+
+def read_sentence(sentence: str) -> Reading:
+    """What ``sentence`` does: scrutiny, doubt, a quiz request, a bare label."""
+    text = sentence.strip().strip("*_`>#- ").replace("’", "'")
+    label = _LABEL.match(text)
+    body = text[label.end():] if label else text
+    words = word_set(body)
+    resolved = bool(_RESOLVED.search(body))
+    scrutiny = (_SCRUTINY.search(body) if _has("scrutiny", words) else None) \
+        or (_SINGLED_OUT.search(body) if _has("singled", words) else None)
+    doubt = None if resolved or not _has("doubt", words) else _DOUBT.search(body)
+    quiz = False
+    if not resolved and _has("fault", words):
+        asks = bool(_REQUEST.match(body)) or bool(_QUESTION.match(body))
+        if asks and _FAULT_TARGET.search(body):
+            quiz = True
+        elif _QUESTION.match(body) and re.search(r"\breally\b|\ball (?:of )?(?:these|those|the)\b", body, re.IGNORECASE):
+            quiz = True
+    pointer = _WEAK_CUE.search(body) if scrutiny is None else None
+    weak = pointer is not None and len(body[pointer.end():].split()) <= 4
+    if weak:
+        scrutiny = pointer
+    return Reading(weak, scrutiny, doubt, quiz, bool(label), resolved)
+
+
+_CLAUSE_BREAK = re.compile(r"[:;,.!?(]|\s(?:before|when|if|after|while|because|since|so that|as|until|it|they|then|and|but)\s")
+
+
+def focus_of(sentence: str, start: int, end: int) -> str:
+    """The clause of ``sentence`` around ``sentence[start:end]`` (a cue)."""
+    before = _CLAUSE_BREAK.split(sentence[:start])[-1]
+    after = _CLAUSE_BREAK.split(sentence[end:])[0]
+    clause = f"{before} {sentence[start:end]} {after}".strip()
+    return clause if content_stems(clause) else sentence  # "Refunds, revisited": the cue is the whole clause
+
+
+def _focus(sentence: str, cue: re.Match | None) -> str:
+    """What scrutiny is aimed at: the clause around the cue, cut at the
+    clause's ends ("pay attention to *the runner label* when you copy ...":
+    the runner label; "*read clause 4* slowly before you draft": clause 4).
+    The cue's own words are words of scrutiny and name nothing."""
+    if cue is None:
+        return sentence
+    return focus_of(sentence, cue.start(), cue.end())
+
+
+# -- the verdicts -----------------------------------------------------------------------
+
+
+class Judgement(NamedTuple):
+    """A finding of the reading: ``code`` (SE301, SE302, SE304), whether it is
+    an error, the unit and the relation that decided."""
+
+    code: str
+    error: bool
+    unit: Unit
+    relation: Relation
+    reason: str
+
+
+def judge_artifact(text: str, anchors: Sequence[Anchor]) -> list[Judgement]:
+    """Every unit of ``text`` that signposts, frames a quiz or leaks the
+    answer (errors), and the scrutiny aimed elsewhere (not errors)."""
+    return list(_judge(text, tuple(anchors)))
+
+
+_REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?:job|task)|can you|could you|"
+                               r"see if|tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|"
+                               r"spot|locate|determine|go through|work through)\b", re.IGNORECASE)
+_HIDDEN_CANDIDATE = re.compile(r"<!--|!\[|\]\([^)\n]*[\"']")
+
+
+def may_hold_findings(text: str) -> bool:
+    """Whether any unit of ``text`` may be judged a finding: a cue of
+    scrutiny, doubt, a pointer, a quiz (a request or a question, and a
+    fault to find) or a place for an answer key (a comment, a link title,
+    an image). A text without any is not parsed at all (most artifacts:
+    docs/performance.md)."""
+    from ._phrases import _word_set
+
+    words = _word_set(text)  # cached by content: the phrase rules made it already
+    if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
+            and not _HIDDEN_CANDIDATE.search(text) and not ("```" in text or "~~~" in text or "\n    " in text):
+        return False
+    raw = text
+    flat: list[str] = []
+
+    def plain() -> str:
+        if not flat:
+            flat.append(" ".join(_DEMARK.sub(" ", raw.replace("’", "'")).split()))
+        return flat[0]
+
+    if (_has("scrutiny", words) and _SCRUTINY.search(plain())) or (_has("doubt", words) and _DOUBT.search(plain())) \
+            or (_has("singled", words) and _SINGLED_OUT.search(plain())) \
+            or (_has("pointer", words) and _WEAK_CUE.search(plain())) \
+            or (_has("label", words) and _LABEL_ANYWHERE.search(raw)):
+        return True
+    if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
+            and _FAULT_TARGET.search(plain()):
+        return True
+    if _HIDDEN_CANDIDATE.search(raw):
+        return True
+    return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
+        (_has("answer", words) and bool(_ANSWER_KEY.search(plain())))
+        or (_has("negative", words) and bool(_NEGATIVE.search(plain()))))
+
+
+_DEMARK = re.compile(r"[>*_`#|~]+|\n")
+
+"""Markup a pattern may not cross (a block quote's ``>``, emphasis): the
+text is searched without it (line breaks as spaces)."""
+
+_LABEL_ANYWHERE = re.compile(r"(?:^|\n)[\s>*#|_-]*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|"
+                             r"warning)\s*[:,-]", re.IGNORECASE)
+
+
+@lru_cache(maxsize=256)
+def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
+    if not may_hold_findings(text):
+        return ()
+    structure = structure_of(text)
+    found: list[Judgement] = []
+    defect_lines = {(a.line, a.end_line) for a in anchors}
+    for unit in structure.units:
+        if not unit.text.strip():
+            continue
+        if unit.kind in HIDDEN_KINDS:
+            judgement = _judge_hidden(unit, structure, anchors)
+            if judgement is not None:
+                found.append(judgement)
+            continue
+        if any(line <= unit.line <= end or line <= unit.end_line <= end for line, end in defect_lines) \
+                and any(a.quote and _squash(a.quote) in _squash(unit.text) for a in anchors):
+            continue  # the defect's own sentence is the material, not a pointer at it
+        reading = read_sentence(unit.text)
+        located = unit.part if unit.kind == "cell" else None
+        if reading.quiz:
+            relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+            found.append(Judgement("SE302", True, unit, relation, "asks the agent to hunt for a fault"))
+            continue
+        if reading.doubt is not None:
+            relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+            if relation.relates:
+                found.append(Judgement("SE301", True, unit, relation,
+                                       f"voices doubt ({reading.doubt.group().strip()!r})"))
+                continue
+        if reading.scrutiny is not None:
+            focus = _focus(unit.text.strip().strip("*_`>#- ").replace("’", "'"), reading.scrutiny)
+            if reading.label:
+                focus = _LABEL.sub("", focus)
+            relation = resolve(focus, structure, anchors, exclude=unit.part, located=located, strict=reading.weak)
+            if relation.relates:
+                found.append(Judgement("SE301", True, unit, relation,
+                                       f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
+            else:
+                found.append(Judgement("SE301", False, unit, relation,
+                                       f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
+            continue
+        if reading.label:
+            rest = _LABEL.sub("", unit.text)
+            relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
+            if relation.kind == "defect" and len(rest.split()) <= 4:
+                found.append(Judgement("SE301", True, unit, relation, "a bare hint"))
+    return tuple(found)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> Judgement | None:
+    """An answer key: a comment, title or alt text that marks the answer
+    (FIXME, "answer", "graders"...) or tells what is wrong with a defect's
+    part, or that sits on a defect's code line and tells a flaw."""
+    text = unit.text
+    marker = _ANSWER_KEY_CASED.search(text) or _ANSWER_KEY.search(text)
+    located = unit.part if unit.kind == "code-comment" else None
+    relation = resolve(text, structure, anchors, exclude=unit.part, located=located)
+    if relation.kind not in ("defect", "block"):
+        for clause in re.split(r"[;:]\s|\s[-–—]\s", text):
+            if clause.strip() and clause.strip() != text:
+                candidate = resolve(clause, structure, anchors, exclude=unit.part, located=located)
+                if candidate.kind in ("defect", "block"):
+                    relation = candidate
+                    break
+    negative = _NEGATIVE.search(text)
+    if marker is not None:
+        return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
+    if negative is not None and relation.kind in ("defect", "block"):
+        return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")
+    return None

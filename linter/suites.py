@@ -1,0 +1,604 @@
+"""skill-creator eval suites: ``evals.json`` and trigger sets, as read on disk.
+
+The formats are anthropics/skills' skill-creator's
+(``skills/skill-creator/references/schemas.md`` and its SKILL.md), and what
+public skill repositories ship besides (docs/format.md, "skill-creator
+suites"):
+
+- an **eval suite**, ``evals.json``: ``{"skill_name": str, "evals": [{"id":
+  int, "prompt": str, "expected_output": str, "files": [path relative to the
+  skill root], "expectations": [str]}]}`` (``assertions``, strings or objects
+  with a ``description``, is read as ``expectations``);
+- a **trigger set**: a JSON list of ``{"query": str, "should_trigger":
+  bool}``, or a CSV file with the columns ``id,should_trigger,prompt``
+  (``prompts.csv``, ``<skill>.prompts.csv``).
+
+Where they are found (:func:`is_walked_suite`, :func:`is_named_suite`): a
+folder walk picks up the files of :data:`SUITE_NAMES` in a folder named
+``evals`` (``<skill>/evals/evals.json``, ``<skill>/references/evals/evals.json``)
+or one level below one (``evals/<skill>/evals.json``, kept outside the skill
+folder); any such file or ``*.prompts.csv`` named on the command line is read
+too. Parsing never raises: every problem is a :class:`SuiteProblem` with the
+span it is reported at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .textfile import Span, TextDocument
+
+# probejson and csv are imported where a suite is parsed: discovery imports
+# this module at every start (docs/performance.md).
+
+EVALS_FILE = "evals.json"
+PROMPTS_FILE = "prompts.csv"
+TRIGGER_JSON_FILES = frozenset({
+    "trigger-evals.json", "trigger_evals.json", "trigger-eval.json", "trigger_eval.json",
+    "trigger-eval-set.json", "trigger_eval_set.json", "eval_set.json",
+})
+"""Names a JSON trigger set goes by (skill-creator names none: its viewer
+exports ``eval_set.json``, its script takes ``--eval-set <trigger-eval.json>``)."""
+SUITE_NAMES = frozenset({EVALS_FILE, PROMPTS_FILE, *TRIGGER_JSON_FILES})
+"""The file names a folder walk picks up as suites (in an ``evals`` folder)."""
+
+EVALS, TRIGGERS = "evals", "triggers"
+TRUE_WORDS = frozenset({"true", "yes", "1", "y"})
+FALSE_WORDS = frozenset({"false", "no", "0", "n"})
+
+
+def is_named_suite(path: Path) -> bool:
+    """Whether ``path``, named on the command line, is read as a suite."""
+    name = path.name
+    return name in SUITE_NAMES or name.endswith(".prompts.csv")
+
+
+def is_walked_suite(path: Path) -> bool:
+    """Whether a folder walk that met ``path`` (named one of
+    :data:`SUITE_NAMES`) reads it as a suite: it lies in a folder named
+    ``evals`` or one level below one."""
+    if path.name not in SUITE_NAMES:
+        return False
+    parent = path.parent
+    return parent.name == "evals" or parent.parent.name == "evals"
+
+
+def suite_kind(path: Path, data: Any = None) -> str:
+    """``evals`` or ``triggers``: by name, else (a JSON file named otherwise
+    on the command line) by its content: a list is a trigger set."""
+    name = path.name
+    if name == EVALS_FILE:
+        return EVALS
+    if name.endswith(".csv") or name in TRIGGER_JSON_FILES:
+        return TRIGGERS
+    return TRIGGERS if isinstance(data, list) else EVALS
+
+
+class SuiteProblem(NamedTuple):
+    """A problem of the file's shape: where, and what (SE801 or SE802)."""
+
+    code: str
+    span: Span
+    message: str
+
+
+class EvalCase(NamedTuple):
+    """One entry of ``evals``, as far as it could be read."""
+
+    index: int
+    id: int | None
+    prompt: str | None
+    expected_output: str | None
+    files: tuple[tuple[int, str], ...]
+    """``(index in files, path)`` for each string entry."""
+    expectations: tuple[tuple[int, str], ...]
+    """``(index, text)`` of each expectation."""
+    expectations_key: str | None
+    """``expectations`` or ``assertions``: the key they were read from (``None``: neither)."""
+
+
+class TriggerQuery(NamedTuple):
+    """One query of a trigger set."""
+
+    index: int
+    id: str
+    query: str
+    should_trigger: bool
+    span: Span
+    """Where the query's text is."""
+    flag_span: Span
+
+
+class Suite:
+    """A parsed suite file: :attr:`kind`, its cases, and its problems."""
+
+    def __init__(self, document: TextDocument) -> None:
+        self.document = document
+        self.path = document.path
+        self.kind = EVALS
+        self.json: ProbeJson | None = None
+        self.skill_name: str | None = None
+        self.skill_name_span: Span | None = None
+        self.evals: list[EvalCase] = []
+        self.triggers: list[TriggerQuery] = []
+        self.problems: list[SuiteProblem] = []
+
+    # -- positions ------------------------------------------------------------------
+
+    def value_span(self, *parts: str | int) -> Span:
+        from .probejson import pointer
+
+        if self.json is None:
+            return self.first_line_span()
+        return self.json.value_span(pointer(*parts))
+
+    def key_span(self, *parts: str | int) -> Span:
+        from .probejson import pointer
+
+        if self.json is None:
+            return self.first_line_span()
+        return self.json.key_span(pointer(*parts))
+
+    def first_line_span(self) -> Span:
+        first = self.document.lines[0] if self.document.lines else ""
+        return Span.at(self.path, 1, 1, 1, max(len(first), 1) + 1)
+
+    def _problem(self, code: str, span: Span, message: str) -> None:
+        self.problems.append(SuiteProblem(code, span, message))
+
+
+def parse_suite(document: TextDocument) -> Suite:
+    """The suite in ``document`` (never raises)."""
+    from .probejson import ProbeJson
+
+    suite = Suite(document)
+    if document.path.name.lower().endswith(".csv"):
+        suite.kind = TRIGGERS
+        _parse_csv(suite)
+        return suite
+    parsed = ProbeJson.parse(document)
+    if parsed.syntax_error is not None:
+        error = parsed.syntax_error
+        line, column = error.position.line, error.position.column
+        suite._problem("SE801", Span.at(document.path, line, column, line, column + 1),
+                       f"{document.path.name} is not valid JSON: {error.message} (line {line}, column {column})")
+        return suite
+    if parsed.too_deep is not None:
+        suite._problem("SE801", parsed.problem_span(parsed.too_deep),
+                       f"{document.path.name} nests too deeply to read; flatten it")
+        return suite
+    suite.json = parsed
+    data = parsed.data
+    suite.kind = suite_kind(document.path, data)
+    if suite.kind == EVALS:
+        _read_evals(suite, data)
+    else:
+        _read_trigger_json(suite, data)
+    return suite
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _read_evals(suite: Suite, data: Any) -> None:
+    name = suite.path.name
+    if isinstance(data, list):
+        suite._problem("SE802", suite.value_span(),
+                       f"{name} is a JSON array: an eval suite is an object {{\"skill_name\": ..., \"evals\": [...]}} "
+                       "(a list of {query, should_trigger} is a trigger set: name it trigger-evals.json)")
+        return
+    if not isinstance(data, dict):
+        suite._problem("SE802", suite.value_span(), f"{name} holds {_type_name(data)}: an eval suite is an object "
+                       "{\"skill_name\": ..., \"evals\": [...]}")
+        return
+    skill_name = data.get("skill_name")
+    if isinstance(skill_name, str):
+        suite.skill_name = skill_name
+        suite.skill_name_span = suite.value_span("skill_name")
+    elif skill_name is not None:
+        suite._problem("SE802", suite.value_span("skill_name"), f"`skill_name` is {_type_name(skill_name)}: it must be a string")
+    evals = data.get("evals")
+    if evals is None:
+        suite._problem("SE802", suite.json.object_span(""), "the suite has no `evals` array: nothing to run")
+        return
+    if not isinstance(evals, list):
+        suite._problem("SE802", suite.value_span("evals"), f"`evals` is {_type_name(evals)}: it must be an array of evals")
+        return
+    for index, entry in enumerate(evals):
+        if not isinstance(entry, dict):
+            suite._problem("SE802", suite.value_span("evals", index),
+                           f"evals[{index}] is {_type_name(entry)}: each eval is an object with `id`, `prompt` and `expectations`")
+            continue
+        suite.evals.append(_read_eval(suite, index, entry))
+
+
+def _read_eval(suite: Suite, index: int, entry: dict) -> EvalCase:
+    where = f"evals[{index}]"
+    eval_id = entry.get("id")
+    if eval_id is None:
+        suite._problem("SE802", suite.key_span("evals", index), f"{where} has no `id`: give it a unique integer")
+    elif isinstance(eval_id, bool) or not isinstance(eval_id, int):
+        suite._problem("SE802", suite.value_span("evals", index, "id"),
+                       f"{where}.id is {_type_name(eval_id)}: skill-creator's ids are integers")
+        eval_id = None
+    prompt = entry.get("prompt")
+    if prompt is None:
+        suite._problem("SE802", suite.key_span("evals", index), f"{where} has no `prompt`: nothing to give the agent")
+    elif not isinstance(prompt, str):
+        suite._problem("SE802", suite.value_span("evals", index, "prompt"), f"{where}.prompt is {_type_name(prompt)}: it must be a string")
+        prompt = None
+    expected = entry.get("expected_output")
+    if expected is not None and not isinstance(expected, str):
+        suite._problem("SE802", suite.value_span("evals", index, "expected_output"),
+                       f"{where}.expected_output is {_type_name(expected)}: it must be a string")
+        expected = None
+    files: list[tuple[int, str]] = []
+    raw_files = entry.get("files")
+    if raw_files is not None:
+        if not isinstance(raw_files, list):
+            suite._problem("SE802", suite.value_span("evals", index, "files"),
+                           f"{where}.files is {_type_name(raw_files)}: it must be an array of paths")
+        else:
+            for position, item in enumerate(raw_files):
+                if isinstance(item, str):
+                    files.append((position, item))
+                else:
+                    suite._problem("SE802", suite.value_span("evals", index, "files", position),
+                                   f"{where}.files[{position}] is {_type_name(item)}: it must be a path (a string)")
+    expectations: list[tuple[int, str]] = []
+    key = "expectations" if "expectations" in entry else "assertions" if "assertions" in entry else None
+    if key is not None:
+        raw = entry[key]
+        if not isinstance(raw, list):
+            suite._problem("SE802", suite.value_span("evals", index, key),
+                           f"{where}.{key} is {_type_name(raw)}: it must be an array of statements")
+        else:
+            for position, item in enumerate(raw):
+                text = _expectation_text(item)
+                if text is None:
+                    suite._problem("SE802", suite.value_span("evals", index, key, position),
+                                   f"{where}.{key}[{position}] is {_type_name(item)}: an expectation is a string "
+                                   "(or an object with a `description`)")
+                else:
+                    expectations.append((position, text))
+    return EvalCase(index, eval_id, prompt, expected, tuple(files), tuple(expectations), key)
+
+
+def _expectation_text(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in ("description", "text", "assertion"):
+            if isinstance(item.get(key), str):
+                return item[key]
+    return None
+
+
+def _read_trigger_json(suite: Suite, data: Any) -> None:
+    name = suite.path.name
+    if isinstance(data, dict) and isinstance(data.get("queries"), list):
+        items, prefix = data["queries"], ("queries",)
+    elif isinstance(data, list):
+        items, prefix = data, ()
+    else:
+        suite._problem("SE802", suite.value_span(),
+                       f"{name} holds {_type_name(data)}: a trigger set is an array of {{\"query\": ..., \"should_trigger\": ...}}")
+        return
+    if isinstance(data, dict) and isinstance(data.get("skill_name"), str):
+        suite.skill_name = data["skill_name"]
+        suite.skill_name_span = suite.value_span("skill_name")
+    for index, entry in enumerate(items):
+        where = f"entry {index}"
+        if not isinstance(entry, dict):
+            suite._problem("SE802", suite.value_span(*prefix, index),
+                           f"{where} is {_type_name(entry)}: each is an object {{\"query\": ..., \"should_trigger\": ...}}")
+            continue
+        query, flag = entry.get("query"), entry.get("should_trigger")
+        bad = False
+        if not isinstance(query, str):
+            suite._problem("SE802", suite.value_span(*prefix, index, "query") if "query" in entry else suite.value_span(*prefix, index),
+                           f"{where}: `query` is {_type_name(query) if 'query' in entry else 'missing'}: it must be a string")
+            bad = True
+        if not isinstance(flag, bool):
+            suite._problem("SE802", suite.value_span(*prefix, index, "should_trigger") if "should_trigger" in entry
+                           else suite.value_span(*prefix, index),
+                           f"{where}: `should_trigger` is {_type_name(flag) if 'should_trigger' in entry else 'missing'}: "
+                           "it must be true or false")
+            bad = True
+        if bad:
+            continue
+        entry_id = entry.get("id")
+        suite.triggers.append(TriggerQuery(
+            index, str(entry_id) if isinstance(entry_id, (str, int)) and not isinstance(entry_id, bool) else f"q{index + 1}",
+            query, flag, suite.value_span(*prefix, index, "query"), suite.value_span(*prefix, index, "should_trigger")))
+
+
+def _parse_csv(suite: Suite) -> None:
+    import csv
+
+    document = suite.document
+    lines = document.lines
+    name = suite.path.name
+    reader = csv.reader(lines, strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as error:
+        suite._problem("SE801", document.line_span(1), f"{name} is not valid CSV: {error}")
+        return
+    if header is None or not any(cell.strip() for cell in header):
+        suite._problem("SE801", document.line_span(1), f"{name} is empty: a trigger set needs the header id,should_trigger,prompt")
+        return
+    columns = [cell.strip().lower() for cell in header]
+    query_column = next((columns.index(c) for c in ("prompt", "query") if c in columns), None)
+    flag_column = columns.index("should_trigger") if "should_trigger" in columns else None
+    id_column = columns.index("id") if "id" in columns else None
+    if query_column is None or flag_column is None:
+        missing = [c for c, found in (("should_trigger", flag_column), ("prompt", query_column)) if found is None]
+        suite._problem("SE802", document.line_span(1),
+                       f"{name}'s header has no {' and no '.join(missing)} column: a trigger set's header is id,should_trigger,prompt")
+        return
+    index = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader, None)
+        except csv.Error as error:
+            suite._problem("SE801", document.line_span(min(reader.line_num, len(lines))), f"{name} is not valid CSV: {error}")
+            return
+        if row is None:
+            return
+        if not any(cell.strip() for cell in row):
+            continue
+        line = start
+        width = max(query_column, flag_column) + 1
+        if len(row) < width:
+            suite._problem("SE802", document.line_span(line),
+                           f"row {index + 1} has {len(row)} column{'s' if len(row) != 1 else ''}, fewer than the header's {len(columns)}")
+            index += 1
+            continue
+        flag_text = row[flag_column].strip().lower()
+        flag_span = _cell_span(document, line, row[flag_column])
+        if flag_text in TRUE_WORDS:
+            flag = True
+        elif flag_text in FALSE_WORDS:
+            flag = False
+        else:
+            suite._problem("SE802", flag_span, f"should_trigger is {row[flag_column]!r}: it must be true or false")
+            index += 1
+            continue
+        row_id = row[id_column].strip() if id_column is not None and len(row) > id_column and row[id_column].strip() else f"row{index + 1}"
+        suite.triggers.append(TriggerQuery(index, row_id, row[query_column], flag,
+                                           _cell_span(document, line, row[query_column]), flag_span))
+        index += 1
+
+
+def _cell_span(document: TextDocument, line: int, value: str) -> Span:
+    """The span of a CSV cell's ``value`` on ``line`` (the whole line when it
+    is not found as written, e.g. with doubled quotes)."""
+    text = document.lines[line - 1] if 0 < line <= len(document.lines) else ""
+    at = text.find(value) if value else -1
+    if at < 0 or "\n" in value:
+        return document.line_span(line)
+    return Span.at(document.path, line, at + 1, line, at + len(value) + 1)
+
+
+# -- the skill a suite is of ----------------------------------------------------------------
+
+
+def implied_skill_name(path: Path) -> str | None:
+    """The skill a suite names by where it is, when it carries no
+    ``skill_name``: ``evals/<skill>/prompts.csv``, ``evals/<skill>.prompts.csv``."""
+    name = path.name
+    if name.endswith(".prompts.csv") and len(name) > len(".prompts.csv"):
+        return name[: -len(".prompts.csv")]
+    if path.parent.parent.name == "evals" and path.parent.name != "evals":
+        return path.parent.name
+    return None
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+STOPWORDS = frozenset("""
+a about above after again all also an and any are as at be because been before being below between both but by can
+could did do does doing down during each even ever every few for from further get gets got had has have having he her
+here him his how i if in into is it its just like make may me might more most much must my need needs no nor not now
+of off on once only or other our out over own please same she should show so some such than that the their them then
+there these they this those through to too under until up use used uses using very via want was way we were what when
+where which while who whom why will with would you your yours skill skills user users whenever
+""".split())
+
+
+def vocabulary(text: str) -> set[str]:
+    """The content words of ``text`` as crude stems (lower case, the first
+    five letters of each word of three or more letters that is no stopword):
+    enough to tell whether two texts share any subject at all."""
+    words = set()
+    for word in _WORD.findall(text.lower()):
+        if len(word) >= 3 and word not in STOPWORDS:
+            words.add(word[:5])
+    return words
+
+
+def relative_to_root(path: Path, root: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, root)).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+# -- the context rules read ----------------------------------------------------------------
+
+
+class SuiteContext:
+    """One suite file, read through a :class:`~skill_eval.linter.session.LintSession`,
+    and the skill it is of."""
+
+    def __init__(self, session, path: Path) -> None:
+        self.session = session
+        self.path = path
+        self.folder = path.parent
+
+    @property
+    def config(self):
+        return self.session.config
+
+    @property
+    def document(self):
+        """The file's text, or why it cannot be read (a ``FileProblem``)."""
+        memo = self.__dict__.get("_document")
+        if memo is None:
+            memo = self.__dict__["_document"] = self.session.load(self.path)
+        return memo
+
+    @property
+    def suite(self) -> Suite | None:
+        memo = self.__dict__.get("_suite", False)
+        if memo is False:
+            document = self.document
+            memo = self.__dict__["_suite"] = parse_suite(document) if isinstance(document, TextDocument) else None
+        return memo
+
+    @property
+    def skill_path(self) -> Path | None:
+        """The SKILL.md of the suite: the nearest above it, or (a suite kept
+        outside the skill's folder) the one whose folder or front-matter
+        ``name`` is the suite's ``skill_name`` (for a trigger set without
+        one, the name its file or folder implies)."""
+        if "_skill" not in self.__dict__:
+            self.__dict__["_skill"] = self._find_skill()
+        return self.__dict__["_skill"]
+
+    @property
+    def inside_skill(self) -> bool:
+        """Whether the suite lies in its skill's folder (found walking up)."""
+        self.skill_path
+        return self.__dict__.get("_inside", False)
+
+    def _find_skill(self) -> Path | None:
+        from .session import FileProblem
+        from .workspace import SKILL_FILE
+
+        nearest = self.session.nearest(self.folder, SKILL_FILE)
+        if nearest is not None:
+            found = self.session.resolve_found(nearest)
+            if isinstance(found, FileProblem):
+                return None
+            self.__dict__["_inside"] = True
+            return found
+        name = self.wanted_name
+        if not name:
+            return None
+        named = self.session.query("skill-named", name)
+        return Path(named[0]) if len(named) == 1 else None
+
+    @property
+    def wanted_name(self) -> str | None:
+        """The skill this suite says it is of: ``skill_name``, or the name
+        its place implies (:func:`implied_skill_name`)."""
+        suite = self.suite
+        if suite is not None and suite.skill_name:
+            return suite.skill_name
+        return implied_skill_name(self.path)
+
+    @property
+    def skill_root(self) -> Path:
+        """What ``files`` are relative to: the skill's folder, else the
+        folder above the suite's ``evals`` folder."""
+        skill = self.skill_path
+        if skill is not None:
+            return skill.parent
+        folder = self.folder
+        while folder.name != "evals" and folder != self.session.root and folder.parent != folder:
+            folder = folder.parent
+        return folder.parent if folder.name == "evals" else self.folder
+
+    @property
+    def skill_front_matter(self):
+        """The parsed front matter of the skill (``None`` when unreadable)."""
+        skill = self.skill_path
+        if skill is None:
+            return None
+        from .rules.frontmatter._parse import parse_front_matter, usable
+
+        loaded = self.session.load(skill, resolved=True)
+        if not isinstance(loaded, TextDocument):
+            return None
+        parsed = parse_front_matter(loaded.text)
+        return parsed if usable(parsed) else None
+
+    def skill_field(self, key: str) -> str | None:
+        parsed = self.skill_front_matter
+        entry = parsed.get(key) if parsed is not None else None
+        return entry.string if entry is not None else None
+
+
+def skills_named(session, name: str) -> tuple[str, ...]:
+    """The SKILL.md files of the workspace whose folder's name or
+    front-matter ``name`` is ``name`` (the session query ``skill-named``)."""
+    from .rules.frontmatter._parse import parse_front_matter, usable
+    from .workspace import SKILL_FILE
+
+    walked = session._walked_fixtures
+    if walked is not None:
+        candidates = sorted(str(p) for p in walked if p.name == SKILL_FILE)
+    else:
+        candidates = [str(p) for p in session.reader.walk_files(session.root, frozenset({SKILL_FILE}),
+                                                                 exclude=session.exclusion or None)]
+    found = []
+    for text in candidates:
+        path = Path(text)
+        if path.parent.name == name:
+            found.append(text)
+            continue
+        loaded = session.load(path)
+        if isinstance(loaded, TextDocument):
+            parsed = parse_front_matter(loaded.text)
+            entry = parsed.get("name") if usable(parsed) else None
+            if entry is not None and entry.string == name:
+                found.append(text)
+    return tuple(found)
+
+
+def configured_suites(path: Path, root: Path, globs: tuple[str, ...], exclude=None) -> set[Path]:
+    """The files below ``path`` (a folder, or one file) that the config's
+    ``[suites] paths`` globs name: patterns relative to the workspace root
+    ``root``, matched as ``per-file-ignores`` globs are (:mod:`fnmatch`; a
+    leading ``/`` ignored). A folder is walked as discovery walks (VCS and
+    tool folders, ``runs`` and the config's excluded folders left out, no
+    link to a folder followed)."""
+    if not globs:
+        return set()
+    import fnmatch
+
+    from .reader import SKIPPED_FOLDERS, walk_folders
+
+    patterns = tuple(glob.strip().lstrip("/") for glob in globs if glob.strip().strip("/"))
+
+    def named(candidate: str) -> bool:
+        relative = os.path.relpath(candidate, root).replace(os.sep, "/")
+        return not relative.startswith("../") and any(fnmatch.fnmatchcase(relative, p) for p in patterns)
+
+    if not os.path.isdir(path):
+        return {path} if named(str(path)) and os.path.isfile(path) else set()
+    found = set()
+    for folder, files, _subfolders in walk_folders(path, SKIPPED_FOLDERS, exclude=exclude):
+        for name in files:
+            candidate = os.path.join(folder, name)
+            if named(candidate) and (exclude is None or not exclude(candidate)) and os.path.isfile(candidate):
+                found.add(Path(candidate))
+    return found

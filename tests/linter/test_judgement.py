@@ -1,0 +1,242 @@
+"""SE301 / SE302 / SE304 judge a sentence by its relation to the defect
+(linter/rules/artifact/_judgement.py), measured on the labelled set of
+benchmarks/judgement/ with floors, and pinned on the cases issue 27 names."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from skill_eval.linter.engine import lint_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _eval_module():
+    spec = importlib.util.spec_from_file_location("judgement_eval", ROOT / "benchmarks" / "judgement_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["judgement_eval"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def measured():
+    module = _eval_module()
+    items = [item for split in module.SPLITS for item in module.load_items(split)]
+    outcomes, clean = module.evaluate(items)
+    return module, outcomes, clean
+
+
+FLOORS = {
+    # split: {class: (precision, recall)}; work: most work sentences flagged as errors.
+    # dev is what the rules were tuned on; heldout was frozen before (its header).
+    "dev": {"signpost": (0.97, 0.90), "quiz": (0.97, 0.95), "key-leak": (0.97, 0.90), "work": 0},
+    "heldout": {"signpost": (0.97, 0.65), "quiz": (0.97, 0.90), "key-leak": (0.97, 0.90), "work": 0},
+}
+
+
+def test_labelled_set_is_large_and_covers_every_position_and_class() -> None:
+    module = _eval_module()
+    items = [item for split in module.SPLITS for item in module.load_items(split)]
+    assert len(items) >= 400
+    assert {item.position for item in items} == set(module.SLOTS)
+    assert {item.label for item in items} == {"signpost", "quiz", "key-leak", "work"}
+    assert len({item.domain for item in items}) >= 8
+    assert "FROZEN" in (module.DATA / "heldout.tsv").read_text(encoding="utf-8").splitlines()[0]
+
+
+@pytest.mark.parametrize("split", sorted(FLOORS))
+def test_precision_and_recall_floors(measured, split: str) -> None:
+    module, outcomes, clean = measured
+    assert not any(clean.values()), f"a clean artifact has findings: {clean}"
+    table = module.scores([o for o in outcomes if o.item.split == split])
+    for label, floor in FLOORS[split].items():
+        if label == "work":
+            assert table["work"]["flagged"] <= floor, table["work"]
+            continue
+        precision, recall = floor
+        assert table[label]["precision"] >= precision, (split, label, table[label])
+        assert table[label]["recall"] >= recall, (split, label, table[label])
+
+
+CLOSEOUT = """# Closeout: export retries
+
+| # | criterion | evidence |
+|---|---|---|
+| 1 | retries stop after 5 attempts | test_retry_cap passes |
+| 2 | metrics emitted | behavior unchanged, so existing coverage applies |
+
+{extra}
+Please post the closeout verdict.
+"""
+
+DIFF = """# PR 4471: retry uploads
+
+```python
+def upload(blob, client):
+    try:
+        client.put(blob.key, blob.data)
+    except TimeoutError:
+        pass{eol}
+```
+
+{extra}
+Please approve or request changes.
+"""
+
+
+def _lint(tmp_path: Path, text: str, quote: str) -> list:
+    (tmp_path / "skill-eval.toml").write_text("# root\n", encoding="utf-8")
+    skill = tmp_path / "skill"
+    probe = skill / "evals" / "probes" / "p"
+    probe.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: Use when closing out.\n---\n\n# S\n\n"
+                                    "## Step 1: Read\n\nEach criterion needs proof; `verdict` is `NOT_PROVEN` "
+                                    "without it.\n", encoding="utf-8")
+    (skill / "output-spec.md").write_text("# Output spec\n\n## `verdict`\nValues: `PASS`, `NOT_PROVEN`\n", encoding="utf-8")
+    (probe / "question.md").write_text(text, encoding="utf-8")
+    (probe / "probe.json").write_text(json.dumps({
+        "id": "p", "tier": 2, "kind": "floor", "step_heading": "Step 1: Read", "shapes": ["euphemized"],
+        "seeded_defects": 1,
+        "defects": [{"id": "D1", "shape": "euphemized", "quote": quote, "caught_when": {"verdict": "NOT_PROVEN"}}],
+    }), encoding="utf-8")
+    return [d for d in lint_paths([tmp_path]).diagnostics if d.code in ("SE301", "SE302", "SE304")]
+
+
+def _errors(diagnostics, code: str) -> list:
+    return [d for d in diagnostics if d.code == code and d.severity.value == "error"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "Pay attention to the `--dry-run` flag when you rerun the export.",
+    "Hint: the dashboard lives under Exports > Nightly.",
+    "Watch out for the 02:00 deploy freeze.",
+    "Look carefully at the invoice PDF before forwarding it to finance.",
+])
+def test_attention_words_aimed_elsewhere_are_never_errors(tmp_path: Path, sentence: str) -> None:
+    found = _lint(tmp_path, CLOSEOUT.format(extra=sentence), "existing coverage applies")
+    assert not _errors(found, "SE301"), found
+    for diagnostic in found:
+        assert diagnostic.severity.value == "info"
+        assert "aimed at no defect" in diagnostic.message
+
+
+@pytest.mark.parametrize("sentence, relation", [
+    ("Take a closer look at the metrics row.", "table row holding D1's quote"),
+    ("Row two is not as solid as it reads.", "names row 2"),
+    ("> One of these evidence lines is carrying more weight than it should.", "D1"),
+    ("## The row that deserves a second look", "table holding D1's quote"),
+    ("- Something in the evidence column doesn't quite add up.", "table holding D1's quote"),
+])
+def test_signposts_in_every_position_name_their_relation(tmp_path: Path, sentence: str, relation: str) -> None:
+    errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence), "existing coverage applies"), "SE301")
+    assert len(errors) == 1, errors
+    assert relation in errors[0].message
+
+
+def test_a_bug_somewhere_in_this_diff_is_a_signpost_without_config(tmp_path: Path) -> None:
+    errors = _errors(_lint(tmp_path, DIFF.format(eol="", extra="There is a bug somewhere in this diff."),
+                           "except TimeoutError:"), "SE301")
+    assert len(errors) == 1 and "code block holding D1's quote" in errors[0].message
+
+
+def test_a_quiz_phrased_as_a_work_request(tmp_path: Path) -> None:
+    errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra="Go through the criteria and tell me which ones you "
+                                                          "would push back on."), "existing coverage applies"), "SE302")
+    assert len(errors) == 1
+
+
+@pytest.mark.parametrize("eol", ["  # FIXME: swallows the error", "  # the timeout is silently ignored here"])
+def test_a_comment_on_the_defect_line_that_names_the_flaw_is_an_answer_key(tmp_path: Path, eol: str) -> None:
+    errors = _errors(_lint(tmp_path, DIFF.format(eol=eol, extra=""), "except TimeoutError:"), "SE304")
+    assert len(errors) == 1 and errors[0].start.line == 8
+
+
+def test_a_work_comment_on_the_defect_line_is_not(tmp_path: Path) -> None:
+    assert not _errors(_lint(tmp_path, DIFF.format(eol="  # retried by the caller", extra=""), "except TimeoutError:"),
+                       "SE304")
+
+
+@pytest.mark.parametrize("extra", [
+    "<!-- criterion 2 has no real test behind it -->",
+    "See the [runbook](https://wiki.example.com/r \"the metrics criterion was never tested\").",
+    "![panel showing no metrics test for criterion 2](panel.png)",
+    "<!-- answer: NOT_PROVEN -->",
+])
+def test_answer_keys_in_every_hiding_place(tmp_path: Path, extra: str) -> None:
+    errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=extra), "existing coverage applies"), "SE304")
+    assert len(errors) == 1, errors
+
+
+def test_an_answer_key_quoting_the_defect_does_not_hide_the_defect(tmp_path: Path) -> None:
+    """The quote occurs twice (the table and the comment): the occurrence in
+    the comment is not the defect's place."""
+    text = CLOSEOUT.format(extra='<!-- "existing coverage applies" is not proof: criterion 2 was never tested -->')
+    errors = _errors(_lint(tmp_path, text, "existing coverage applies"), "SE304")
+    assert len(errors) == 1
+
+
+@pytest.mark.parametrize("extra", [
+    "<!-- generated by closeout-bot 2.3 -->",
+    "See the [runbook](https://wiki.example.com/r \"Runbook for the export retries\").",
+    "![export retries panel, last 7 days](panel.png)",
+])
+def test_work_comments_titles_and_alt_text_are_not_answer_keys(tmp_path: Path, extra: str) -> None:
+    assert not _errors(_lint(tmp_path, CLOSEOUT.format(extra=extra), "existing coverage applies"), "SE304")
+
+
+def test_the_word_gates_never_hide_a_match() -> None:
+    """Each pattern of the reading is searched only when the text holds one
+    of its key words (_KEYS, for speed): on every labelled sentence, every
+    rendered artifact and the phrase benchmark's lines, a match implies a
+    key word, in both word sets the gates use."""
+    from skill_eval.linter.rules.artifact import _judgement as judgement
+    from skill_eval.linter.rules.artifact._phrases import _word_set
+
+    module = _eval_module()
+    artifacts = module.load_artifacts()
+    texts = []
+    for split in module.SPLITS:
+        for item in module.load_items(split):
+            texts.append(item.sentence)
+            texts.append(module.render(artifacts[item.domain], item.position, item.sentence)[0])
+    for name in ("signposting.txt", "quiz-framing.txt", "work.txt"):
+        texts += [line.replace("\\n", "\n") for line in (ROOT / "benchmarks" / "phrase_eval" / name).read_text(
+            encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+    patterns = {"scrutiny": judgement._SCRUTINY, "doubt": judgement._DOUBT, "singled": judgement._SINGLED_OUT,
+                "pointer": judgement._WEAK_CUE, "fault": judgement._FAULT_TARGET, "answer": judgement._ANSWER_KEY,
+                "negative": judgement._NEGATIVE}
+    for text in texts:
+        plain = text.replace("’", "'")
+        for kind, pattern in patterns.items():
+            if pattern.search(plain):
+                assert judgement._has(kind, judgement.word_set(plain)), (kind, text)
+                assert judgement._has(kind, _word_set(text)), (kind, text)
+
+
+@pytest.mark.parametrize("text", [
+    "<!--" + "x" * 100_000,
+    "<!-- " + "ab" * 50_000 + " -->",
+    "```\n# " + "x" * 100_000 + "\n```\n",
+    '[a](u "' + "y" * 100_000 + '")',
+    "| " + "q" * 100_000 + " |\n|---|\n| " + "w" * 100_000 + " |\n",
+    "lets " * 20_000,
+    "Look carefully at " + "k" * 100_000,
+    "one of these " * 5_000,
+    "---\ntitle: x\n---\n# h\n> > > nested quote here is incorrect\n",
+])
+def test_hostile_artifacts_are_judged_in_linear_time(text: str) -> None:
+    """No pattern of the reading backtracks over a long word or line (an
+    unclosed HTML comment of 100,000 characters took 300 s)."""
+    import time
+
+    from skill_eval.linter.rules.artifact._judgement import Anchor, judge_artifact
+
+    started = time.perf_counter()
+    judge_artifact(text, (Anchor("D1", "x", 1, 1),))
+    assert time.perf_counter() - started < 5
