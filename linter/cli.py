@@ -323,7 +323,7 @@ def _lint(args: argparse.Namespace) -> int:
     if not result.checked:
         names = ", ".join(str(p) for p in paths)
         print(f"skill-eval-lint: warning: no probe.json, SKILL.md or output-spec.md found in {names}", file=sys.stderr)
-    report = _render(args, diagnostics, len(result.checked), fixed)
+    report = _render(args, diagnostics, len(result.checked), fixed, [session.root for session in result.sessions])
     if args.output_file:
         _write_output_file(args.output_file, report + ("\n" if report else ""), "report")
     elif report:
@@ -470,7 +470,7 @@ def _overrides(args: argparse.Namespace) -> dict:
     return layer
 
 
-def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> str:
+def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roots=()) -> str:
     if args.statistics:
         if args.output_format == "json":
             from .output.jsonout import render_statistics
@@ -490,13 +490,15 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int) -> 
         from .output.github import render
 
         return render(diagnostics)
-    if args.output_format == "full":
-        from .output.full import render
-    else:
-        from .output.text import render
     from .output.style import Style, colour_wanted
 
     style = Style(args.output_file is None and colour_wanted(sys.stdout))
+    if args.output_format == "full":
+        from .output.full import render
+
+        return render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
+    from .output.text import render
+
     return render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
 
 

@@ -457,19 +457,29 @@ CONFIG_MAX_SIZE = 1024 * 1024
 above the linted folder is read too, to see whether it is the root)."""
 
 
-def _read_config_text(path: Path) -> str:
+def _read_config_text(path: Path, below: Path | None = None) -> str:
     """A config file's text, read like every other file (a regular file only,
-    never waited on, at most :data:`CONFIG_MAX_SIZE` bytes)."""
+    never waited on, at most :data:`CONFIG_MAX_SIZE` bytes); ``below``: only
+    if its real path lies below that folder, opened without following a
+    link out of it even if one is made meanwhile
+    (:class:`~skill_eval.linter.reader.OutsideRoot` otherwise)."""
     from .reader import read_regular_file
 
-    return read_regular_file(path, CONFIG_MAX_SIZE).decode("utf-8-sig")
+    return read_regular_file(path, CONFIG_MAX_SIZE, below).decode("utf-8-sig")
 
 
-def read_config_file(path: Path) -> Config:
-    """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml`` (``[tool.skill-eval]``)."""
+def read_config_file(path: Path, below: Path | None = None) -> Config:
+    """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml``
+    (``[tool.skill-eval]``); a workspace's own config file ``below`` its
+    folder only (one named with ``--config`` is read wherever it is)."""
+    from .reader import OutsideRoot
+
     tomllib = _toml()
     try:
-        data = tomllib.loads(_read_config_text(path))
+        data = tomllib.loads(_read_config_text(path, below))
+    except OutsideRoot:
+        raise ConfigError(f"{path}: a link out of the workspace; nothing outside it is read: copy the file here, "
+                          "or name it with --config") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the config file ({error.strerror or error})") from None
     except UnicodeDecodeError:
@@ -498,7 +508,7 @@ def has_pyproject_section(path: Path) -> bool:
     if not _inside_folder(path):
         return False
     try:
-        text = _read_config_text(path)
+        text = _read_config_text(path, path.parent)
     except (OSError, UnicodeDecodeError):
         return False
     if "skill-eval" not in text or "tool" not in text:
@@ -539,8 +549,10 @@ def find_config_file(root: Path) -> Path | None:
 
 def load_config(root: Path, explicit: Path | None = None) -> Config:
     """Defaults overlaid by ``explicit`` or else the workspace's config file."""
-    path = explicit or find_config_file(root)
-    return read_config_file(path) if path else Config()
+    if explicit:
+        return read_config_file(explicit)
+    path = find_config_file(root)
+    return read_config_file(path, path.parent) if path else Config()
 
 
 

@@ -21,6 +21,9 @@ break inside an edit's new text is written as the file's own.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -175,9 +178,15 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsa
     (:func:`plan_fixes`), each file whole. Only the fixes of files written
     count."""
     planned = plan_fixes(diagnostics, sessions, unsafe)
-    for real, bom, _before, after in planned.changes.values():
-        _write(real, bom + after.encode("utf-8"))
-    return Applied(planned.fixed, list(planned.changes), planned.skipped)
+    written, skipped = [], list(planned.skipped)
+    for path, (real, bom, _before, after) in planned.changes.items():
+        try:
+            _write(real, bom + after.encode("utf-8"))
+        except (OSError, ValueError):  # gone, or a link out of the workspace since it was read: not written
+            skipped.append(path)
+        else:
+            written.append(path)
+    return Applied(planned.fixed, written, skipped)
 
 
 def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Planned:
@@ -226,31 +235,39 @@ def _within(text: str, edit: TextEdit) -> bool:
     return True
 
 
-def _read(path: Path, sessions: Sequence) -> tuple[str, bytes] | None:
-    """``(real path, bytes)`` of ``path`` when it is, now, a regular file
-    (links followed) inside the workspace of one of ``sessions`` and within
-    its size limit; else ``None``. Checked afresh: the lint's walk may be
-    out of date by now."""
-    import os
-
+def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes] | None:
+    """``((root, path), bytes)`` of ``path`` when it is, now, a regular file
+    inside the workspace ``root`` of one of ``sessions`` (links inside it
+    followed) and within its size limit; else ``None``. Read afresh, below
+    the root only (:class:`~skill_eval.linter.reader.SealedRoot`: a file or
+    folder swapped for a link out since the lint is not read): the lint's
+    walk may be out of date by now."""
     from .reader import read_regular_file
 
     for session in sessions:
         root = session.root
         if path == root or root in path.parents:
-            real = os.path.realpath(path)
-            inside = str(session.resolved_root).rstrip(os.sep) + os.sep
-            if not real.startswith(inside):
-                return None
             try:
-                return real, read_regular_file(real, session.config.max_file_size)
-            except OSError:
+                return (root, path), read_regular_file(path, session.config.max_file_size, root)
+            except (OSError, ValueError):
                 return None
     return None
 
 
-def _write(path: str, data: bytes) -> None:
-    """Write ``data`` over ``path`` in place (its inode, mode and links kept)."""
-    with open(path, "r+b") as handle:
-        handle.write(data)
-        handle.truncate()
+def _write(where: tuple[Path, Path], data: bytes) -> None:
+    """Write ``data`` over the file ``where`` names (``(root, path)``) in
+    place (its inode, mode and links kept), opened below ``root`` only, as
+    it was read (:func:`_read`): a link out made since is never written
+    through, nor anything but a regular file."""
+    from .reader import _OPEN_FLAGS, SEALED, NotRegularFile, sealed_root, write_all
+
+    root, path = where
+    flags = (_OPEN_FLAGS & ~os.O_RDONLY) | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+    fd = sealed_root(root).open(str(path), flags) if SEALED else os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        write_all(fd, data)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)

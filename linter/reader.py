@@ -7,6 +7,7 @@ engine opens a file any other way.
 
 from __future__ import annotations
 
+import _thread
 import errno
 import os
 import stat
@@ -17,8 +18,11 @@ from typing import Callable, Iterator, Mapping, Protocol
 class Reader(Protocol):
     """Where the engine gets file contents and directory listings."""
 
-    def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+    def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
         """The file's bytes; raises :class:`OSError` when it cannot be read:
+        :class:`OutsideRoot` when ``root`` is given and the file's real path
+        is not below it (nothing outside is opened, even if the file or a
+        folder above it is swapped for a link meanwhile),
         :class:`NotRegularFile` for anything but a regular file (a FIFO, a
         device, a socket: never waited on), :class:`IsADirectoryError` for a
         folder, :class:`FileTooLarge` when it holds more than ``limit`` bytes
@@ -40,9 +44,11 @@ class Reader(Protocol):
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None,
+        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
-        """Every file below ``root`` whose name is in ``names``, in sorted order.
+        """Every file below ``root`` whose name is in ``names``, in sorted order;
+        ``below`` (a workspace root): ``root`` is opened below it only, no link
+        out of it followed, even one made during the walk.
 
         VCS and tool folders (:data:`SKIPPED_FOLDERS`), virtual environments
         and the runner's ``evals/runs`` folders are skipped, and so are the
@@ -69,24 +75,41 @@ SKIPPED_FOLDERS = TOOL_FOLDERS | {"runs"}
 the runner's records, found by :func:`~skill_eval.linter.runs.runs_files_in`)."""
 
 
-def list_folder(folder: str, links: list[str] | None = None) -> tuple[list[str], list[str]] | None:
+def list_folder(folder: str, links: list[str] | None = None, fd: int | None = None) -> tuple[list[str], list[str]] | None:
     """``(file names, sub-folder names)`` of ``folder`` from one ``os.scandir``
     (its entries tell folders from files without a ``stat`` each); a symbolic
     link to a folder is in neither (walks do not follow links, so a link loop
     cannot hang them). ``links``, when given, receives the path of every
     symbolic link in ``folder`` (also from the entries, no ``stat``). ``None``
-    when the folder cannot be listed."""
+    when the folder cannot be listed, or is itself a symbolic link (opened
+    with ``O_NOFOLLOW``: a folder swapped for a link is not listed).
+    ``fd``: an open descriptor of ``folder`` to list it from (left open)."""
+    if fd is not None or not SEALED:
+        return _listing(folder, links, fd)
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        return _listing(folder, links, fd)
+    finally:
+        os.close(fd)
+
+
+def _listing(folder: str, links: list[str] | None, fd: int | None) -> tuple[list[str], list[str]] | None:
+    """:func:`list_folder` of the open folder descriptor ``fd`` (or of
+    ``folder`` by name when there is none)."""
     files: list[str] = []
     subfolders: list[str] = []
     try:
-        with os.scandir(folder) as entries:
+        with os.scandir(folder if fd is None else fd) as entries:
             for entry in entries:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         subfolders.append(entry.name)
                     elif entry.is_symlink():
                         if links is not None:
-                            links.append(entry.path)
+                            links.append(os.path.join(folder, entry.name))
                         if not entry.is_dir():
                             files.append(entry.name)
                     else:
@@ -124,6 +147,7 @@ def folder_signature(folder: str) -> tuple[int, int, int, int, int] | None:
 def walk_folders(
     root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
     exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
+    below: Path | str | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
     below it, depth first and sorted, like a top-down ``os.walk``: folders
@@ -131,7 +155,13 @@ def walk_folders(
     path) and virtual environments (a folder holding ``pyvenv.cfg``) are left
     out, links to folders are not followed,
     and a caller that empties the sub-folder list in place prunes the walk
-    there. Listing with :func:`list_folder` spares the ``lstat`` per folder
+    there. Each folder below ``root`` is opened relative to its parent's
+    descriptor with ``O_NOFOLLOW`` and listed from its own descriptor: a
+    folder swapped for a link to another place during the walk is not
+    listed (at most ``depth`` descriptors are open at once). ``below`` (a
+    workspace root): ``root`` itself is opened below it only
+    (:meth:`SealedRoot.open`; nothing is listed when it is a link out, even
+    one made just now); else ``root`` is opened as named, links followed. Listing with :func:`list_folder` spares the ``lstat`` per folder
     that ``os.walk`` spends (a large part of a walk: docs/performance.md).
     ``pruned``, when given, receives the path of every folder left out because
     its name is in ``skipped``; ``links`` that of every symbolic link in the
@@ -139,12 +169,66 @@ def walk_folders(
     signature)`` for every folder the walk looked into (listed or not), the
     signature (:func:`folder_signature`) taken before the listing, so that a
     change during the walk shows in it next time."""
-    pending = [os.fspath(root)]
+    top = os.fspath(root)
+    if not SEALED:
+        yield from _walk_folders_by_name(top, skipped, pruned, links, exclude, looked_at)
+        return
+    if looked_at is not None:
+        looked_at.append((top, folder_signature(top)))
+    try:
+        if below is not None:
+            top_fd = sealed_root(below).open(top, _DIR_FLAGS)
+        else:
+            top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return
+    # Each frame: a folder yielded, its descriptor, and its sub-folders still to visit (reversed).
+    frames: list[tuple[str, int, list[str]]] = []
+    folder, fd = top, top_fd
+    try:
+        while True:
+            if fd is not None:
+                listing = list_folder(folder, links, fd)
+                subfolders: list[str] = []
+                if listing is not None and "pyvenv.cfg" not in listing[0]:  # a virtual environment: nothing of ours below it
+                    files, subfolders = listing
+                    if pruned is not None:
+                        pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+                    subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+                    if exclude is not None:
+                        subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
+                    yield folder, files, subfolders
+                frames.append((folder, fd, subfolders[::-1]))
+            while frames and not frames[-1][2]:
+                os.close(frames.pop()[1])
+            if not frames:
+                return
+            parent, parent_fd, remaining = frames[-1]
+            name = remaining.pop()
+            folder = os.path.join(parent, name)
+            if looked_at is not None:
+                looked_at.append((folder, folder_signature(folder)))
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)  # a folder swapped for a link is not entered
+            except (OSError, ValueError):
+                fd = None
+    finally:
+        for _folder, frame_fd, _remaining in frames:
+            os.close(frame_fd)
+
+
+def _walk_folders_by_name(
+    top: str, skipped: frozenset[str], pruned: list[str] | None, links: list[str] | None,
+    exclude: Callable[[str], bool] | None, looked_at: list[tuple[str, tuple | None]] | None,
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """:func:`walk_folders` by path names, where folders cannot be opened
+    relative to a descriptor (Windows)."""
+    pending = [top]
     while pending:
         folder = pending.pop()
         if looked_at is not None:
             looked_at.append((folder, folder_signature(folder)))
-        listing = list_folder(folder, links)
+        listing = _listing(folder, links, None)
         if listing is None:
             continue
         files, subfolders = listing
@@ -185,7 +269,7 @@ _KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device
           stat.S_IFSOCK: "a socket"}
 
 
-def read_regular_file(path: Path | str, limit: int | None = None) -> bytes:
+def read_regular_file(path: Path | str, limit: int | None = None, root: Path | str | None = None) -> bytes:
     """The bytes of the regular file ``path``, read safely: opened with
     ``O_NONBLOCK`` (a FIFO cannot block), its type checked with ``fstat``
     before any read (:class:`NotRegularFile`, :class:`IsADirectoryError`), its
@@ -193,8 +277,20 @@ def read_regular_file(path: Path | str, limit: int | None = None) -> bytes:
     ``limit``), and at most ``limit`` + 1 bytes read (a file that grows, or
     one whose ``fstat`` size is not its length, still cannot make the
     reader hold more). One ``os.read`` for a small file: no file object
-    (less time per file than an unbuffered ``open``: docs/performance.md)."""
-    fd = os.open(path, _OPEN_FLAGS)
+    (less time per file than an unbuffered ``open``: docs/performance.md).
+
+    ``root``: opened below that folder only (:meth:`SealedRoot.open`;
+    :class:`OutsideRoot` when its real path is not below it, and nothing
+    outside is opened), else by name."""
+    if root is not None and SEALED:
+        fd = sealed_root(root).open(os.fspath(path))
+    else:
+        fd = os.open(path, _OPEN_FLAGS)
+    return _read_descriptor(fd, path, limit)
+
+
+def _read_descriptor(fd: int, path: Path | str, limit: int | None) -> bytes:
+    """:func:`read_regular_file` of the open descriptor ``fd`` (closed here)."""
     try:
         status = os.fstat(fd)
         kind = stat.S_IFMT(status.st_mode)
@@ -228,12 +324,320 @@ def read_regular_file(path: Path | str, limit: int | None = None) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+# -- reading below a root, never outside it, even under a race ------------------------
+
+
+class OutsideRoot(OSError):
+    """A path whose real path is not below the root it was read under. Nothing
+    of it was opened: the walk that found it out opened folders of the root
+    only (and ``lstat``'d or ``readlink``'d a link's target at most)."""
+
+
+_DIR_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+)
+"""How a folder below a root is opened: as a folder only, never through a link
+(a link is read with ``readlink`` and its target walked in turn)."""
+
+_FILE_FLAGS = _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+"""How a file below a root is opened: :data:`_OPEN_FLAGS`, not through a link."""
+
+SEALED = hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd \
+    and os.readlink in os.supports_dir_fd
+"""Whether files are opened relative to folder descriptors (:class:`SealedRoot`);
+else (Windows) by name, after the session's check of the real path."""
+
+_LINK_ERRORS = frozenset({errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", errno.ELOOP), getattr(errno, "EFTYPE", errno.ELOOP)})
+"""What opening a link with ``O_NOFOLLOW`` fails with (Linux: ``ELOOP`` for a
+file, ``ENOTDIR`` with ``O_DIRECTORY``; FreeBSD: ``EMLINK``; NetBSD ``EFTYPE``)."""
+
+MAX_LINKS = 40
+"""Links followed in one path before it counts as a loop (Linux's limit)."""
+
+FOLDERS_KEPT = 64
+"""Folder descriptors a :class:`SealedRoot` keeps between reads (the folders
+of the last files read): probes read their probe.json and artifact from one
+folder and share their skill's."""
+
+
+class SealedRoot:
+    """A folder (a workspace root) whose files are opened without ever leaving it.
+
+    Every path is opened relative to a descriptor of the root, one component
+    at a time, each folder with ``O_DIRECTORY | O_NOFOLLOW`` relative to the
+    descriptor of the one above and the file itself with ``O_NOFOLLOW``: a
+    path is never checked and then opened by name, so a file or folder
+    swapped for a link meanwhile cannot lead the open outside. A symbolic
+    link met on the way is read (``readlink``) and its target walked the same
+    way from where it points; a target that leaves the root (an absolute one,
+    or ``..`` above the root) is resolved as text (``os.path.realpath``:
+    ``lstat`` and ``readlink``, no open) and, if that lands inside the root,
+    walked from the root again; else :class:`OutsideRoot`, with nothing
+    outside opened. A link inside the workspace to a file inside it is read
+    as before.
+
+    The descriptors of the folders of the last files read are kept
+    (:data:`FOLDERS_KEPT`) and each is used again only while its path
+    (``stat``) still names that folder (device and inode): a folder replaced
+    by another one or by a link is walked afresh, on every read (a language
+    server's life long). Not shared between processes: a forked child starts
+    its own."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._lock = _thread.allocate_lock()
+        self._root_fd: int | None = None
+        self._root_id: tuple[int, int] | None = None
+        self._real_root = ""
+        self._folders: dict[str, tuple[int, int, int]] = {}
+
+    # -- descriptors kept ---------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every descriptor kept (they are opened again when needed)."""
+        with self._lock:
+            self._close_all()
+
+    def _close_all(self) -> None:
+        for fd, _dev, _ino in self._folders.values():
+            _close(fd)
+        self._folders.clear()
+        if self._root_fd is not None:
+            _close(self._root_fd)
+        self._root_fd = self._root_id = None
+
+    def _root_descriptor(self) -> int:
+        """The root's descriptor, opened again when the root's path no longer
+        names the folder it was opened as."""
+        try:
+            status = os.stat(self.root)
+        except (OSError, ValueError):
+            status = None
+        if self._root_fd is not None and status is not None and (status.st_dev, status.st_ino) == self._root_id:
+            return self._root_fd
+        if self._root_fd is not None:
+            _close(self._root_fd)
+            self._root_fd = None
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        status = os.fstat(fd)
+        self._root_fd, self._root_id = fd, (status.st_dev, status.st_ino)
+        self._real_root = os.path.realpath(self.root)
+        return fd
+
+    # -- opening ------------------------------------------------------------------------
+
+    def open(self, path: str, flags: int = _FILE_FLAGS) -> int:
+        """A new descriptor of ``path`` (absolute and normal), opened with
+        ``flags`` (which must hold ``O_NOFOLLOW``) below the root only;
+        :class:`OutsideRoot` when its real path is not below the root,
+        the open's own :class:`OSError` otherwise (``ELOOP`` after
+        :data:`MAX_LINKS` links)."""
+        with self._lock:
+            relative = self._relative(path)
+            if relative is None:
+                raise OutsideRoot(errno.EXDEV, "outside the workspace root", path)
+            folder, _, name = relative.rpartition("/")
+            if not name:
+                if flags & os.O_DIRECTORY:
+                    return os.dup(self._root_descriptor())
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+            parent = self._folder(folder)
+            try:
+                return os.open(name, flags, dir_fd=parent)
+            except OSError as error:
+                if error.errno not in _LINK_ERRORS or not _is_link(name, parent):
+                    raise
+            return self._walk(relative.split("/"), flags, path)
+
+    def _relative(self, path: str) -> str | None:
+        """``path`` relative to the root ('/'-separated; empty for the root
+        itself), from its text, or from its real path when its text is not
+        below the root's (``None``: outside)."""
+        root = self.root
+        if path.startswith(root) and (len(path) == len(root) or path[len(root)] == os.sep or root.endswith(os.sep)):
+            relative = path[len(root):].lstrip(os.sep)
+        else:
+            if self._root_fd is None:
+                self._root_descriptor()
+            real = os.path.realpath(path)
+            base = self._real_root
+            if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+                return None
+            relative = real[len(base):].lstrip(os.sep)
+        return relative.replace(os.sep, "/") if os.sep != "/" else relative
+
+    def _folder(self, folder: str) -> int:
+        """The descriptor of the folder ``folder`` (relative to the root; ''
+        for the root): kept, or opened from the nearest folder above it that
+        is kept (one ``openat`` per folder not kept), each still checked
+        (:meth:`_kept`)."""
+        if not folder:
+            return self._root_descriptor()
+        fd = self._kept(folder)
+        if fd is not None:
+            return fd
+        missing = [folder]
+        parent = folder.rpartition("/")[0]
+        while parent:
+            fd = self._kept(parent)
+            if fd is not None:
+                break
+            missing.append(parent)
+            parent = parent.rpartition("/")[0]
+        else:
+            fd = self._root_descriptor()
+        for path in reversed(missing):
+            name = path.rpartition("/")[2]
+            opened = None
+            if name not in ("", ".", ".."):
+                try:
+                    opened = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as error:
+                    if error.errno not in _LINK_ERRORS:
+                        raise
+            if opened is None:  # a link (or '..'): walked from the root, links resolved
+                opened = self._walk(path.split("/"), _DIR_FLAGS, path)
+            status = os.fstat(opened)
+            self._folders[path] = (opened, status.st_dev, status.st_ino)
+            if len(self._folders) > FOLDERS_KEPT:  # the oldest: never the one just opened, used next
+                _close(self._folders.pop(next(iter(self._folders)))[0])
+            fd = opened
+        return fd
+
+    def _kept(self, folder: str) -> int | None:
+        """The kept descriptor of ``folder``, if its path still names that
+        folder (``stat``: device and inode), made the most recently used;
+        else ``None`` (and a stale one closed)."""
+        kept = self._folders.pop(folder, None)
+        if kept is None:
+            return None
+        fd, dev, ino = kept
+        try:
+            status = os.stat(os.path.join(self.root, folder))
+        except (OSError, ValueError):
+            status = None
+        if status is not None and status.st_dev == dev and status.st_ino == ino:
+            self._folders[folder] = kept
+            return fd
+        _close(fd)
+        return None
+
+    def _walk(self, parts: list[str], flags: int, shown: str) -> int:
+        """Open ``parts`` (below the root) component by component, the last
+        with ``flags``, every other one as a folder, following links as the
+        class says; a new descriptor."""
+        pending = list(reversed(parts))
+        stack: list[int] = []  # descriptors of the folders walked into below the root
+        root_fd = self._root_descriptor()
+        links = 0
+        try:
+            while pending:
+                name = pending.pop()
+                if name in ("", "."):
+                    continue
+                here = stack[-1] if stack else root_fd
+                if name == "..":
+                    if stack:
+                        _close(stack.pop())
+                        continue
+                    rest = self._escape(os.path.join(os.path.dirname(self._real_root), *reversed(pending)), shown)
+                    pending[:] = rest
+                    links += 1
+                    continue
+                last = not pending
+                try:
+                    fd = os.open(name, flags if last else _DIR_FLAGS, dir_fd=here)
+                except OSError as error:
+                    if error.errno not in _LINK_ERRORS:
+                        raise
+                    try:
+                        target = os.readlink(name, dir_fd=here)
+                    except OSError:
+                        raise error from None
+                    links += 1
+                    if links > MAX_LINKS:
+                        raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown) from None
+                    if os.path.isabs(target):
+                        rest = self._escape(os.path.join(target, *reversed(pending)), shown)
+                        while stack:
+                            _close(stack.pop())
+                        pending[:] = rest
+                    else:
+                        pending.extend(reversed(target.split(os.sep)))
+                    continue
+                if last:
+                    return fd
+                stack.append(fd)
+            # every part was '.', '..' or a link that led back to a folder: the last folder is the answer
+            if flags & getattr(os, "O_DIRECTORY", 0):
+                return os.dup(stack[-1] if stack else root_fd)
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+        finally:
+            for fd in stack:
+                _close(fd)
+
+    def _escape(self, text: str, shown: str) -> list[str]:
+        """Where a walk goes once a link or ``..`` leaves the root's
+        descriptor: ``text`` (an absolute path) resolved as text, as the parts
+        to walk from the root again (reversed, for the walk's stack), or
+        :class:`OutsideRoot`."""
+        real = os.path.realpath(text)
+        base = self._real_root
+        if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+            raise OutsideRoot(errno.EXDEV, "outside the workspace root", shown)
+        return list(reversed(real[len(base):].lstrip(os.sep).split(os.sep)))
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
+_SEALED_ROOTS: dict[str, SealedRoot] = {}
+"""The :class:`SealedRoot` of each workspace root read below, by its path."""
+
+_ROOTS_KEPT = 8
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts its own :class:`SealedRoot` state: a thread of
+    the parent may have held a lock, and the descriptors kept are copies."""
+    for sealed in _SEALED_ROOTS.values():
+        sealed._lock = _thread.allocate_lock()
+        sealed._close_all()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def sealed_root(root: Path | str) -> SealedRoot:
+    """The :class:`SealedRoot` of ``root`` (one per root and process)."""
+    key = os.fspath(root)
+    found = _SEALED_ROOTS.get(key)
+    if found is None:
+        if len(_SEALED_ROOTS) >= _ROOTS_KEPT:
+            _SEALED_ROOTS.pop(next(iter(_SEALED_ROOTS))).close()
+        found = _SEALED_ROOTS[key] = SealedRoot(key)
+    return found
+
+
 class FileSystemReader:
     """Reads straight from disk, through :func:`read_regular_file`."""
 
-    def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
-        """:func:`read_regular_file`."""
-        return read_regular_file(path, limit)
+    def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
+        """:func:`read_regular_file` (below ``root`` when given)."""
+        return read_regular_file(path, limit, root)
 
     def is_file(self, path: Path) -> bool:
         return os.path.isfile(path)
@@ -253,11 +657,13 @@ class FileSystemReader:
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
         exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
+        below: Path | str | None = None,
     ) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
         (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`
-        (``looked_at``: the folders it looked into, with their signatures)."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, looked_at):
+        (``looked_at``: the folders it looked into, with their signatures;
+        ``below``: ``root`` opened below that workspace root only)."""
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, looked_at, below):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):
                     yield Path(folder, name)
@@ -273,14 +679,14 @@ class OverlayReader(FileSystemReader):
     def __init__(self, buffers: Mapping[Path, str]) -> None:
         self.buffers = buffers
 
-    def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+    def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
         text = self._buffer(path)
         if text is not None:
             raw = text.encode("utf-8", errors="surrogatepass")
             if limit is not None and len(raw) > limit:
                 raise FileTooLarge(path, len(raw), limit)
             return raw
-        return super().read_bytes(path, limit)
+        return super().read_bytes(path, limit, root)
 
     def _buffer(self, path: Path | str) -> str | None:
         """The buffer of ``path``, if one is open (no ``Path`` made when
@@ -300,10 +706,10 @@ class OverlayReader(FileSystemReader):
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None,
+        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
         seen = set()
-        for path in super().walk_files(root, names, pruned, links, exclude):
+        for path in super().walk_files(root, names, pruned, links, exclude, below=below):
             seen.add(path)
             yield path
         root = Path(root)

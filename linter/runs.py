@@ -224,13 +224,32 @@ def new_runs_file(suite: Path, agent: str) -> Path:
     return runs_folder(suite) / f"{stamp}-{safe[:60]}-{uuid.uuid4().hex[:6]}.jsonl"
 
 
-def suite_runs_files(suite: Path) -> list[Path]:
-    """The runs files of one suite (one skill's ``evals/runs/*.jsonl``), sorted."""
+def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
+    """The runs files of one suite (one skill's ``evals/runs/*.jsonl``), sorted.
+
+    ``root`` (the workspace's): the folder is opened below it only, no link
+    followed out of it (:class:`~skill_eval.linter.reader.SealedRoot`), and
+    listed from that descriptor: an ``evals/runs`` that is a link out of the
+    workspace is not listed (none of its files); without ``root``, it is
+    opened by name, not through a link of its own name."""
+    from .reader import _DIR_FLAGS, SEALED, OutsideRoot, list_folder, sealed_root
+
     folder = runs_folder(suite)
-    try:
-        return sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
-    except OSError:
+    if root is not None and SEALED:
+        try:
+            fd = sealed_root(root).open(os.fspath(folder), _DIR_FLAGS)
+        except (OSError, ValueError):  # OutsideRoot among them
+            return []
+        try:
+            listing = list_folder(os.fspath(folder), None, fd)
+        finally:
+            os.close(fd)
+    else:
+        listing = list_folder(os.fspath(folder))
+    if listing is None:
         return []
+    return sorted(path for path in (Path(folder, name) for name in listing[0] if name.endswith(".jsonl"))
+                  if os.path.isfile(path))
 
 
 def find_runs_files(root: Path, links: list[str] | None = None) -> list[Path]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._cached import cached_property
 from .config import Config
-from .reader import FileTooLarge, NotRegularFile, Reader
+from .reader import FileTooLarge, NotRegularFile, OutsideRoot, Reader
 from .textfile import Span, TextDocument, UnreadableFile
 from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Exclusion
 
@@ -117,7 +117,7 @@ def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
     """The runs files of the suite at ``suite``."""
     from .runs import suite_runs_files
 
-    return tuple(map(str, suite_runs_files(Path(suite))))
+    return tuple(map(str, suite_runs_files(Path(suite), session.root)))
 
 
 @session_query("skill-named")
@@ -396,7 +396,9 @@ class LintSession:
         """The one way the engine reads a file of the workspace: ``path``'s
         bytes, or why it is not read. Its real path must be inside the
         workspace root (``outside`` otherwise, and nothing is opened: a link
-        out of a stranger's repository must not leak a file), it must be a
+        out of a stranger's repository must not leak a file; the reader opens
+        it below the root's descriptor, so a link made after this check is
+        refused too, :class:`~skill_eval.linter.reader.SealedRoot`), it must be a
         regular file (a FIFO, a device or a folder is ``unreadable``, never
         waited on) of at most ``limit`` bytes (checked with ``fstat`` before
         reading; at most ``limit`` + 1 bytes are ever read). Read through the
@@ -425,7 +427,10 @@ class LintSession:
             if isinstance(found, FileProblem):
                 return found
         try:
-            return self.reader.read_bytes(path, limit)
+            return self.reader.read_bytes(path, limit, self.root)
+        except OutsideRoot:  # a link out, made after the check above or missed by it: nothing outside was opened
+            return FileProblem(path, "outside", f"{path.name} resolves outside the workspace root {self.root}",
+                               "keep skills, specs and artifacts inside the workspace")
         except FileNotFoundError:
             return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
         except IsADirectoryError:
@@ -690,7 +695,8 @@ class LintSession:
         when the workspace was already walked, else walked from ``folder``."""
         self.note(("below", str(folder)))
         if "all_probe_paths" not in self.__dict__:
-            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE}), exclude=self.exclusion or None))
+            return list(self.reader.walk_files(folder, frozenset({PROBE_FILE}), exclude=self.exclusion or None,
+                                               below=self.root))
         prefix = str(folder).rstrip(os.sep) + os.sep
         return [path for path in self.all_probe_paths if str(path).startswith(prefix)]
 

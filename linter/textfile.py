@@ -80,6 +80,29 @@ def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     return normalize_newlines(text)
 
 
+def printable(text: str) -> str:
+    """``text`` with every lone surrogate written out, so that it encodes as
+    UTF-8 (a report, a JSON answer, an LSP message): a byte of a file name
+    that is no UTF-8 (kept by Python as U+DC80-U+DCFF) as ``\\xff``, any
+    other lone surrogate (a ``\\ud800`` escape in probe.json) as
+    ``\\ud800``. Text without one is returned as is, at the cost of one
+    ``isascii`` for most."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(_written_out(character) if "\ud800" <= character <= "\udfff" else character
+                       for character in text)
+    return text
+
+
+def _written_out(surrogate: str) -> str:
+    """How :func:`printable` writes a lone surrogate."""
+    code = ord(surrogate)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
 class Position(NamedTuple):
     """A 1-based line and a 1-based column counted in Unicode characters."""
 

@@ -15,6 +15,7 @@ shows).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -42,14 +43,29 @@ BYTE_ORDER_MARK = "\ufeff"
 
 
 def uri_of(path: Path) -> str:
-    return from_fs_path(str(path)) or path.as_uri()
+    """The ``file:`` URI of ``path``. A name that is no UTF-8 text (a byte
+    0xFF, kept by Python as a lone surrogate) has its bytes percent-encoded
+    (RFC 8089, as :meth:`pathlib.PurePath.as_uri` does), where pygls's
+    ``from_fs_path`` raised and stopped the whole start-up scan."""
+    try:
+        return from_fs_path(str(path)) or path.as_uri()
+    except UnicodeError:
+        return path.as_uri()
 
 
 def path_of(uri: str) -> Path | None:
-    """The normalized file path of a ``file:`` URI (``None`` for other schemes)."""
+    """The normalized file path of a ``file:`` URI (``None`` for other
+    schemes); percent-encoded bytes that are no UTF-8 text name the file
+    whose name holds those bytes (:func:`uri_of`)."""
     fs_path = to_fs_path(uri)
     if not fs_path or not uri.startswith("file:"):
         return None
+    if "\ufffd" in fs_path and "%" in uri and os.name == "posix":
+        from urllib.parse import unquote_to_bytes, urlparse
+
+        parsed = urlparse(uri)
+        if parsed.netloc in ("", "localhost"):
+            fs_path = os.fsdecode(unquote_to_bytes(parsed.path))
     return absolute(fs_path)
 
 

@@ -26,7 +26,8 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..linter.textfile import UnreadableFile, decode_text
+from ..linter.reader import read_regular_file
+from ..linter.textfile import DEFAULT_MAX_FILE_SIZE, UnreadableFile, decode_text
 from ..linter.suites import is_named_suite
 from ..linter.workspace import FIXTURE_NAMES, find_workspace_root
 from . import features
@@ -424,12 +425,17 @@ class SkillEvalLanguageServer(LanguageServer):
             self.publish(state, state.workspace_pass(None))
 
     def differs_from_disk(self, path: Path, text: str | None) -> bool:
-        """Whether ``text`` (a buffer) differs from ``path``'s content on disk."""
+        """Whether ``text`` (a buffer) differs from ``path``'s content on disk,
+        read below its workspace root only (no link out followed, even one
+        made meanwhile: :class:`~skill_eval.linter.reader.SealedRoot`)."""
         if text is None:
             return True
+        state = self.state_for(path, create=False)
+        if state is None:
+            return True
         try:
-            disk = decode_text(path.read_bytes())
-        except (OSError, UnreadableFile):
+            disk = decode_text(read_regular_file(path, DEFAULT_MAX_FILE_SIZE, state.root))
+        except (OSError, UnreadableFile, ValueError):
             return True
         return disk != engine_text(text)
 

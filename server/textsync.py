@@ -216,3 +216,41 @@ class SkillEvalProtocol(LanguageServerProtocol):
             made.position_encoding,
         )
         return result
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        """pygls's ``didChange``, for a document the client opened. One it
+        never opened (a client out of step) raised a ``KeyError`` inside
+        pygls, logged as an internal error: a change of the whole text is
+        taken as opening it with that text; a change of a range cannot be
+        applied to text the server never had, and is ignored with one line
+        in the log."""
+        workspace = self.workspace
+        uri = params.text_document.uri
+        from urllib.parse import unquote
+
+        if unquote(uri) not in workspace.text_documents:  # pygls keys its documents so
+            whole = [change for change in params.content_changes
+                     if isinstance(change, types.TextDocumentContentChangeWholeDocument)]
+            if not whole or not isinstance(params.content_changes[-1], types.TextDocumentContentChangeWholeDocument):
+                self._server.log(f"skill-eval-ls: didChange for {uri}, which is not open: ignored (open it first)")
+                return
+            workspace.put_text_document(types.TextDocumentItem(
+                uri=uri, language_id="", version=params.text_document.version, text=whole[-1].text))
+            params = types.DidChangeTextDocumentParams(text_document=params.text_document, content_changes=[])
+        result = yield from super().lsp_text_document__did_change(params)
+        return result
+
+    def handle_message(self, message) -> None:
+        """pygls's dispatch, except that a request after ``shutdown`` gets an
+        ``InvalidRequest`` error as the LSP asks (pygls dropped it: the
+        client waited for an answer that never came); notifications after it
+        are dropped, as before, but ``exit``."""
+        if self._shutdown and getattr(message, "id", None) is not None and getattr(message, "method", None) \
+                and message.method != types.EXIT:
+            from pygls.exceptions import JsonRpcInvalidRequest
+
+            self._send_response(message.id, None, JsonRpcInvalidRequest(
+                message=f"the server is shut down: {message.method} not handled").to_response_error())
+            return
+        super().handle_message(message)

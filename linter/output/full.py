@@ -34,12 +34,20 @@ TAB_WIDTH = 4
 
 
 def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
-           with_summary: bool = True) -> str:
+           with_summary: bool = True, roots: Sequence[Path] | None = None) -> str:
+    """The report. A diagnostic's source line is read again from its file,
+    below the workspace root (of ``roots``, the lint's; by default the
+    file's own, :func:`~skill_eval.linter.workspace.find_workspace_root`)
+    that holds it and never outside it, as the lint read it (a file swapped
+    for a link out since is not shown); a file under none of ``roots`` is
+    not read."""
     sources: dict[Path, list[str] | None] = {}
     lines: list[str] = []
+    if roots is not None:
+        roots = sorted(roots, key=lambda root: len(root.parts), reverse=True)  # the nearest root first
     for d in diagnostics:
         lines.append(header(d, style))
-        lines.extend(_snippet(d, sources, style))
+        lines.extend(_snippet(d, sources, style, roots))
         lines.extend(related_lines(d))
         lines.append("")
     if with_summary:
@@ -47,11 +55,17 @@ def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, styl
     return encodable("\n".join(lines))
 
 
-def _snippet(d: Diagnostic, sources: dict, style: Style) -> list[str]:
+def _snippet(d: Diagnostic, sources: dict, style: Style, roots: Sequence[Path] | None = None) -> list[str]:
     if d.code in NO_SOURCE:
         return []
     if d.path not in sources:
-        sources[d.path] = _source_lines(d.path)
+        if roots is None:
+            from ..workspace import find_workspace_root
+
+            root = find_workspace_root(d.path)
+        else:
+            root = next((root for root in roots if root == d.path or root in d.path.parents), None)
+        sources[d.path] = None if root is None else _source_lines(d.path, root)
     source = sources[d.path]
     if source is None or not 1 <= d.start.line <= len(source):
         return []
@@ -94,12 +108,13 @@ def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
     return cut, start + shift, min(end, last) + shift
 
 
-def _source_lines(path: Path) -> list[str] | None:
+def _source_lines(path: Path, root: Path) -> list[str] | None:
+    """``path``'s lines, read below ``root`` only (``None`` if it cannot be)."""
     from ..reader import read_regular_file
     from ..textfile import DEFAULT_MAX_FILE_SIZE, UnreadableFile, decode_text
 
     try:
-        return decode_text(read_regular_file(path, DEFAULT_MAX_FILE_SIZE)).split("\n")
+        return decode_text(read_regular_file(path, DEFAULT_MAX_FILE_SIZE, root)).split("\n")
     except (OSError, UnreadableFile):
         return None
 

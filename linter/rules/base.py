@@ -14,7 +14,7 @@ import re
 from typing import Any, ClassVar, Iterable
 
 from ..diagnostics import Diagnostic, Fix, Related, Severity
-from ..textfile import Span
+from ..textfile import Span, printable
 
 class Scope(str, enum.Enum):
     """What a rule's ``check`` receives."""
@@ -88,14 +88,21 @@ class Rule:
         probe=None,
         severity: Severity | None = None,
     ) -> Diagnostic:
-        """Build a diagnostic of this rule."""
+        """Build a diagnostic of this rule. Its messages are made
+        :func:`~skill_eval.linter.textfile.printable`: a name quoted from a
+        path or a probe.json can hold a lone surrogate, which no report,
+        JSON or LSP message can carry."""
+        related = tuple(related)
+        if not message.isascii() or any(not item.message.isascii() for item in related):
+            message = printable(message)
+            related = tuple(item._replace(message=printable(item.message)) for item in related)
         return Diagnostic(
             code=self.code,
             name=self.name,
             severity=severity or self.severity,
             message=message,
             span=span,
-            related=tuple(related),
+            related=related,
             fixes=tuple(fixes),
             probe=probe,
         )
