@@ -127,6 +127,8 @@ def content_stems(text: str) -> set[str]:
         word = raw.lower().replace("’", "'")
         if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
             found.add(stem(word))
+        if raw.isascii() and (raw.isdigit() or (raw.isalpha() and raw[1:].islower())):
+            continue  # one part ("word", "Word", "42"): most words, spared the search below
         parts = _IDENTIFIER_PART.findall(raw)
         if len(parts) > 1:
             found.update(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
@@ -922,7 +924,9 @@ def read_sentence(sentence: str) -> Reading:
     label = _LABEL.match(text)
     body = text[label.end():] if label else text
     words = word_set(body)
-    resolved = bool(_RESOLVED.search(body))
+    # Whether a fault is already resolved matters only to doubt and to a quiz:
+    # a sentence without either's key words is not searched for it.
+    resolved = (_has("doubt", words) or _has("fault", words)) and bool(_RESOLVED.search(body))
     scrutiny = (_SCRUTINY.search(body) if _has("scrutiny", words) else None) \
         or (_SINGLED_OUT.search(body) if _has("singled", words) else None)
     doubt = None if resolved or not _has("doubt", words) else _DOUBT.search(body)
@@ -933,7 +937,7 @@ def read_sentence(sentence: str) -> Reading:
             quiz = True
         elif _QUESTION.match(body) and re.search(r"\breally\b|\ball (?:of )?(?:these|those|the)\b", body, re.IGNORECASE):
             quiz = True
-    pointer = _WEAK_CUE.search(body) if scrutiny is None else None
+    pointer = _WEAK_CUE.search(body) if scrutiny is None and _has("pointer", words) else None
     weak = pointer is not None and len(body[pointer.end():].split()) <= 4
     if weak:
         scrutiny = pointer
