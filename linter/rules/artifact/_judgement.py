@@ -122,19 +122,29 @@ def content_stems(text: str) -> set[str]:
     """The stems of the words of ``text`` that may name a part of the
     artifact; an identifier also gives the stems of its parts
     (``TimeoutError``: ``timeout``, ``error``; ``continue-on-error``)."""
-    found = set()
-    for raw in _WORD.findall(text):
-        word = raw.lower().replace("’", "'")
-        if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
-            found.add(stem(word))
-        if raw.isascii() and (raw.isdigit() or (raw.isalpha() and raw[1:].islower())):
-            continue  # one part ("word", "Word", "42"): most words, spared the search below
-        parts = _IDENTIFIER_PART.findall(raw)
-        if len(parts) > 1:
-            found.update(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
-    for joined in _JOINED.findall(text):
-        found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
+    found: set[str] = set()
+    for raw in set(_WORD.findall(text)):
+        found.update(_word_stems(raw))
+    if "-" in text or "_" in text:
+        for joined in _JOINED.findall(text):
+            found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
     return found
+
+
+@lru_cache(maxsize=16384)
+def _word_stems(raw: str) -> tuple[str, ...]:
+    """What one word gives :func:`content_stems` (cached: an artifact's
+    parts share most of their words, and so do a run's artifacts)."""
+    found = []
+    word = raw.lower().replace("’", "'")
+    if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
+        found.append(stem(word))
+    if raw.isascii() and (raw.isdigit() or (raw.isalpha() and raw[1:].islower())):
+        return tuple(found)  # one part ("word", "Word", "42"): no identifier to split
+    parts = _IDENTIFIER_PART.findall(raw)
+    if len(parts) > 1:
+        found.extend(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
+    return tuple(found)
 
 
 _EVALUATIVE = frozenset("""
@@ -314,6 +324,7 @@ def structure_of(text: str) -> Structure:
     item_numbers: list[int] = []
     header_cells: list[str] = []
     row_cells: list[str] = []
+    row_texts: list[str] = []
     in_head = False
     pending_heading = False
 
@@ -363,11 +374,12 @@ def structure_of(text: str) -> Structure:
             in_head = False
         elif kind == "tr_open":
             row_cells = []
+            row_texts = []
             if not in_head:
                 row_number += 1
         elif kind == "tr_close":
-            if not in_head and token.map is None:
-                pass
+            if len(row_texts) > 1:  # a row is one part: its cells' text, joined once the row is read
+                found.parts[-1] = found.parts[-1]._replace(text=" | ".join(row_texts))
         elif kind in ("fence", "code_block") and token.map:
             start, end = token.map[0] + 1, token.map[1]
             first = start + 1 if kind == "fence" else start
@@ -405,12 +417,11 @@ def structure_of(text: str) -> Structure:
                     part = None
                 else:
                     row_cells.append(plain.strip())
-                    # A row is one part: extend it cell by cell.
+                    row_texts.append(plain)
                     if len(row_cells) == 1:
                         part = add_part("row", plain, start, end, block, row_number, plain.strip())
                     else:
                         part = len(found.parts) - 1
-                        found.parts[part] = found.parts[part]._replace(text=found.parts[part].text + " | " + plain)
                 if part is not None and plain.strip():
                     found.units.append(Unit("cell", plain.strip(), start, end, part))
                 elif part is None and plain.strip():
