@@ -1002,6 +1002,13 @@ _REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?
 _HIDDEN_CANDIDATE = re.compile(r"<!--|!\[|\]\([^)\n]*[\"']")
 
 
+def _may_hide(text: str) -> bool:
+    """Whether ``text`` holds a comment, an image or a link with a title
+    (:data:`_HIDDEN_CANDIDATE`), searched only in a text holding one of the
+    strings each of its matches holds."""
+    return ("<!--" in text or "![" in text or "](" in text) and _HIDDEN_CANDIDATE.search(text) is not None
+
+
 def may_hold_findings(text: str) -> bool:
     """Whether any unit of ``text`` may be judged a finding: a cue of
     scrutiny, doubt, a pointer, a quiz (a request or a question, and a
@@ -1012,7 +1019,7 @@ def may_hold_findings(text: str) -> bool:
 
     words = _word_set(text)  # cached by content: the phrase rules made it already
     if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
-            and not _HIDDEN_CANDIDATE.search(text) and not ("```" in text or "~~~" in text or "\n    " in text):
+            and not _may_hide(text) and not ("```" in text or "~~~" in text or "\n    " in text):
         return False
     raw = text
     flat: list[str] = []
@@ -1030,7 +1037,7 @@ def may_hold_findings(text: str) -> bool:
     if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
             and _FAULT_TARGET.search(plain()):
         return True
-    if _HIDDEN_CANDIDATE.search(raw):
+    if _may_hide(raw):
         return True
     return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
         (_has("answer", words) and bool(_ANSWER_KEY.search(plain())))
