@@ -571,7 +571,9 @@ as often: "the check column", "the read path")."""
 def noun_phrases(phrase: str) -> list[list[str]]:
     """The determined noun phrases of ``phrase`` ("the evidence column",
     "these rows", "the test job's failure handling"): the words after a
-    determiner up to a preposition, a verb or a clause's end, at most four."""
+    determiner up to a preposition, a verb or a clause's end, at most four.
+    A possessor is a noun phrase of its own ("the test job's failure
+    handling" is about something of *the test job*, and names it too)."""
     found = []
     for match in _DETERMINER.finditer(phrase):
         words = []
@@ -580,6 +582,8 @@ def noun_phrases(phrase: str) -> list[list[str]]:
                     or (words and len(word) > 4 and word.endswith("ed")):
                 break
             words.append(word)
+            if word.endswith("'s") and len(word) > 2:
+                found.append([*words[:-1], word[:-2]])
             if len(words) == 4:
                 break
         if words:
