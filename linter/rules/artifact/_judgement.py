@@ -1013,12 +1013,14 @@ def _may_hide(text: str) -> bool:
     return ("<!--" in text or "![" in text or "](" in text) and _HIDDEN_CANDIDATE.search(text) is not None
 
 
+@lru_cache(maxsize=256)
 def may_hold_findings(text: str) -> bool:
     """Whether any unit of ``text`` may be judged a finding: a cue of
     scrutiny, doubt, a pointer, a quiz (a request or a question, and a
     fault to find) or a place for an answer key (a comment, a link title,
     an image). A text without any is not parsed at all (most artifacts:
-    docs/performance.md)."""
+    docs/performance.md). Cached by content: SE301, SE302 and SE304 ask
+    for each artifact."""
     from ._phrases import _word_set
 
     words = _word_set(text)  # cached by content: the phrase rules made it already
