@@ -34,6 +34,7 @@ __all__ = [
     "MarkdownDocument",
     "ProseBlock",
     "Window",
+    "block_tokens",
     "extract_skill_section",
     "normalize_heading_text",
     "parse_markdown",
@@ -48,9 +49,25 @@ _MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
 
 @lru_cache(maxsize=1)
 def _parser() -> "MarkdownIt":
+    """The project's CommonMark parser (with GFM tables), built once per
+    process: :func:`parse_markdown` and :func:`block_tokens` share it."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table")
+
+
+def block_tokens(text: str) -> list["Token"]:
+    """The block tokens of ``text`` by :func:`_parser`, without the inline
+    pass (its ``inline`` tokens have no children): the line ranges (``.map``)
+    of headings, paragraphs, lists, tables, quotes, code and HTML blocks,
+    ~2.5x cheaper than :func:`parse_markdown`'s full parse. The phrase rules
+    and the judgement of SE301-SE304 read an artifact's blocks this way."""
+    from markdown_it.rules_core import StateCore, block, normalize
+
+    state = StateCore(text, _parser(), {})
+    normalize(state)
+    block(state)
+    return state.tokens
 
 
 class Heading(NamedTuple):

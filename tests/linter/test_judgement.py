@@ -132,6 +132,7 @@ def test_attention_words_aimed_elsewhere_are_never_errors(tmp_path: Path, senten
     ("> One of these evidence lines is carrying more weight than it should.", "D1"),
     ("## The row that deserves a second look", "table holding D1's quote"),
     ("- Something in the evidence column doesn't quite add up.", "table holding D1's quote"),
+    ("The evidence column's wording is more generous than it looks.", "table holding D1's quote (evidence column)"),
 ])
 def test_signposts_in_every_position_name_their_relation(tmp_path: Path, sentence: str, relation: str) -> None:
     errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence), "existing coverage applies"), "SE301")

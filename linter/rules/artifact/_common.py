@@ -100,21 +100,22 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
 
     Without any defect quote found in the artifact nothing can be related:
     phrase occurrences are then errors, as the lists alone say."""
-    from ._judgement import resolve, structure_of
+    from ._judgement import may_hold_findings, resolve, structure_of
 
     artifact = context.artifact
     if artifact is None:
         return
     text = artifact.text
+    matches = list(find_phrases(text, phrase_list(table) + tuple(config.extra), tuple(config.allow))) \
+        if table is not None else []
+    if not matches and not may_hold_findings(text):
+        return  # no phrase of the list, and no unit the reading could judge: the defects need not be located
     anchors = anchors_of(context)
     covered: list[tuple[int, int]] = list(skip or ())
     judged = judgements(context) if anchors else []
-    by_unit = {j.unit: j for j in judged if j.code == code}
     structure = None
     if table is not None:
-        phrases = phrase_list(table) + tuple(config.extra)
-        allow = tuple(config.allow)
-        for match in find_phrases(text, phrases, allow):
+        for match in matches:
             if structure is None and anchors:
                 structure = structure_of(text)
             span = artifact.span(match.start, match.end)

@@ -122,17 +122,29 @@ def content_stems(text: str) -> set[str]:
     """The stems of the words of ``text`` that may name a part of the
     artifact; an identifier also gives the stems of its parts
     (``TimeoutError``: ``timeout``, ``error``; ``continue-on-error``)."""
-    found = set()
-    for raw in _WORD.findall(text):
-        word = raw.lower().replace("’", "'")
-        if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
-            found.add(stem(word))
-        parts = _IDENTIFIER_PART.findall(raw)
-        if len(parts) > 1:
-            found.update(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
-    for joined in _JOINED.findall(text):
-        found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
+    found: set[str] = set()
+    for raw in set(_WORD.findall(text)):
+        found.update(_word_stems(raw))
+    if "-" in text or "_" in text:
+        for joined in _JOINED.findall(text):
+            found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
     return found
+
+
+@lru_cache(maxsize=16384)
+def _word_stems(raw: str) -> tuple[str, ...]:
+    """What one word gives :func:`content_stems` (cached: an artifact's
+    parts share most of their words, and so do a run's artifacts)."""
+    found = []
+    word = raw.lower().replace("’", "'")
+    if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
+        found.append(stem(word))
+    if raw.isascii() and (raw.isdigit() or (raw.isalpha() and raw[1:].islower())):
+        return tuple(found)  # one part ("word", "Word", "42"): no identifier to split
+    parts = _IDENTIFIER_PART.findall(raw)
+    if len(parts) > 1:
+        found.extend(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
+    return tuple(found)
 
 
 _EVALUATIVE = frozenset("""
@@ -312,6 +324,7 @@ def structure_of(text: str) -> Structure:
     item_numbers: list[int] = []
     header_cells: list[str] = []
     row_cells: list[str] = []
+    row_texts: list[str] = []
     in_head = False
     pending_heading = False
 
@@ -361,11 +374,12 @@ def structure_of(text: str) -> Structure:
             in_head = False
         elif kind == "tr_open":
             row_cells = []
+            row_texts = []
             if not in_head:
                 row_number += 1
         elif kind == "tr_close":
-            if not in_head and token.map is None:
-                pass
+            if len(row_texts) > 1:  # a row is one part: its cells' text, joined once the row is read
+                found.parts[-1] = found.parts[-1]._replace(text=" | ".join(row_texts))
         elif kind in ("fence", "code_block") and token.map:
             start, end = token.map[0] + 1, token.map[1]
             first = start + 1 if kind == "fence" else start
@@ -403,12 +417,11 @@ def structure_of(text: str) -> Structure:
                     part = None
                 else:
                     row_cells.append(plain.strip())
-                    # A row is one part: extend it cell by cell.
+                    row_texts.append(plain)
                     if len(row_cells) == 1:
                         part = add_part("row", plain, start, end, block, row_number, plain.strip())
                     else:
                         part = len(found.parts) - 1
-                        found.parts[part] = found.parts[part]._replace(text=found.parts[part].text + " | " + plain)
                 if part is not None and plain.strip():
                     found.units.append(Unit("cell", plain.strip(), start, end, part))
                 elif part is None and plain.strip():
@@ -558,7 +571,9 @@ as often: "the check column", "the read path")."""
 def noun_phrases(phrase: str) -> list[list[str]]:
     """The determined noun phrases of ``phrase`` ("the evidence column",
     "these rows", "the test job's failure handling"): the words after a
-    determiner up to a preposition, a verb or a clause's end, at most four."""
+    determiner up to a preposition, a verb or a clause's end, at most four.
+    A possessor is a noun phrase of its own ("the test job's failure
+    handling" is about something of *the test job*, and names it too)."""
     found = []
     for match in _DETERMINER.finditer(phrase):
         words = []
@@ -567,6 +582,8 @@ def noun_phrases(phrase: str) -> list[list[str]]:
                     or (words and len(word) > 4 and word.endswith("ed")):
                 break
             words.append(word)
+            if word.endswith("'s") and len(word) > 2:
+                found.append([*words[:-1], word[:-2]])
             if len(words) == 4:
                 break
         if words:
@@ -922,7 +939,9 @@ def read_sentence(sentence: str) -> Reading:
     label = _LABEL.match(text)
     body = text[label.end():] if label else text
     words = word_set(body)
-    resolved = bool(_RESOLVED.search(body))
+    # Whether a fault is already resolved matters only to doubt and to a quiz:
+    # a sentence without either's key words is not searched for it.
+    resolved = (_has("doubt", words) or _has("fault", words)) and bool(_RESOLVED.search(body))
     scrutiny = (_SCRUTINY.search(body) if _has("scrutiny", words) else None) \
         or (_SINGLED_OUT.search(body) if _has("singled", words) else None)
     doubt = None if resolved or not _has("doubt", words) else _DOUBT.search(body)
@@ -933,7 +952,7 @@ def read_sentence(sentence: str) -> Reading:
             quiz = True
         elif _QUESTION.match(body) and re.search(r"\breally\b|\ball (?:of )?(?:these|those|the)\b", body, re.IGNORECASE):
             quiz = True
-    pointer = _WEAK_CUE.search(body) if scrutiny is None else None
+    pointer = _WEAK_CUE.search(body) if scrutiny is None and _has("pointer", words) else None
     weak = pointer is not None and len(body[pointer.end():].split()) <= 4
     if weak:
         scrutiny = pointer
@@ -987,17 +1006,26 @@ _REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?
 _HIDDEN_CANDIDATE = re.compile(r"<!--|!\[|\]\([^)\n]*[\"']")
 
 
+def _may_hide(text: str) -> bool:
+    """Whether ``text`` holds a comment, an image or a link with a title
+    (:data:`_HIDDEN_CANDIDATE`), searched only in a text holding one of the
+    strings each of its matches holds."""
+    return ("<!--" in text or "![" in text or "](" in text) and _HIDDEN_CANDIDATE.search(text) is not None
+
+
+@lru_cache(maxsize=256)
 def may_hold_findings(text: str) -> bool:
     """Whether any unit of ``text`` may be judged a finding: a cue of
     scrutiny, doubt, a pointer, a quiz (a request or a question, and a
     fault to find) or a place for an answer key (a comment, a link title,
     an image). A text without any is not parsed at all (most artifacts:
-    docs/performance.md)."""
+    docs/performance.md). Cached by content: SE301, SE302 and SE304 ask
+    for each artifact."""
     from ._phrases import _word_set
 
     words = _word_set(text)  # cached by content: the phrase rules made it already
     if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
-            and not _HIDDEN_CANDIDATE.search(text) and not ("```" in text or "~~~" in text or "\n    " in text):
+            and not _may_hide(text) and not ("```" in text or "~~~" in text or "\n    " in text):
         return False
     raw = text
     flat: list[str] = []
@@ -1015,7 +1043,7 @@ def may_hold_findings(text: str) -> bool:
     if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
             and _FAULT_TARGET.search(plain()):
         return True
-    if _HIDDEN_CANDIDATE.search(raw):
+    if _may_hide(raw):
         return True
     return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
         (_has("answer", words) and bool(_ANSWER_KEY.search(plain())))

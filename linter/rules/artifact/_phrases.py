@@ -625,22 +625,15 @@ def _line_break_offsets(text: str, start: int = 0, end: int | None = None) -> li
     return offsets
 
 
-@lru_cache(maxsize=1)
-def _block_parser():
-    """A CommonMark parser (with GFM tables, as the engine's) that runs the
-    block rules only: the phrase rules need the blocks' line ranges, not their
-    inline children (faster than a full parse: docs/performance.md)."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
-
-
 @lru_cache(maxsize=64)
 def block_tokens(text: str) -> tuple:
-    """The block tokens of ``text`` (:func:`_block_parser`), cached by
-    content: the phrase rules and the judgement (``_judgement``) read the
-    same artifact's blocks. Read-only."""
-    return tuple(_block_parser().parse(text))
+    """The block tokens of ``text`` (:func:`...markdown.block_tokens`: the
+    project's parser, block rules only), cached by content: the phrase rules
+    and the judgement (``_judgement``) read the same artifact's blocks.
+    Read-only."""
+    from ...markdown import block_tokens as parse_blocks
+
+    return tuple(parse_blocks(text))
 
 
 _CODE_BLOCKS = frozenset({"fence", "code_block"})

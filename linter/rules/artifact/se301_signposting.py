@@ -28,7 +28,8 @@ class Signposting(Rule):
       "line 7", "the C row"), by the words it shares with a part (rare words
       weigh more, and they must cover the phrase), by a container noun of
       the block holding a defect ("the evidence column", "these rows", "the
-      retry loop") or the heading of its section ("the action items"), or by
+      retry loop", a possessor as in "the test job's settings") or the
+      heading of its section ("the action items"), or by
       deixis ("one of these", "here", "somewhere in this report"), which
       refers to the artifact as a whole.
 
