@@ -112,6 +112,27 @@ def _workspace_runs(session: LintSession) -> tuple[str, ...]:
     return tuple(map(str, find_runs_files(session.root) if pruned is None else runs_files_in(pruned)))
 
 
+@session_query("runs-links-out")
+def _runs_links_out(session: LintSession) -> tuple[str, ...]:
+    """The symbolic links that would hide or redirect run records (an
+    ``evals`` or ``evals/runs`` folder, or a runs file in one:
+    :func:`~skill_eval.linter.runs.runs_links`) and lead out of the
+    workspace: SE004 reports them; nothing behind them is listed or read.
+    The links come from the CLI's walk, else from a walk of the workspace
+    for runs files (as ``workspace-runs``); where they lead is resolved as
+    text (``readlink``), never opened."""
+    from .runs import find_runs_files, runs_links
+
+    links: Iterable[str] | None = session._walked_links
+    if links is None:
+        found: list[str] = []
+        find_runs_files(session.root, found)
+        links = found
+    root = os.path.realpath(session.root)
+    return tuple(link for link in runs_links(links)
+                 if os.path.commonpath([root, os.path.realpath(link)]) != root)
+
+
 @session_query("suite-runs")
 def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
     """The runs files of the suite at ``suite``."""

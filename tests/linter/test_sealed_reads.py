@@ -181,3 +181,39 @@ def test_a_fix_is_never_written_through_a_folder_swapped_for_a_link_after_it_was
         assert watch.events() == []
     assert applied.files == [] and folder / "probe.json" in applied.skipped
     assert (outside / "probe" / "probe.json").read_bytes() == before
+
+
+# -- run records behind a link out -------------------------------------------------------
+
+
+@pytest.mark.parametrize("linked", ["evals/runs", "evals/runs/run.jsonl"])
+def test_run_records_behind_a_link_out_are_reported_and_never_opened(tmp_path: Path, linked: str) -> None:
+    """An ``evals/runs`` folder or a runs file that is a symbolic link out of the workspace is SE004 at the link (it was listed
+    and said nothing before), on a cold run, on a warm run replayed from the
+    cache and from the command line; its records are never opened, by the kernel's account; the finding goes
+    when the link goes."""
+    from skill_eval.linter.engine import lint_paths
+
+    root = make_workspace(tmp_path / "ws", {"p": floor_probe("p")})
+    outside = tmp_path / "outside"
+    (outside / "evals" / "runs").mkdir(parents=True)
+    secret_runs = outside / "evals" / "runs" / "run.jsonl"
+    secret_runs.write_text('{"type": "start", "probe": "p", "note": "%s"}\n' % SECRET, encoding="utf-8")
+    link = root / "skill" / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    target = {"evals/runs": outside / "evals" / "runs", "evals/runs/run.jsonl": secret_runs}[linked]
+    link.symlink_to(target)
+
+    def se004_at_links(**options) -> list[str]:
+        return [str(d.span.path) for d in lint_paths([root], **options).diagnostics if d.code == "SE004"]
+
+    with _opens.OpenWatch([outside / "evals", outside / "evals" / "runs"]) as watch:
+        assert se004_at_links() == [str(link)]
+        assert se004_at_links(cache=True) == [str(link)]
+        assert se004_at_links(cache=True) == [str(link)], "a warm run replayed from the cache"
+        result = subprocess.run([sys.executable, "-m", "skill_eval", "lint", str(root), "--output-format", "json"],
+                                capture_output=True, text=True, cwd=tmp_path)
+        assert '"SE004"' in result.stdout and SECRET not in result.stdout
+        assert not [event for event in _secret_opens(watch) if event[0] == str(secret_runs)]
+    link.unlink()
+    assert se004_at_links(cache=True) == []

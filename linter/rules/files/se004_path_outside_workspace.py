@@ -20,7 +20,9 @@ class PathOutsideWorkspace(Rule):
     symbolic link pointing out of the workspace (links are resolved first);
     and any file the folder walk found (probe.json, SKILL.md, output-spec.md,
     a runs file under `evals/runs/`, `evals/frozen.json`) that is a symbolic
-    link out of the workspace. Such a file is never read.
+    link out of the workspace, and an `evals` or `evals/runs` folder that is
+    one (its run records would count against the budget unseen). Such a file
+    or folder is never read.
 
     ## Why is this bad?
     A probe must carry everything it is graded on. The seed asks to "Freeze the
@@ -57,6 +59,8 @@ class PathOutsideWorkspace(Rule):
             for problem in runs_file_problems(context.session):
                 if problem.kind == "outside":
                     yield self._walked(problem)
+            for link in context.session.query("runs-links-out"):
+                yield self._runs_link(Path(link))
 
     def _walked(self, problem: FileProblem):
         """The diagnostic of a file found by the walk (or the suite's
@@ -65,6 +69,16 @@ class PathOutsideWorkspace(Rule):
             Span.file_start(problem.path),
             f"{problem.path.name} is a symbolic link to a file outside the workspace root, so it was not read; "
             "replace the link with the file itself",
+        )
+
+    def _runs_link(self, link: Path):
+        """The diagnostic of an ``evals``/``evals/runs`` folder or a runs
+        file that is a symbolic link out of the workspace, at the link."""
+        what = "a runs file" if link.name.endswith(".jsonl") else f"the {link.name} folder"
+        return self.diagnostic(
+            Span.file_start(link),
+            f"{link.name} ({what} of run records) is a symbolic link out of the workspace root, so the records "
+            "behind it were not read and count for nothing here; replace the link with the folder or file itself",
         )
 
     def _check_probe(self, context: ProbeContext):
