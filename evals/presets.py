@@ -156,7 +156,7 @@ class HarnessOutput:
 
 # --- output parsers -----------------------------------------------------------
 
-def _json_lines(text: str) -> list[dict]:
+def json_lines(text: str) -> list[dict]:
     """The JSON objects among ``text``'s lines (other lines are skipped)."""
     objects = []
     for line in text.splitlines():
@@ -207,7 +207,7 @@ def parse_claude(stdout: str, stderr: str) -> HarnessOutput:
     ``total_cost_usd``, ``duration_ms``, ``num_turns``. The single object of
     ``--output-format json`` is read too."""
     result = None
-    for value in _json_lines(stdout) or [_json_document(stdout) or {}]:
+    for value in json_lines(stdout) or [_json_document(stdout) or {}]:
         if value.get("type") == "result":
             result = value
     if result is None:
@@ -236,7 +236,7 @@ def parse_codex(stdout: str, stderr: str) -> HarnessOutput:
     nor duration, nor how many model requests a turn took."""
     answer = failed = notice = None
     tokens_in = tokens_out = cached = 0
-    for event in _json_lines(stdout):
+    for event in json_lines(stdout):
         kind = event.get("type")
         item = event.get("item") if isinstance(event.get("item"), dict) else {}
         if kind == "item.completed" and item.get("type") == "agent_message" and isinstance(item.get("text"), str):
@@ -310,7 +310,7 @@ def parse_gemini(stdout: str, stderr: str) -> HarnessOutput:
     or ``--output-format json``: one object with ``response``,
     ``stats.models.*`` (requests and tokens per model) and, on failure,
     ``error`` (printed on stdout or stderr). Gemini CLI reports no cost."""
-    events = [event for event in _json_lines(stdout) if event.get("type") in GEMINI_STREAM_EVENTS]
+    events = [event for event in json_lines(stdout) if event.get("type") in GEMINI_STREAM_EVENTS]
     if any(event.get("type") in ("init", "result") for event in events):
         return parse_gemini_stream(events, stderr)
     document = _json_document(stdout)
@@ -345,7 +345,7 @@ def parse_opencode(stdout: str, stderr: str) -> HarnessOutput:
     step (``step_start`` .. ``step_finish``, which carries its tokens and
     cost); the answer is the text of the last step; an ``error`` event is the
     error. Duration: from the first event to the last."""
-    events = [event for event in _json_lines(stdout) if "type" in event]
+    events = [event for event in json_lines(stdout) if "type" in event]
     tokens_in = tokens_out = cached = steps = 0
     cost = 0.0
     last_step_text: list[str] = []

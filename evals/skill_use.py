@@ -34,6 +34,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from .presets import json_lines
+
 __all__ = ["SkillUse", "detect_skill_use", "HARNESSES"]
 
 HARNESSES = ("claude-code", "codex", "gemini-cli", "opencode")
@@ -108,18 +110,6 @@ class _Target:
         return value == self.name or value.rsplit(":", 1)[-1] == self.name
 
 
-def _json_lines(text: str) -> Iterator[dict]:
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            yield value
-
 
 def _strings(value: Any, depth: int = 0) -> Iterator[str]:
     """Every string inside a JSON value (bounded depth)."""
@@ -151,7 +141,7 @@ def _none_loaded(calls: int, what: str, listed: str = "") -> SkillUse:
 
 
 def _read_claude(text: str, target: _Target) -> SkillUse:
-    events = list(_json_lines(text))
+    events = list(json_lines(text))
     if not any(event.get("type") in ("assistant", "user", "system") for event in events):
         if any(event.get("type") == "result" for event in events):
             return SkillUse(None, "the output holds only Claude Code's result object (--output-format json): "
@@ -191,7 +181,7 @@ def _read_claude(text: str, target: _Target) -> SkillUse:
 
 
 def _read_codex(text: str, target: _Target) -> SkillUse:
-    events = list(_json_lines(text))
+    events = list(json_lines(text))
     if not any(str(event.get("type", "")).startswith(("thread.", "turn.", "item.")) for event in events):
         return SkillUse(None, "no Codex JSON events in the output")
     commands = failed = 0
@@ -213,7 +203,7 @@ def _read_codex(text: str, target: _Target) -> SkillUse:
 
 
 def _read_opencode(text: str, target: _Target) -> SkillUse:
-    events = [event for event in _json_lines(text) if "type" in event]
+    events = [event for event in json_lines(text) if "type" in event]
     if not any(event.get("type") in ("step_start", "step_finish", "text", "tool_use") for event in events):
         return SkillUse(None, "no OpenCode JSON events in the output")
     calls = failed = 0
@@ -263,7 +253,7 @@ def _read_gemini_stream(events: list[dict], target: _Target) -> SkillUse:
 def _read_gemini(text: str, target: _Target) -> SkillUse:
     from .presets import GEMINI_STREAM_EVENTS, _json_document
 
-    events = [event for event in _json_lines(text) if event.get("type") in GEMINI_STREAM_EVENTS]
+    events = [event for event in json_lines(text) if event.get("type") in GEMINI_STREAM_EVENTS]
     if any(event.get("type") in ("init", "result") for event in events):
         return _read_gemini_stream(events, target)
 

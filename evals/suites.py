@@ -40,20 +40,32 @@ def eval_probe_id(eval_id: int) -> str:
     return f"eval-{eval_id}"
 
 
-def load_suite(workspace: Workspace, path: Path, judge: Mapping[str, Any]) -> list[Probe]:
-    """The evals of the suite at ``path`` as probes whose expectations
-    ``judge`` (``{"command": [...], "timeout": s}``, a probe.json judge)
-    grades; :class:`ProbeError` naming the file when the suite cannot be run."""
+def runnable_suite(workspace: Workspace, path: Path, kind: str) -> SuiteContext:
+    """The suite file at ``path``, of ``kind`` (:data:`~skill_eval.linter.suites.EVALS`
+    or :data:`~skill_eval.linter.suites.TRIGGERS`), read and parsed for a run:
+    :class:`ProbeError` naming the file when it cannot be read, is of the
+    other kind, or does not parse (SE801)."""
+    what = "suite" if kind == EVALS else "trigger set"
     context = SuiteContext(workspace.session, path)
     suite = context.suite
     if suite is None:
         problem = context.document
-        raise ProbeError(f"{path}: cannot read the suite: {getattr(problem, 'message', problem)}")
-    if suite.kind != EVALS:
-        raise ProbeError(f"{path}: a trigger set, not an eval suite: run it as trigger tests")
+        raise ProbeError(f"{path}: cannot read the {what}: {getattr(problem, 'message', problem)}")
+    if suite.kind != kind:
+        raise ProbeError(f"{path}: a trigger set, not an eval suite: run it as trigger tests" if kind == EVALS
+                         else f"{path}: an eval suite, not a trigger set: run it without --triggers")
     broken = [p for p in suite.problems if p.code == "SE801"]
     if broken:
         raise ProbeError(f"{path}:{broken[0].span.start.line}: {broken[0].message}; run `skill-eval lint` and fix it")
+    return context
+
+
+def load_suite(workspace: Workspace, path: Path, judge: Mapping[str, Any]) -> list[Probe]:
+    """The evals of the suite at ``path`` as probes whose expectations
+    ``judge`` (``{"command": [...], "timeout": s}``, a probe.json judge)
+    grades; :class:`ProbeError` naming the file when the suite cannot be run."""
+    context = runnable_suite(workspace, path, EVALS)
+    suite = context.suite
     skill_path = context.skill_path
     skill_bytes = tree = None
     if skill_path is not None:

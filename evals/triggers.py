@@ -35,7 +35,7 @@ from skill_eval.linter.runs import suite_folder
 from skill_eval.linter.suites import TRIGGERS, SuiteContext
 
 from .probes import Probe, ProbeError, Workspace, read_in_workspace
-from .suites import wilson
+from .suites import runnable_suite, wilson
 
 SHOULD, SHOULD_NOT = "should-trigger", "should-not-trigger"
 QUERY_NAME = "query.md"
@@ -80,16 +80,8 @@ def load_trigger_set(workspace: Workspace, path: Path, skills_folder: str | None
     docstring); :class:`ProbeError` naming the file when it cannot be run.
     ``skills_folder`` (a preset's, relative to its project): where the
     config's distractor skills are installed beside the skill under test."""
-    context = SuiteContext(workspace.session, path)
+    context = runnable_suite(workspace, path, TRIGGERS)
     suite = context.suite
-    if suite is None:
-        problem = context.document
-        raise ProbeError(f"{path}: cannot read the trigger set: {getattr(problem, 'message', problem)}")
-    if suite.kind != TRIGGERS:
-        raise ProbeError(f"{path}: an eval suite, not a trigger set: run it without --triggers")
-    broken = [p for p in suite.problems if p.code == "SE801"]
-    if broken:
-        raise ProbeError(f"{path}:{broken[0].span.start.line}: {broken[0].message}; run `skill-eval lint` and fix it")
     skill_path = context.skill_path
     if skill_path is None:
         raise ProbeError(f"{path}: no skill for this trigger set (SE804): a trigger test installs the skill; "
