@@ -129,25 +129,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def folder_signature(folder: str) -> tuple[int, int, int, int, int] | None:
-    """``(device, inode, mode, mtime_ns, ctime_ns)`` of ``folder`` from its
-    ``lstat``, or ``None`` when there is none. Creating, deleting or renaming
-    an entry of a folder moves its mtime and ctime; so does making it a link
-    or another folder (its inode), and a change of its permissions moves its
-    ctime: two equal signatures taken apart mean the same listing, unless it
-    changed within one tick of the file system's clock (see
-    :data:`~skill_eval.linter.session.RACY_SECONDS`)."""
-    try:
-        status = os.lstat(folder)
-    except (OSError, ValueError):
-        return None
-    return status.st_dev, status.st_ino, status.st_mode, status.st_mtime_ns, status.st_ctime_ns
-
-
 def walk_folders(
     root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-    exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
-    below: Path | str | None = None,
+    exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
     below it, depth first and sorted, like a top-down ``os.walk``: folders
@@ -165,16 +149,11 @@ def walk_folders(
     that ``os.walk`` spends (a large part of a walk: docs/performance.md).
     ``pruned``, when given, receives the path of every folder left out because
     its name is in ``skipped``; ``links`` that of every symbolic link in the
-    folders listed (:func:`list_folder`); ``looked_at`` ``(folder, its
-    signature)`` for every folder the walk looked into (listed or not), the
-    signature (:func:`folder_signature`) taken before the listing, so that a
-    change during the walk shows in it next time."""
+    folders listed (:func:`list_folder`)."""
     top = os.fspath(root)
     if not SEALED:
-        yield from _walk_folders_by_name(top, skipped, pruned, links, exclude, looked_at)
+        yield from _walk_folders_by_name(top, skipped, pruned, links, exclude)
         return
-    if looked_at is not None:
-        looked_at.append((top, folder_signature(top)))
     try:
         if below is not None:
             top_fd = sealed_root(below).open(top, _DIR_FLAGS)
@@ -206,8 +185,6 @@ def walk_folders(
             parent, parent_fd, remaining = frames[-1]
             name = remaining.pop()
             folder = os.path.join(parent, name)
-            if looked_at is not None:
-                looked_at.append((folder, folder_signature(folder)))
             try:
                 fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)  # a folder swapped for a link is not entered
             except (OSError, ValueError):
@@ -219,15 +196,13 @@ def walk_folders(
 
 def _walk_folders_by_name(
     top: str, skipped: frozenset[str], pruned: list[str] | None, links: list[str] | None,
-    exclude: Callable[[str], bool] | None, looked_at: list[tuple[str, tuple | None]] | None,
+    exclude: Callable[[str], bool] | None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """:func:`walk_folders` by path names, where folders cannot be opened
     relative to a descriptor (Windows)."""
     pending = [top]
     while pending:
         folder = pending.pop()
-        if looked_at is not None:
-            looked_at.append((folder, folder_signature(folder)))
         listing = _listing(folder, links, None)
         if listing is None:
             continue
@@ -656,14 +631,12 @@ class FileSystemReader:
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None, looked_at: list[tuple[str, tuple | None]] | None = None,
-        below: Path | str | None = None,
+        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
         """Depth first, each folder's files before its sub-folders, both sorted
         (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`
-        (``looked_at``: the folders it looked into, with their signatures;
-        ``below``: ``root`` opened below that workspace root only)."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, looked_at, below):
+        (``below``: ``root`` opened below that workspace root only)."""
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):
                     yield Path(folder, name)

@@ -144,8 +144,7 @@ class Exclusion:
         return False
 
 
-def discover(path: Path, reader: Reader, exclude: Exclusion | None = None,
-             looked_at: list[tuple[str, tuple | None]] | None = None) -> Targets:
+def discover(path: Path, reader: Reader, exclude: Exclusion | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
     A folder: every probe.json, SKILL.md and output-spec.md below it, and
@@ -159,19 +158,14 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None,
 
     ``exclude`` (the config's
     ``exclude``/``extend-exclude``) leaves out what a folder walk meets; a
-    file named explicitly is linted all the same, as ruff does. ``looked_at``
-    (a :class:`~skill_eval.linter.reader.FileSystemReader`'s walk of a
-    folder only) receives every folder the walk looked into, with its
-    signature (the cache's walk record).
+    file named explicitly is linted all the same, as ruff does.
     """
     walk_exclude = exclude if exclude else None
     path = absolute(path)
     targets = Targets()
     if reader.is_dir(path):
         targets.pruned, targets.links = [], []
-        walk = (reader.walk_files(path, WALKED_NAMES, targets.pruned, targets.links, walk_exclude) if looked_at is None
-                else reader.walk_files(path, WALKED_NAMES, targets.pruned, targets.links, walk_exclude, looked_at=looked_at))
-        for found in walk:
+        for found in reader.walk_files(path, WALKED_NAMES, targets.pruned, targets.links, walk_exclude):
             _add(targets, found)
         return targets
     name = path.name
