@@ -106,7 +106,10 @@ def read_orders(fd: int) -> Orders:
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
-            orders.take(line)
+            try:
+                orders.take(line)
+            except ValueError:
+                pass  # not a line of the protocol: the orders before and after it still hold
     return orders
 
 

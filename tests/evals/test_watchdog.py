@@ -95,3 +95,14 @@ def _alive(pid: int) -> bool:
             return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except OSError:
         return False
+
+
+def test_a_line_outside_the_protocol_does_not_stop_the_sweep(tmp_path):
+    """A malformed line is skipped: the folder told of after it is still removed."""
+    folder = tmp_path / "scratch"
+    watchdog = Watchdog()
+    watchdog._send(b"+not-a-pid\n=1\n>zz\n")
+    watchdog.remove_on_exit(str(folder))
+    folder.mkdir()
+    watchdog.close()
+    assert not folder.exists()
