@@ -60,7 +60,8 @@ Bounded processes: the command runs without a shell, in its own process group
 output is read and dropped, and the outcome says how much there was); when the
 agent exits, its process group is killed, so a lingering child holding stdout
 cannot turn a finished answer into a timeout. A **watchdog** process per
-executor (a second Python holding the read end of a pipe) kills every
+executor (:mod:`skill_eval.evals.watchdog`: a second Python holding the read
+end of a pipe) kills every
 registered process group, and every process whose environment carries this
 executor's ``SKILL_EVAL_RUN`` token, then removes the executor's scratch
 folders, as soon as the runner dies — ``kill -9`` included — or the executor
@@ -76,7 +77,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -90,6 +90,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 from skill_eval.linter.reader import write_all
 
 from .sandbox import SandboxError, sealed_argv
+from .watchdog import Watchdog
 
 if TYPE_CHECKING:
     from .presets import HarnessOutput
@@ -103,8 +104,6 @@ _WORDLIKE = re.compile(r"\{([a-z][a-z0-9_]{0,40})\}")
 REAP_TIMEOUT = 2.0
 """Seconds to wait, after the agent's process group was killed, for its pipes to close."""
 STDERR_TAIL = 2000
-CLOSE_TIMEOUT = 10.0
-"""Seconds a closing watchdog may take to end what is left and remove its folders."""
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
 """Bytes kept per stream (stdout, stderr) of one start."""
 _CHUNK = 1 << 16
@@ -219,177 +218,6 @@ class StartRefused(Exception):
     being cancelled, or its start could not be recorded)."""
 
 
-# -- the watchdog --------------------------------------------------------------------
-
-_WATCHDOG = r"""
-import os, signal, sys, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-# no child of the runner: a runtime that kills its workers' children when they exit (Ray does) must
-# not end the watchdog before it has done its work; its stdout stays open until it has
-if os.fork():
-    os._exit(0)
-try:
-    os.write(1, b"%d\n" % os.getpid())
-except OSError:
-    pass  # the runner died before reading it (a broken pipe): still sweep
-marker = b"SKILL_EVAL_RUN=" + sys.argv[1].encode()
-groups, folders, pending = set(), set(), b""
-while True:
-    try:
-        chunk = os.read(0, 4096)
-    except InterruptedError:
-        continue
-    except OSError:
-        break
-    if not chunk:
-        break
-    pending += chunk
-    *lines, pending = pending.split(b"\n")
-    for line in lines:
-        if line[:1] == b"+":
-            groups.add(int(line[1:]))
-        elif line[:1] == b"-":
-            groups.discard(int(line[1:]))
-        elif line[:1] == b">":
-            folders.add(bytes.fromhex(line[1:].decode()))
-        elif line[:1] == b"<":
-            folders.discard(bytes.fromhex(line[1:].decode()))
-for group in groups:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except OSError:
-        pass
-me = os.getpid()
-for attempt in range(2):
-    if attempt:
-        time.sleep(0.02)  # then once more: what a process forked before its kill landed (a killed one forks no more)
-    try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        break
-    for pid in pids:
-        if pid == me:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as handle:
-                environ = handle.read()
-        except OSError:
-            continue
-        if (marker + b"\0") in environ or environ.endswith(marker):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-if folders:
-    import shutil
-    for attempt in range(50):
-        for folder in list(folders):
-            shutil.rmtree(folder, ignore_errors=True)
-            if not os.path.lexists(folder):
-                folders.discard(folder)
-        if not folders:
-            break
-        time.sleep(0.1)
-"""
-
-
-class Watchdog:
-    """A small process that kills an executor's agents when the executor's
-    process dies (it reads a pipe whose only writer is that process: end of
-    file means death, ``kill -9`` included) or shuts down. It learns each
-    agent's process group as it starts, and also finds agents by the
-    ``SKILL_EVAL_RUN`` token in their environment (``/proc``), which covers a
-    runner killed between spawning an agent and registering it, and children
-    that left the agent's process group. Then it removes the folders it was
-    given (:meth:`remove_on_exit`): the executor's scratch folders, which a
-    killed runner cannot remove itself.
-
-    Its protocol is one line per message on its standard input: ``+PID`` /
-    ``-PID`` (a process group to kill, or no longer), ``>HEX`` / ``<HEX`` (a
-    folder, as the hexadecimal of its path's bytes, to remove at the end, or
-    no longer)."""
-
-    def __init__(self) -> None:
-        self.token = uuid.uuid4().hex
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
-        if not sys.executable:
-            return
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG, self.token], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-        except OSError:
-            self._process = None
-
-    def _send(self, line: bytes) -> None:
-        process = self._process
-        if process is None or process.stdin is None:
-            return
-        with self._lock:
-            try:
-                os.write(process.stdin.fileno(), line)
-            except (OSError, ValueError):
-                pass  # the watchdog is gone: agents are still killed by the executor itself
-
-    def watch(self, group: int) -> None:
-        self._send(b"+%d\n" % group)
-
-    def unwatch(self, group: int) -> None:
-        self._send(b"-%d\n" % group)
-
-    def remove_on_exit(self, folder: str) -> None:
-        """Have the watchdog remove ``folder`` (links in it are not followed)
-        once the agents are ended, when this process dies or :meth:`close` is
-        called. Sent before the folder is made, so that no moment leaves a
-        folder the watchdog does not know."""
-        self._send(b">" + os.fsencode(folder).hex().encode() + b"\n")
-
-    def keep(self, folder: str) -> None:
-        """Undo :meth:`remove_on_exit` (the folder outlives this watchdog)."""
-        self._send(b"<" + os.fsencode(folder).hex().encode() + b"\n")
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None
-
-    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
-        """Let the watchdog sweep (every agent of this executor has ended,
-        its folders are removed) and exit; returns when it has (its stdout
-        closes), or kills it after ``timeout`` seconds."""
-        process, self._process = self._process, None
-        if process is None:
-            return
-        with self._lock:
-            try:
-                process.stdin.close()
-            except OSError:
-                pass
-        said = b""
-        deadline = time.monotonic() + timeout
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            while (left := deadline - time.monotonic()) > 0:
-                if selector.select(left):
-                    chunk = os.read(process.stdout.fileno(), 4096)
-                    if not chunk:
-                        break
-                    said += chunk
-            else:
-                pid = said.split(b"\n", 1)[0]
-                if pid.isdigit():
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except OSError:
-                        pass
-        process.stdout.close()
-        try:
-            process.wait(timeout=timeout)  # the watchdog's first process, which forked it and exited
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 SCRATCH_PREFIX = "skill-eval-run-"
 """The name of an executor's scratch folder, under which its starts' folders are made."""
 
@@ -418,7 +246,7 @@ class ProcessRegistry:
     def watchdog(self) -> Watchdog:
         with self._lock:
             if self._watchdog is None:
-                self._watchdog = Watchdog()
+                self._watchdog = Watchdog(token=uuid.uuid4().hex)
             return self._watchdog
 
     def scratch_root(self, base: str | os.PathLike | None = None, harness: bool = False) -> str:

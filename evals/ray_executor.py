@@ -30,8 +30,8 @@ Without an ADDRESS the executor starts a Ray of its own for this run, on
 loopback only (node address 127.0.0.1 in Ray's single-machine mode, no
 dashboard, no usage statistics, so nothing listens beyond 127.0.0.1 and
 nothing reports to anyone), and stops it when the run ends; a
-:class:`RayGuard` kills that Ray's processes if the driver is killed. With an
-ADDRESS (``HOST:PORT`` of a cluster's head, or ``auto``) it connects to that
+:class:`~skill_eval.evals.watchdog.Watchdog` (the guard) kills that Ray's
+processes if the driver is killed. With an ADDRESS (``HOST:PORT`` of a cluster's head, or ``auto``) it connects to that
 cluster and leaves it running.
 
 Before any start is reserved (:meth:`RayExecutor.connect`,
@@ -60,6 +60,7 @@ from typing import Any, Callable
 from .executor import (
     AgentJob, AgentOutcome, ProcessRegistry, StartRefused, default_scratch, execute_job, now_iso, remove_tree,
 )
+from .watchdog import Watchdog, start_time
 
 INSTALL_LINE = "pip install 'skill-eval[ray]'"
 """What to run when Ray is missing."""
@@ -248,50 +249,6 @@ def worker_check(executable: str, env: dict[str, str]) -> dict[str, Any]:
 
 # -- guarding a Ray of our own ----------------------------------------------------------
 
-_GUARD = r"""
-import os, signal, sys, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-def started(pid):
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-watched, pending = {}, b""
-while True:
-    try:
-        chunk = os.read(0, 4096)
-    except InterruptedError:
-        continue
-    except OSError:
-        break
-    if not chunk:
-        break
-    pending += chunk
-    *lines, pending = pending.split(b"\n")
-    for line in lines:
-        pid, start = line.split()
-        watched[int(pid)] = start
-for attempt in range(3):
-    for pid, start in watched.items():
-        if started(pid) == start:  # that very process, not a later one with its pid
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-    time.sleep(0.1)
-"""
-
-
-def _start_time(pid: int) -> bytes | None:
-    """A process's start time (``/proc/PID/stat`` field 22): with the pid, its identity."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
 
 def descendants(root: int) -> dict[int, bytes]:
     """The processes below ``root`` (children, their children...), each with its start time."""
@@ -313,52 +270,11 @@ def descendants(root: int) -> dict[int, bytes]:
     pending = list(children.get(root, []))
     while pending:
         pid = pending.pop()
-        start = _start_time(pid)
+        start = start_time(pid)
         if start is not None and pid not in found:
             found[pid] = start
             pending.extend(children.get(pid, []))
     return found
-
-
-class RayGuard:
-    """A small process that kills the processes of a Ray the driver started
-    (its GCS, raylet, agents and workers, as found when it started) once the
-    driver is gone: it reads a pipe whose only writer is the driver, so end
-    of file means the driver exited or was killed (``kill -9`` included).
-
-    Ray fate-shares its GCS and raylet with the driver, but its dashboard and
-    runtime-env agents outlive a killed driver (they poll for their raylet and
-    then report to a GCS that is gone). The guard knows each process by pid
-    and start time, so a pid the system reused meanwhile is never killed."""
-
-    def __init__(self) -> None:
-        import subprocess
-        import sys
-
-        self._process = subprocess.Popen([sys.executable, "-I", "-S", "-c", _GUARD], stdin=subprocess.PIPE,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         start_new_session=True, close_fds=True)
-        self.pid = self._process.pid
-
-    def watch(self, processes: dict[int, bytes]) -> None:
-        lines = b"".join(b"%d %s\n" % (pid, start) for pid, start in processes.items())
-        try:
-            os.write(self._process.stdin.fileno(), lines)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        """Let the guard kill what is left and exit."""
-        import subprocess
-
-        try:
-            self._process.stdin.close()
-        except OSError:
-            pass
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
 
 
 # -- on the driver ------------------------------------------------------------------------
@@ -402,9 +318,13 @@ class RayExecutor:
         self._cancelled = False
         self._closed = False
         self._thread: threading.Thread | None = None
-        self._guard: RayGuard | None = None
-        """Kills the Ray this executor started if the driver dies (``kill -9``
-        included), and what is left of it after :meth:`shutdown`."""
+        self._guard: Watchdog | None = None
+        """Kills the Ray this executor started (its GCS, raylet, agents and
+        workers, as found when it started, each by pid and start time) if the
+        driver dies (``kill -9`` included), and what is left of it after
+        :meth:`shutdown`. Ray fate-shares its GCS and raylet with the driver,
+        but its dashboard and runtime-env agents outlive a killed driver (they
+        poll for their raylet and then report to a GCS that is gone)."""
         self.connected_in: float | None = None
         """Seconds :meth:`connect` took (starting or joining the cluster)."""
 
@@ -459,9 +379,9 @@ class RayExecutor:
         finally:
             _restore_signal_handlers(previous)
         if self.address is None:
-            self._guard = RayGuard()
-            self._guard.watch({pid: start for pid, start in descendants(os.getpid()).items()
-                               if before.get(pid) != start and pid != self._guard.pid})
+            self._guard = Watchdog()
+            self._guard.watch_processes({pid: start for pid, start in descendants(os.getpid()).items()
+                                         if before.get(pid) != start and pid != self._guard.pid})
         self._ray = ray
         self._task = ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(run_on_worker)
         if self.slots is None:

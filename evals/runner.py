@@ -46,13 +46,12 @@ Nothing here imports rich: the language server calls this through
 from __future__ import annotations
 
 import os
-import queue
 import re
 import socket
 import threading
 import time
 import uuid
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -636,6 +635,12 @@ def skill_bundle(probe: Probe) -> SkillBundle:
     return SkillBundle(folder.name, skill_path.name, tree.files)
 
 
+CANCEL_CHECK = 0.2
+"""Seconds at most between two looks of the run loop at :attr:`Runner.cancel`."""
+DRAIN_TIMEOUT = 30.0
+"""Seconds a cancelled run waits for the next killed start to be graded before it gives up."""
+
+
 class Runner:
     """Runs a plan with an executor and records every start.
 
@@ -1052,31 +1057,30 @@ class Runner:
         return summary
 
     def _run(self, plan: Plan, starts: Sequence[Start], summary: RunSummary) -> None:
+        """Submit every start, then append outcome records as starts are
+        graded, one batch per :func:`~concurrent.futures.wait`. The wait
+        returns at least every :data:`CANCEL_CHECK` seconds to look at
+        :attr:`cancel`, which other threads set (the signal watcher, the
+        language server's progress)."""
         executor = self.executor or LocalExecutor(self.jobs)
         pending: set[Future] = set()
-        done: queue.SimpleQueue = queue.SimpleQueue()
         try:
             for start in starts:
                 job = self.job_for(start, uuid.uuid4().hex)
                 log = plan.logs[start.probe.suite]
                 started = threading.Event()
                 future = executor.submit(job, self._on_start(start, job, log, plan, started))
-                pending.add(future)
-                future.add_done_callback(self._recorder(start, job, started, done))
+                pending.add(self._recorder(future, start, job, started))
             while pending:
                 if self.cancel.is_set():
                     raise KeyboardInterrupt
-                try:
-                    batch = [done.get(timeout=0.2)]
-                except queue.Empty:
-                    continue
-                batch += _drain_queue(done)
-                pending.difference_update(item[0] for item in batch)
-                self._write(summary, batch, plan)
+                done, pending = wait(pending, timeout=CANCEL_CHECK, return_when=FIRST_COMPLETED)
+                if done:
+                    self._write(summary, [graded.result() for graded in done], plan)
         except KeyboardInterrupt:
             summary.interrupted = True
             executor.cancel()
-            self._drain(summary, pending, done, plan)
+            self._drain(summary, pending, plan)
         except BaseException:
             executor.cancel()  # e.g. a full disk: stop spending starts that cannot be recorded
             raise
@@ -1095,10 +1099,12 @@ class Runner:
 
         return on_start
 
-    def _recorder(self, start: Start, job: AgentJob, started: threading.Event, done: queue.SimpleQueue):
-        """The done-callback of a job: grade it and keep its answer file where it
-        finished (a worker thread, locally), then pass the outcome record to the
-        thread that called :meth:`run`, which appends it."""
+    def _recorder(self, future: Future, start: Start, job: AgentJob, started: threading.Event) -> Future:
+        """A future of the job's ``(future, start, record, error)``: its
+        done-callback grades the job and keeps its answer file where it
+        finished (a worker thread, locally); the thread that called
+        :meth:`run` waits on it and appends the record."""
+        graded: Future = Future()
 
         def finished(future: Future) -> None:
             try:
@@ -1109,17 +1115,18 @@ class Runner:
             else:
                 lost = "interrupted: the executor gave no outcome after the start was recorded"
             if not started.is_set():
-                done.put((future, start, None, None))  # never started: costs nothing
+                graded.set_result((future, start, None, None))  # never started: costs nothing
                 return
             if outcome is None or not outcome.is_start:
                 stamp = now_iso()
                 outcome = AgentOutcome(job.job_id, "interrupted", stamp, stamp, 0.0, error=lost)
             try:
-                done.put((future, start, self.outcome_record(start, job, outcome), None))
+                graded.set_result((future, start, self.outcome_record(start, job, outcome), None))
             except BaseException as error:  # noqa: BLE001 - re-raised by the run loop
-                done.put((future, start, None, error))
+                graded.set_result((future, start, None, error))
 
-        return finished
+        future.add_done_callback(finished)
+        return graded
 
     def _write(self, summary: RunSummary, batch: list[tuple], plan: Plan) -> None:
         """Append the outcome records of ``batch`` (one group commit per file)."""
@@ -1154,18 +1161,17 @@ class Runner:
         merged.update({k: v for k, v in outcome.items() if k not in ("schema", "type")})
         return merged
 
-    def _drain(self, summary: RunSummary, pending: set[Future], done: queue.SimpleQueue, plan: Plan) -> None:
-        """After a cancel: record every start that happened (killed ones included)."""
+    def _drain(self, summary: RunSummary, pending: set[Future], plan: Plan) -> None:
+        """After a cancel: record every start that happened (killed ones
+        included), giving up when none is graded for :data:`DRAIN_TIMEOUT` seconds."""
         while pending:
             try:
-                batch = [done.get(timeout=30)]
+                done, pending = wait(pending, timeout=DRAIN_TIMEOUT, return_when=FIRST_COMPLETED)
             except KeyboardInterrupt:
                 continue  # a second Ctrl-C must not lose the records of killed starts
-            except queue.Empty:
+            if not done:
                 break
-            batch += _drain_queue(done)
-            pending.difference_update(item[0] for item in batch)
-            self._write(summary, batch, plan)
+            self._write(summary, [graded.result() for graded in done], plan)
 
 
 def lint_findings(workspace: Workspace, probes: Sequence[Probe]) -> dict[Path, list[dict[str, Any]]]:
@@ -1215,15 +1221,6 @@ def lint_errors(workspace: Workspace, probes: Sequence[Probe],
         if errors:
             found[owner] = errors
     return found
-
-
-def _drain_queue(done: queue.SimpleQueue) -> list:
-    items = []
-    while True:
-        try:
-            items.append(done.get_nowait())
-        except queue.Empty:
-            return items
 
 
 def _relative(path: Path, root: Path) -> str:

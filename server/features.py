@@ -608,7 +608,7 @@ def _safe_edits(diagnostics: list[Diagnostic]) -> list[TextEdit]:
     return safe_edits(diagnostics)
 
 
-def register_extensions(ls: "SkillEvalLanguageServer", feature) -> None:
+def register_extensions(ls: "SkillEvalLanguageServer") -> None:
     """Hook for optional integrations (the eval runner, when installed)."""
     try:
         from ..evals import api  # noqa: F401 - only to know the runner is installed
@@ -616,4 +616,4 @@ def register_extensions(ls: "SkillEvalLanguageServer", feature) -> None:
         return
     from . import runner
 
-    runner.register(ls, feature)
+    runner.register(ls)

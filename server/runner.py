@@ -136,7 +136,7 @@ def code_actions(ls: "SkillEvalLanguageServer", params: types.CodeActionParams) 
         title=title, command=CALIBRATE_COMMAND, arguments=[[uri_of(probe) for probe in probes]]))]
 
 
-def register(ls: "SkillEvalLanguageServer", feature) -> None:
+def register(ls: "SkillEvalLanguageServer") -> None:
     ls.extra_lenses.append(lambda uri: lenses(ls, uri))
     ls.extra_actions.append(lambda params: code_actions(ls, params))
     ls.id_hover = hover_status
@@ -170,7 +170,7 @@ class _Progress:
         self.cancel = threading.Event()
         self.token = str(uuid.uuid4())
         self.enabled = ls.progress_support
-        self.refresh = bool(ls._cap("workspace", "code_lens", "refresh_support"))
+        self.refresh = ls.supports("workspace.code_lens.refresh_support")
         self.expected = 1
         self.landed = 0
         self.loop = asyncio.get_running_loop()

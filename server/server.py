@@ -18,10 +18,12 @@ import threading
 import time
 import traceback
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -86,8 +88,45 @@ FIX_ALL_KIND = "source.fixAll.skill-eval"
 SHOW_PROBES_COMMAND = "skill-eval.showProbes"
 
 
+@dataclass(frozen=True)
+class Registration:
+    """What a handler method answers: an LSP ``method`` (with its server
+    ``options``), or, when ``command`` is true, a ``workspace/executeCommand``
+    command of that name."""
+
+    method: str
+    options: Any = None
+    command: bool = False
+
+
+def lsp_feature(method: str, options: Any = None) -> Callable:
+    """Mark a method of :class:`SkillEvalLanguageServer` as the handler of ``method``."""
+
+    def mark(function: Callable) -> Callable:
+        function.registration = Registration(method, options)
+        return function
+
+    return mark
+
+
+def lsp_command(name: str) -> Callable:
+    """Mark a method of :class:`SkillEvalLanguageServer` as the handler of the command ``name``."""
+
+    def mark(function: Callable) -> Callable:
+        function.registration = Registration(name, command=True)
+        return function
+
+    return mark
+
+
 class SkillEvalLanguageServer(LanguageServer):
-    """The server and its adapter state (buffers, engine states, publishing)."""
+    """The server and its adapter state (buffers, engine states, publishing).
+
+    Its LSP handlers are its methods marked with :func:`lsp_feature` or
+    :func:`lsp_command` (section "LSP handlers"), registered by
+    :meth:`register_handlers`: each converts the request's types and
+    dispatches, to the methods here (documents, settings, files) or to
+    :mod:`.features` (hover, completion, navigation, rename, code actions)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -125,29 +164,30 @@ class SkillEvalLanguageServer(LanguageServer):
 
     # -- client capabilities -------------------------------------------------------
 
-    def _cap(self, *names: str) -> Any:
-        value: Any = self.client_capabilities
-        for name in names:
-            value = getattr(value, name, None)
-            if value is None:
-                return None
-        return value
+    def supports(self, field: str) -> bool:
+        """Whether the client's capability ``field`` (a dotted path, as
+        pygls's :func:`~pygls.capabilities.get_capability` takes it) is set."""
+        return bool(get_capability(self.client_capabilities, field, False))
 
     @property
     def related_support(self) -> bool:
-        return bool(self._cap("text_document", "publish_diagnostics", "related_information"))
+        return self.supports("text_document.publish_diagnostics.related_information")
 
     @property
     def progress_support(self) -> bool:
-        return bool(self._cap("window", "work_done_progress"))
+        return self.supports("window.work_done_progress")
 
     @property
     def configuration_support(self) -> bool:
-        return bool(self._cap("workspace", "configuration"))
+        return self.supports("workspace.configuration")
 
     @property
     def watch_support(self) -> bool:
-        return bool(self._cap("workspace", "did_change_watched_files", "dynamic_registration"))
+        return self.supports("workspace.did_change_watched_files.dynamic_registration")
+
+    @property
+    def relative_pattern_support(self) -> bool:
+        return self.supports("workspace.did_change_watched_files.relative_pattern_support")
 
     # -- transports ------------------------------------------------------------------
 
@@ -548,10 +588,6 @@ class SkillEvalLanguageServer(LanguageServer):
             if state is not None:
                 self.publish(state, state.relint_all())
 
-    @property
-    def relative_pattern_support(self) -> bool:
-        return bool(self._cap("workspace", "did_change_watched_files", "relative_pattern_support"))
-
     def file_watchers(self) -> list[types.FileSystemWatcher]:
         """What to watch: :data:`WATCHED_GLOBS` (every kind of change) and
         :data:`DELETED_GLOB` (deletions, folders included), relative to each
@@ -627,6 +663,151 @@ class SkillEvalLanguageServer(LanguageServer):
 
         return guarded
 
+    # -- LSP handlers ------------------------------------------------------------------------
+
+    def register_handlers(self) -> None:
+        """Register every method marked with :func:`lsp_feature` or
+        :func:`lsp_command`, each under :meth:`guard` (an exception is logged,
+        never sent to the client as a failure of the server)."""
+        for name in dir(type(self)):
+            registration = getattr(getattr(type(self), name), "registration", None)
+            if not isinstance(registration, Registration):
+                continue
+            handler = self.guard(getattr(self, name))
+            if registration.command:
+                self.command(registration.method)(handler)
+            elif registration.options is None:
+                self.feature(registration.method)(handler)
+            else:
+                self.feature(registration.method, registration.options)(handler)
+
+    @lsp_feature(types.INITIALIZE)
+    def on_initialize(self, params: types.InitializeParams) -> None:
+        self.init_settings = settings_mapping(params.initialization_options)
+
+    @lsp_feature(types.INITIALIZED)
+    async def on_initialized(self, params: types.InitializedParams) -> None:
+        await self.fetch_settings()
+        self.build_states()
+        await self.register_watchers()
+        await self.scan(list(self.states.values()))
+        for state in self.states.values():
+            self.publish(state, state.warm_up())
+        release_free_memory()  # what publishing the scan's findings and the warm-up freed
+        self.ready = True
+        self.schedule_sweep()
+
+    @lsp_feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        if self.configuration_support:
+            await self.fetch_settings()
+        else:
+            self.client_settings = settings_mapping(params.settings)
+        for state in list(self.states.values()):
+            self.reload_config(state)
+
+    @lsp_feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def on_did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        self.on_watched(params.changes)
+
+    def take_buffer(self, uri: str) -> Path | None:
+        """The path of ``uri`` with its buffer and version taken from pygls's
+        document (which applied the client's edits); ``None`` for a URI that
+        names no local file."""
+        path = path_of(uri)
+        if path is None:
+            return None
+        document = self.workspace.get_text_document(uri)
+        self.buffers[path] = document.source
+        self.versions[path] = document.version
+        return path
+
+    @lsp_feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        path = self.take_buffer(params.text_document.uri)
+        if path is None:
+            return
+        self.poll_disk()
+        state = self.state_for(path)
+        if (path.name in FIXTURE_NAMES or is_named_suite(path)) and not state.is_unit(path):
+            self.mark_dirty(path, immediate=True)
+        elif self.differs_from_disk(path, self.buffers.get(path)):
+            self.mark_dirty(path, immediate=True)
+        else:
+            self.publish(state, Changes(), extra={path})
+
+    @lsp_feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        path = self.take_buffer(params.text_document.uri)
+        if path is not None:
+            self.mark_dirty(path, immediate=False)
+
+    @lsp_feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
+        path = path_of(params.text_document.uri)
+        if path is None:
+            return
+        state = self.state_for(path)
+        if path in config_files(state.root):
+            self.reload_config(state)
+            return
+        self.poll_disk()
+        if path in self.dirty:
+            self.mark_dirty(path, immediate=True)
+
+    @lsp_feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        path = path_of(params.text_document.uri)
+        if path is None:
+            return
+        closing = self.buffers.pop(path, None)
+        self.versions.pop(path, None)
+        self.dirty.discard(path)
+        state = self.state_for(path)
+        if not path.exists():
+            self.publish(state, state.removed({path}))
+            return
+        self.poll_disk()
+        if self.differs_from_disk(path, closing):
+            self.mark_dirty(path, immediate=True)
+
+    @lsp_feature(types.TEXT_DOCUMENT_HOVER)
+    def on_hover(self, params: types.HoverParams) -> types.Hover | None:
+        return features.hover(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', ":", " ", ">"]))
+    def on_completion(self, params: types.CompletionParams):
+        return features.completion(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_DEFINITION)
+    def on_definition(self, params: types.DefinitionParams):
+        return features.definition(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_REFERENCES)
+    def on_references(self, params: types.ReferenceParams):
+        return features.references(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def on_code_lens(self, params: types.CodeLensParams):
+        return features.code_lens(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    def on_prepare_rename(self, params: types.PrepareRenameParams):
+        return features.prepare_rename(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
+    def on_rename(self, params: types.RenameParams):
+        return features.rename(self, params)
+
+    @lsp_feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, *RUNNER_ACTION_KINDS]))
+    def on_code_action(self, params: types.CodeActionParams):
+        return features.code_actions(self, params)
+
+    @lsp_command(SHOW_PROBES_COMMAND)
+    def on_show_probes(self, uri: str, line: int):
+        return features.probes_at_heading(self, uri, line)
+
 
 def _missing(paths: list[Path]) -> list[Path]:
     """The ``paths`` that do not exist (run in a worker thread)."""
@@ -654,154 +835,9 @@ def announce_tcp(host: str, port: int) -> None:
 
 
 def create_server() -> SkillEvalLanguageServer:
-    """A server with every feature registered."""
+    """A server with every handler registered (:meth:`SkillEvalLanguageServer.register_handlers`)
+    and the optional integrations' (:func:`.features.register_extensions`)."""
     ls = SkillEvalLanguageServer()
-
-    def feature(method: str, options: Any = None, default: Any = None):
-        def register(function):
-            guarded = ls.guard(function, default)
-            if options is None:
-                ls.feature(method)(guarded)
-            else:
-                ls.feature(method, options)(guarded)
-            return function
-
-        return register
-
-    # -- lifecycle --------------------------------------------------------------------------
-
-    @feature(types.INITIALIZE)
-    def initialize(params: types.InitializeParams):
-        ls.init_settings = settings_mapping(params.initialization_options)
-
-    @feature(types.INITIALIZED)
-    async def initialized(params: types.InitializedParams):
-        await ls.fetch_settings()
-        ls.build_states()
-        await ls.register_watchers()
-        await ls.scan(list(ls.states.values()))
-        for state in ls.states.values():
-            ls.publish(state, state.warm_up())
-        release_free_memory()  # what publishing the scan's findings and the warm-up freed
-        ls.ready = True
-        ls.schedule_sweep()
-
-    @feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(params: types.DidChangeConfigurationParams):
-        if ls.configuration_support:
-            await ls.fetch_settings()
-        else:
-            ls.client_settings = settings_mapping(params.settings)
-        for state in list(ls.states.values()):
-            ls.reload_config(state)
-
-    @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(params: types.DidChangeWatchedFilesParams):
-        ls.on_watched(params.changes)
-
-    # -- documents ----------------------------------------------------------------------------
-
-    def sync(uri: str) -> Path | None:
-        path = path_of(uri)
-        if path is None:
-            return None
-        document = ls.workspace.get_text_document(uri)
-        ls.buffers[path] = document.source
-        ls.versions[path] = document.version
-        return path
-
-    @feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: types.DidOpenTextDocumentParams):
-        path = sync(params.text_document.uri)
-        if path is None:
-            return
-        ls.poll_disk()
-        state = ls.state_for(path)
-        if (path.name in FIXTURE_NAMES or is_named_suite(path)) and not state.is_unit(path):
-            ls.mark_dirty(path, immediate=True)
-        elif ls.differs_from_disk(path, ls.buffers.get(path)):
-            ls.mark_dirty(path, immediate=True)
-        else:
-            ls.publish(state, Changes(), extra={path})
-
-    @feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams):
-        path = sync(params.text_document.uri)
-        if path is not None:
-            ls.mark_dirty(path, immediate=False)
-
-    @feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(params: types.DidSaveTextDocumentParams):
-        path = path_of(params.text_document.uri)
-        if path is None:
-            return
-        state = ls.state_for(path)
-        if path in config_files(state.root):
-            ls.reload_config(state)
-            return
-        ls.poll_disk()
-        if path in ls.dirty:
-            ls.mark_dirty(path, immediate=True)
-
-    @feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: types.DidCloseTextDocumentParams):
-        path = path_of(params.text_document.uri)
-        if path is None:
-            return
-        closing = ls.buffers.pop(path, None)
-        ls.versions.pop(path, None)
-        ls.dirty.discard(path)
-        state = ls.state_for(path)
-        if not path.exists():
-            ls.publish(state, state.removed({path}))
-            return
-        ls.poll_disk()
-        if ls.differs_from_disk(path, closing):
-            ls.mark_dirty(path, immediate=True)
-
-    # -- language features (see features.py) --------------------------------------------
-
-    @feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(params: types.HoverParams):
-        return features.hover(ls, params)
-
-    @feature(
-        types.TEXT_DOCUMENT_COMPLETION,
-        types.CompletionOptions(trigger_characters=['"', ":", " ", ">"]),
-    )
-    def completion(params: types.CompletionParams):
-        return features.completion(ls, params)
-
-    @feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(params: types.DefinitionParams):
-        return features.definition(ls, params)
-
-    @feature(types.TEXT_DOCUMENT_REFERENCES)
-    def references(params: types.ReferenceParams):
-        return features.references(ls, params)
-
-    @feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(params: types.CodeLensParams):
-        return features.code_lens(ls, params)
-
-    @feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
-    def prepare_rename(params: types.PrepareRenameParams):
-        return features.prepare_rename(ls, params)
-
-    @feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
-    def rename(params: types.RenameParams):
-        return features.rename(ls, params)
-
-    @feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, *RUNNER_ACTION_KINDS]),
-    )
-    def code_action(params: types.CodeActionParams):
-        return features.code_actions(ls, params)
-
-    @ls.command(SHOW_PROBES_COMMAND)
-    def show_probes(uri: str, line: int):
-        return ls.guard(features.probes_at_heading)(ls, uri, line)
-
-    features.register_extensions(ls, feature)
+    ls.register_handlers()
+    features.register_extensions(ls)
     return ls

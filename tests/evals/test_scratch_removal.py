@@ -56,7 +56,7 @@ def test_the_watchdog_sweeps_though_its_runner_died_before_reading_its_pid(tmp_p
     longer than that)."""
     import time
 
-    from skill_eval.evals.executor import Watchdog
+    from skill_eval.evals.watchdog import Watchdog
 
     watchdog = Watchdog()
     process = watchdog._process
