@@ -19,7 +19,7 @@ module runs it per probe version, for one agent and model:
 
 A band probe goes through the same steps on its band assertion: a rep
 "catches" when its caught count lies within ``band``
-(:func:`~skill_eval.linter.runs.record_passed`).
+(:func:`~skill_eval.linter.run_records.record_passed`).
 
 **The stop is predeclared** in config (:class:`~skill_eval.linter.config.CalibrationRule`:
 ``reps``, ``caught-in-every-rep``, ``max-starts-per-probe``) and written, as
@@ -60,13 +60,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from skill_eval.linter.config import AgentConfig, CalibrationRule
-from skill_eval.linter.runs import (
-    ARMS, RECORD_SCHEMA, ArmSample, RunsLog, calibration_rule_record, calibration_rule_sha256, is_interrupted,
-    new_runs_file, read_runs_file, zone_of,
+from skill_eval.linter.run_records import (
+    ARMS, RECORD_SCHEMA, ArmSample, calibration_rule_record, calibration_rule_sha256, is_interrupted, zone_of,
 )
 
 from .executor import Executor, now_iso
 from .probes import Probe, Workspace
+from .records import RunsLog, new_runs_file, read_runs_file
 from .runner import (
     BudgetRefused, Plan, Preflight, RecordsState, RunError, Runner, RunSummary, Start, check_runs_folder,
     workspace_runs_files,
@@ -218,7 +218,7 @@ def observe(rule: CalibrationRule, control: ArmState, treatment: ArmState) -> tu
     Ceiling from the control alone ("If the control catches it in every
     sampled rep, record the observed ceiling"); otherwise the treatment's
     sample decides, together with the control's, as the report's zones do
-    (:func:`~skill_eval.linter.runs.zone_of`): window, floor, adverse, mixed,
+    (:func:`~skill_eval.linter.run_records.zone_of`): window, floor, adverse, mixed,
     or unreadable when most graded answers had no field the output spec names
     (never a floor: those misses are answers nobody could read).
     """
@@ -570,9 +570,9 @@ def latest_decisions(files: Sequence[Path],
     record)`` in ``files``; by default per report row (``probe, version,
     probe_sha256, artifact_sha256, skill_sha256, agent, model,
     skill_tree_sha256``, as
-    :func:`~skill_eval.linter.runs.row_key`). The report model keys them like
+    :func:`~skill_eval.evals.stats.row_key`). The report model keys them like
     its groups, with the suite in front."""
-    from skill_eval.linter.runs import row_key
+    from .stats import row_key
 
     found: dict[tuple, dict[str, Any]] = {}
     for path in files:

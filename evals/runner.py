@@ -25,7 +25,7 @@ goes through four steps; no budget is spent before the third:
    before the agent is spawned; each outcome is graded, its answer kept under
    the suite's runs folder, and its outcome record appended.
 
-Resume: a rep is identified by :func:`~skill_eval.linter.runs.rep_identity`
+Resume: a rep is identified by :func:`~skill_eval.linter.run_records.rep_identity`
 (probe, version, the three content hashes, arm, rep, agent, model). A rep with
 an ``ok`` record is done; one held by a live runner (running, or reserved) is
 left to it; one whose latest start was interrupted (its runner died, or the
@@ -60,9 +60,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from skill_eval.linter.reader import write_all
 from skill_eval.linter.config import AgentConfig, Config
-from skill_eval.linter.runs import (
-    ARMS, RECORD_SCHEMA, RunsLog, find_runs_files, is_interrupted, new_runs_file, read_runs_file, record_passed,
-    rep_identity, runs_folder, runs_links, valid_probe_id, writer_alive,
+from skill_eval.linter.run_records import (
+    ARMS, RECORD_SCHEMA, find_runs_files, is_interrupted, record_passed, rep_identity, runs_folder, runs_links,
 )
 
 from .executor import (
@@ -74,6 +73,7 @@ from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .judges import JudgeError, ProbeJudge, judge_problems, judge_spec
 from .probes import Probe, ProbeError, Workspace
 from .prompt import build_prompt, with_skill
+from .records import RunsLog, new_runs_file, read_runs_file, valid_probe_id, writer_alive
 
 KNOWN_AGENT_CLIS = ("claude", "codex", "gemini", "opencode", "aider", "goose", "cursor-agent", "qwen", "amp")
 """Names a missing executable is compared with, for a "did you mean"."""
