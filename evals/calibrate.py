@@ -59,11 +59,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from skill_eval.linter.config import AgentConfig, CalibrationRule
+from skill_eval.linter.config import CalibrationRule
 from skill_eval.linter.run_records import (
     ARMS, RECORD_SCHEMA, ArmSample, calibration_rule_record, calibration_rule_sha256, is_interrupted, zone_of,
 )
 
+from .agents import AgentConfig
 from .executor import Executor, now_iso
 from .probes import Probe, Workspace
 from .records import RunsLog, new_runs_file, read_runs_file

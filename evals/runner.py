@@ -59,11 +59,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from skill_eval.linter.reader import write_all
-from skill_eval.linter.config import AgentConfig, Config
+from skill_eval.linter.config import Config, ConfigError
 from skill_eval.linter.run_records import (
     ARMS, RECORD_SCHEMA, find_runs_files, is_interrupted, record_passed, rep_identity, runs_folder, runs_links,
 )
 
+from .agents import AgentConfig, load_agents
 from .executor import (
     DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, HarnessLaunch,
     LocalExecutor, SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
@@ -219,11 +220,16 @@ def validate_expectations(probe: Probe) -> None:
 
 
 def select_agent(config: Config, name: str | None, root: Path | None = None) -> AgentConfig:
-    """The agent called ``name``, or the only configured one. Without any, the
+    """The agent called ``name``, or the only configured one, of the config
+    file ``config`` came from (:func:`~skill_eval.evals.agents.load_agents`). Without any, the
     message names the file to write one in: the config in use, or
     ``skill-eval.toml`` at the workspace ``root`` when there is none."""
     where = str(config.source) if config.source else "skill-eval.toml"
-    if not config.agents:
+    try:
+        agents = load_agents(config, root)
+    except ConfigError as error:
+        raise RunError(str(error)) from None
+    if not agents:
         example = '[agents.mine] with command = ["my-agent", "--print"], or preset = "claude-code" (docs/harnesses/)'
         if config.source is None:
             target = (root / "skill-eval.toml") if root is not None else Path("skill-eval.toml")
@@ -231,12 +237,12 @@ def select_agent(config: Config, name: str | None, root: Path | None = None) -> 
                            f"e.g. {example} (`skill-eval init` writes one with every preset commented out)")
         raise RunError(f"{where}: no agents configured; add or uncomment an agent section in it, e.g. {example}")
     if name is None:
-        if len(config.agents) == 1:
-            return next(iter(config.agents.values()))
-        raise RunError(f"{where}: several agents are configured ({', '.join(sorted(config.agents))}); choose one with --agent NAME")
-    agent = config.agents.get(name)
+        if len(agents) == 1:
+            return next(iter(agents.values()))
+        raise RunError(f"{where}: several agents are configured ({', '.join(sorted(agents))}); choose one with --agent NAME")
+    agent = agents.get(name)
     if agent is None:
-        raise RunError(f"{where}: no agent {name!r} ([agents.{name}]); configured: {', '.join(sorted(config.agents))}")
+        raise RunError(f"{where}: no agent {name!r} ([agents.{name}]); configured: {', '.join(sorted(agents))}")
     return agent
 
 
