@@ -61,13 +61,13 @@ from typing import Any, Callable, Sequence
 
 from skill_eval.linter.config import CalibrationRule
 from skill_eval.linter.run_records import (
-    ARMS, RECORD_SCHEMA, ArmSample, calibration_rule_record, calibration_rule_sha256, is_interrupted, zone_of,
+    ARMS, ArmSample, calibration_rule_record, calibration_rule_sha256, is_interrupted, zone_of,
 )
 
 from .agents import AgentConfig
 from .executor import Executor, now_iso
 from .probes import Probe, Workspace
-from .records import RunsLog, new_runs_file, read_runs_file
+from .records import DecisionRecord, RunsLog, new_runs_file, probe_identity, read_runs_file, record_fields
 from .runner import (
     BudgetRefused, Plan, Preflight, RecordsState, RunError, Runner, RunSummary, Start, check_runs_folder,
     workspace_runs_files,
@@ -506,13 +506,13 @@ class Calibration:
         """A decision record for every probe version decided (or stopped by
         its cap) whose decision is not on record as it stands."""
         written: list[dict[str, Any]] = []
-        by_suite: dict[Path, list[dict[str, Any]]] = {}
+        by_suite: dict[Path, list[DecisionRecord]] = {}
         for observation in self.observations.values():
             if not observation.decided or observation.refused:
                 continue
             record = self.decision_record(observation, plan.plan_id)
-            previous = observation.decision
-            if previous is not None and all(previous.get(key) == record.get(key) for key in
+            previous, fields = observation.decision, record_fields(record)
+            if previous is not None and all(previous.get(key) == fields.get(key) for key in
                                             ("zone", "decided_after", "control", "treatment", "starts")):
                 continue
             by_suite.setdefault(observation.probe.suite, []).append(record)
@@ -527,38 +527,31 @@ class Calibration:
                 check_runs_folder(suite, self.workspace.root)
                 log = logs[suite] = RunsLog(new_runs_file(suite, self.agent), fsync=self.runner.fsync)
             log.append(records)
-            written.extend(records)
+            written.extend(map(record_fields, records))
         return written
 
-    def decision_record(self, observation: Observation, plan_id: str = "") -> dict[str, Any]:
+    def decision_record(self, observation: Observation, plan_id: str = "") -> DecisionRecord:
         probe = observation.probe
-        record: dict[str, Any] = {
-            "schema": RECORD_SCHEMA,
-            "type": "decision",
-            "probe": probe.probe_id,
-            "version": probe.version,
-            "probe_sha256": probe.probe_sha256,
-            "artifact_sha256": probe.artifact_sha256,
-            "skill_sha256": probe.skill_sha256,
-            "skill_tree_sha256": probe.skill_tree_sha256,
-            "probe_path": _relative(probe.json_path, self.workspace.root),
-            "kind": probe.kind,
-            "agent": self.agent,
-            "model": self.model,
-            "zone": observation.zone,
-            "decided_after": observation.decided_after,
-            "control": _arm_json(observation.control),
-            "treatment": _arm_json(observation.treatment) if observation.treatment.started else None,
-            "starts": observation.row_starts,
-            "version_starts": observation.spent,
-            "decided": now_iso(),
-            "plan_id": plan_id,
+        record = DecisionRecord(
+            **probe_identity(probe),
+            probe_path=_relative(probe.json_path, self.workspace.root),
+            kind=probe.kind,
+            agent=self.agent,
+            model=self.model,
+            zone=observation.zone,
+            decided_after=observation.decided_after,
+            control=_arm_json(observation.control),
+            treatment=_arm_json(observation.treatment) if observation.treatment.started else None,
+            starts=observation.row_starts,
+            version_starts=observation.spent,
+            decided=now_iso(),
+            plan_id=plan_id,
             **self.fields,
-        }
+        )
         if observation.zone == "undecided":
-            record["reason"] = observation.reason
+            record.reason = observation.reason
         if observation.zone == "floor":
-            record["discriminator"] = discriminator_hint(probe, self.workspace.root)
+            record.discriminator = discriminator_hint(probe, self.workspace.root)
         return record
 
 

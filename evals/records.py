@@ -27,6 +27,14 @@ whole life. Its lines:
   observation of one probe version (zone, the starts it cost, the rule that
   decided it); never a start.
 
+The records are typed (:class:`PlanRecord`, :class:`StartRecord`,
+:class:`OutcomeRecord`, :class:`DecisionRecord`: ``msgspec`` structs, one
+encoder); the fields that say which probe content a record is of are
+declared once (:class:`ProbeRecord`, filled by :func:`probe_identity`). A
+field that is sometimes left out is ``UNSET`` until set, and then not
+written. Their JSON Schema (:func:`records_schema`) is published as
+``viewer_assets/run-records.schema.json``, beside the report model's.
+
 Durability
 ----------
 :class:`RunsLog` writes a batch of records with one ``os.write`` and one
@@ -41,7 +49,10 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Literal, Union
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from skill_eval.linter.run_records import RECORD_SCHEMA, RunsFile, parse_runs, runs_folder, sha256_bytes
 
@@ -74,12 +85,185 @@ def new_runs_file(suite: Path, agent: str) -> Path:
     return runs_folder(suite) / f"{stamp}-{safe[:60]}-{uuid.uuid4().hex[:6]}.jsonl"
 
 
+# -- the records ----------------------------------------------------------------------
+
+
+class Record(msgspec.Struct, kw_only=True):
+    """A line of a runs file. ``schema`` and ``type`` come first, so that a
+    torn line still shows its type
+    (:data:`skill_eval.linter.run_records._NOT_A_START`)."""
+
+    schema: int = RECORD_SCHEMA
+    type: str
+
+
+class ProbeRecord(Record, kw_only=True):
+    """A record of one probe content: the probe's id and version and the
+    content hashes of probe.json, its artifact, SKILL.md and the skill folder
+    (``None`` without a skill). :func:`probe_identity` fills them."""
+
+    probe: str
+    version: int
+    probe_sha256: str
+    artifact_sha256: str
+    skill_sha256: Union[str, None]
+    skill_tree_sha256: Union[str, None]
+
+
+IDENTITY_FIELDS = tuple(name for name in ProbeRecord.__struct_fields__ if name not in Record.__struct_fields__)
+"""The probe-identity fields of :class:`ProbeRecord`, in order."""
+
+
+def probe_identity(probe: Any) -> dict[str, Any]:
+    """:data:`IDENTITY_FIELDS` of a :class:`~skill_eval.evals.probes.Probe`."""
+    return {"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
+            "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
+            "skill_tree_sha256": probe.skill_tree_sha256}
+
+
+class PlanRecord(Record, kw_only=True):
+    """The starts one runner reserved under the workspace's run lock: each
+    ``[probe, version, probe_sha256, artifact_sha256, skill_sha256, arm, rep,
+    skill_tree_sha256]``; ``lint``: per probe content, the findings its
+    preflight saw."""
+
+    type: Literal["plan"] = "plan"
+    plan_id: str
+    created: str
+    agent: str
+    model: Union[str, None]
+    runner: dict[str, Any]
+    starts: list[list[Union[str, int, None]]]
+    calibration_rule: Union[dict[str, Any], UnsetType] = UNSET
+    calibration_rule_sha256: Union[str, UnsetType] = UNSET
+    lint: Union[list[dict[str, Any]], UnsetType] = UNSET
+
+
+class StartRecord(ProbeRecord, kw_only=True):
+    """A start, written whole and synced before the agent's process is spawned."""
+
+    type: Literal["start"] = "start"
+    start_id: str
+    probe_path: str
+    kind: Union[str, None]
+    band: Union[dict[str, Any], None]
+    defects: list[str]
+    arm: str
+    rep: int
+    agent: str
+    model: Union[str, None]
+    started: str
+    plan_id: str
+    runner: dict[str, Any]
+    sandbox: str
+    retry_of: Union[str, UnsetType] = UNSET
+    resume_of: Union[str, UnsetType] = UNSET
+    preset: Union[str, UnsetType] = UNSET
+    treatment: Union[str, UnsetType] = UNSET
+    installed_skill: Union[str, UnsetType] = UNSET
+    installed_skill_sha256: Union[str, UnsetType] = UNSET
+    calibration_rule: Union[dict[str, Any], UnsetType] = UNSET
+    calibration_rule_sha256: Union[str, UnsetType] = UNSET
+
+
+class OutcomeRecord(Record, kw_only=True):
+    """A start's end: its status, answer and grading (docs/format.md lists
+    when each optional field is written)."""
+
+    type: Literal["outcome"] = "outcome"
+    start_id: str
+    probe: str
+    version: int
+    arm: str
+    rep: int
+    ended: str
+    duration_s: float
+    status: str
+    exit_code: Union[int, None]
+    truncated: Union[dict[str, int], UnsetType] = UNSET
+    tokens_in: Union[int, UnsetType] = UNSET
+    tokens_out: Union[int, UnsetType] = UNSET
+    tokens_cached: Union[int, UnsetType] = UNSET
+    cost_usd: Union[float, UnsetType] = UNSET
+    agent_duration_s: Union[float, UnsetType] = UNSET
+    turns: Union[int, UnsetType] = UNSET
+    output_file: Union[str, UnsetType] = UNSET
+    answer_file: Union[str, UnsetType] = UNSET
+    skill_loaded: Union[bool, None, UnsetType] = UNSET
+    skill_evidence: Union[str, UnsetType] = UNSET
+    contaminated: Union[list[dict[str, str]], UnsetType] = UNSET
+    answer_source: Union[str, UnsetType] = UNSET
+    caught: Union[list[str], UnsetType] = UNSET
+    expectations: Union[list[dict[str, Any]], UnsetType] = UNSET
+    judge_verdicts: Union[dict[str, dict[str, Any]], UnsetType] = UNSET
+    grading_errors: Union[dict[str, str], UnsetType] = UNSET
+    error: Union[str, None, UnsetType] = UNSET
+    passed: Union[bool, UnsetType] = UNSET
+    stderr_tail: Union[str, UnsetType] = UNSET
+
+
+class DecisionRecord(ProbeRecord, kw_only=True):
+    """``skill-eval calibrate``'s observation of one probe version (never a start)."""
+
+    type: Literal["decision"] = "decision"
+    probe_path: str
+    kind: Union[str, None]
+    agent: str
+    model: Union[str, None]
+    zone: str
+    decided_after: Union[str, None]
+    control: dict[str, Any]
+    treatment: Union[dict[str, Any], None]
+    starts: int
+    version_starts: int
+    decided: str
+    plan_id: str
+    calibration_rule: Union[dict[str, Any], UnsetType] = UNSET
+    calibration_rule_sha256: Union[str, UnsetType] = UNSET
+    reason: Union[str, None, UnsetType] = UNSET
+    discriminator: Union[dict[str, Any], UnsetType] = UNSET
+
+
+RECORD_TYPES = (PlanRecord, StartRecord, OutcomeRecord, DecisionRecord)
+"""The record types a runner writes now (schema :data:`RECORD_SCHEMA`)."""
+
+SCHEMA_PATH = Path(__file__).with_name("viewer_assets") / "run-records.schema.json"
+"""The published JSON Schema of the records (:func:`records_schema`)."""
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def record_fields(record: Record) -> dict[str, Any]:
+    """A record's fields as plain data, those left ``UNSET`` out (what a
+    reader of its line gets)."""
+    return msgspec.to_builtins(record)
+
+
+def records_schema() -> dict[str, Any]:
+    """The JSON Schema of a runs file's line as the runner writes it now,
+    generated from :data:`RECORD_TYPES` (``python -m
+    skill_eval.evals.records`` writes it to :data:`SCHEMA_PATH`)."""
+    refs, components = msgspec.json.schema_components(RECORD_TYPES, ref_template="#/$defs/{name}")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "skill-eval run record",
+            "description": "One line of evals/runs/*.jsonl (docs/format.md, \"Run records\"), schema "
+                           f"{RECORD_SCHEMA}.", "oneOf": list(refs), "$defs": components}
+
+
+def schema_text() -> str:
+    """:func:`records_schema` as the published file's text."""
+    return json.dumps(records_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
 # -- writing --------------------------------------------------------------------------
 
 
-def encode_record(record: dict[str, Any]) -> bytes:
+def encode_record(record: Record | dict[str, Any]) -> bytes:
     """The record as one line: compact JSON, no raw newlines, ending in ``\\n``.
-    ``schema`` and ``type`` come first, so a torn line still shows its type."""
+    ``schema`` and ``type`` come first, so a torn line still shows its type.
+    A typed record is encoded by msgspec; a dict (tools, tests, old records
+    merged) by :mod:`json`, to the same text."""
+    if isinstance(record, Record):
+        return _ENCODER.encode(record) + b"\n"
     if "type" in record and next(iter(record)) != "schema":
         record = {"schema": record.get("schema", RECORD_SCHEMA), "type": record["type"], **record}
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n").encode("utf-8")
@@ -155,7 +339,7 @@ class RunsLog:
         self._syncing = False
         self._broken: OSError | None = None
 
-    def append(self, records: list[dict[str, Any]], durable: bool = True) -> None:
+    def append(self, records: list[Record | dict[str, Any]], durable: bool = True) -> None:
         """Append ``records``; with ``durable``, return once they are synced.
         Without, they are written now (whole lines: a kill cannot lose them)
         and synced with the next durable batch or :meth:`close`: what a crash
@@ -299,3 +483,8 @@ def iter_records(files: Iterable[Path]) -> Iterator[tuple[Path, int, dict[str, A
 def count_starts(files: Iterable[Path]) -> int:
     """Every start on record in ``files``: records of any status, plus torn lines."""
     return sum(read_runs_file(path).starts for path in files)
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the published schema
+    SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
