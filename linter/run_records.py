@@ -69,7 +69,8 @@ ARMS = ("control", "treatment")
 _SKIPPED = TOOL_FOLDERS
 """The folders the runs walk never enters: the fixture walk's, so the two agree."""
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
-"""How a torn outcome, plan or decision line begins (the writer, :func:`skill_eval.evals.records.encode_record`, keeps these keys first)."""
+"""How a torn outcome, plan or decision line begins (the writer,
+:func:`skill_eval.evals.records.encode_record`, keeps these keys first)."""
 _NOT_STARTS = ("outcome", "plan", "decision")
 """The record types that are never starts (:func:`parse_runs`)."""
 _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
@@ -301,7 +302,8 @@ class RunsFile:
 
     def reserved(self) -> list[tuple]:
         """The reservations of its plans not yet started, as rep identities
-        (:func:`rep_identity`). They hold only while :func:`writer_alive`."""
+        (:func:`rep_identity`). They hold only while its writer is alive
+        (:func:`skill_eval.evals.records.writer_alive`)."""
         if not self.plans:
             return []
         started = {rep_identity(record) for _line, record in self.records}
@@ -563,8 +565,9 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
 
 
 class VersionSample:
-    """The graded sample of one probe version (or, from :func:`sample_rows`,
-    of one report row: one version, one content, one agent and model)."""
+    """The graded sample of one probe version (or, from
+    :func:`skill_eval.evals.stats.sample_rows`, of one report row: one
+    version, one content, one agent and model)."""
 
     __slots__ = ("probe", "version", "arms", "starts", "hashes", "agents", "models", "kind", "last_ended", "key")
 
