@@ -48,10 +48,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from skill_eval.linter.runs import sample_rows
-
 from .probes import ProbeError, Workspace
 from .runner import RunError, Runner, parse_arms, select_agent, suite_budget
+from .stats import sample_rows, wilson
 from .transcripts import check_probe
 
 
@@ -75,7 +74,7 @@ class ProbeStatus:
     probe: str
     version: int
     zone: str
-    """ceiling, window, floor, adverse, mixed or pending (see skill_eval.linter.runs)."""
+    """ceiling, window, floor, adverse, mixed or pending (see skill_eval.linter.run_records)."""
     arms: dict[str, ArmStatus]
     starts: int
     """Starts on record for this version (failed ones included)."""
@@ -136,7 +135,7 @@ def _status(workspace: Workspace, probe, with_budget: bool = True, agent: str | 
             caught=arm_sample.caught if arm_sample else 0,
             errors=(arm_sample.errors + arm_sample.interrupted) if arm_sample else 0,
             timeouts=arm_sample.timeouts if arm_sample else 0,
-            wilson95=arm_sample.interval if arm_sample else None,
+            wilson95=wilson(arm_sample.caught, arm_sample.reps) if arm_sample and arm_sample.reps else None,
         )
     budget = ""
     if with_budget:

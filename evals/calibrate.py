@@ -19,7 +19,7 @@ module runs it per probe version, for one agent and model:
 
 A band probe goes through the same steps on its band assertion: a rep
 "catches" when its caught count lies within ``band``
-(:func:`~skill_eval.linter.runs.record_passed`).
+(:func:`~skill_eval.linter.run_records.record_passed`).
 
 **The stop is predeclared** in config (:class:`~skill_eval.linter.config.CalibrationRule`:
 ``reps``, ``caught-in-every-rep``, ``max-starts-per-probe``) and written, as
@@ -59,14 +59,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from skill_eval.linter.config import AgentConfig, CalibrationRule
-from skill_eval.linter.runs import (
-    ARMS, RECORD_SCHEMA, ArmSample, RunsLog, calibration_rule_record, calibration_rule_sha256, is_interrupted,
-    new_runs_file, read_runs_file, zone_of,
+from skill_eval.linter.config import CalibrationRule
+from skill_eval.linter.run_records import (
+    ARMS, ArmSample, calibration_rule_record, calibration_rule_sha256, is_interrupted, zone_of,
 )
 
+from .agents import AgentConfig
 from .executor import Executor, now_iso
 from .probes import Probe, Workspace
+from .records import DecisionRecord, RunsLog, new_runs_file, probe_identity, read_runs_file, record_fields
 from .runner import (
     BudgetRefused, Plan, Preflight, RecordsState, RunError, Runner, RunSummary, Start, check_runs_folder,
     workspace_runs_files,
@@ -218,7 +219,7 @@ def observe(rule: CalibrationRule, control: ArmState, treatment: ArmState) -> tu
     Ceiling from the control alone ("If the control catches it in every
     sampled rep, record the observed ceiling"); otherwise the treatment's
     sample decides, together with the control's, as the report's zones do
-    (:func:`~skill_eval.linter.runs.zone_of`): window, floor, adverse, mixed,
+    (:func:`~skill_eval.linter.run_records.zone_of`): window, floor, adverse, mixed,
     or unreadable when most graded answers had no field the output spec names
     (never a floor: those misses are answers nobody could read).
     """
@@ -505,13 +506,13 @@ class Calibration:
         """A decision record for every probe version decided (or stopped by
         its cap) whose decision is not on record as it stands."""
         written: list[dict[str, Any]] = []
-        by_suite: dict[Path, list[dict[str, Any]]] = {}
+        by_suite: dict[Path, list[DecisionRecord]] = {}
         for observation in self.observations.values():
             if not observation.decided or observation.refused:
                 continue
             record = self.decision_record(observation, plan.plan_id)
-            previous = observation.decision
-            if previous is not None and all(previous.get(key) == record.get(key) for key in
+            previous, fields = observation.decision, record_fields(record)
+            if previous is not None and all(previous.get(key) == fields.get(key) for key in
                                             ("zone", "decided_after", "control", "treatment", "starts")):
                 continue
             by_suite.setdefault(observation.probe.suite, []).append(record)
@@ -526,38 +527,31 @@ class Calibration:
                 check_runs_folder(suite, self.workspace.root)
                 log = logs[suite] = RunsLog(new_runs_file(suite, self.agent), fsync=self.runner.fsync)
             log.append(records)
-            written.extend(records)
+            written.extend(map(record_fields, records))
         return written
 
-    def decision_record(self, observation: Observation, plan_id: str = "") -> dict[str, Any]:
+    def decision_record(self, observation: Observation, plan_id: str = "") -> DecisionRecord:
         probe = observation.probe
-        record: dict[str, Any] = {
-            "schema": RECORD_SCHEMA,
-            "type": "decision",
-            "probe": probe.probe_id,
-            "version": probe.version,
-            "probe_sha256": probe.probe_sha256,
-            "artifact_sha256": probe.artifact_sha256,
-            "skill_sha256": probe.skill_sha256,
-            "skill_tree_sha256": probe.skill_tree_sha256,
-            "probe_path": _relative(probe.json_path, self.workspace.root),
-            "kind": probe.kind,
-            "agent": self.agent,
-            "model": self.model,
-            "zone": observation.zone,
-            "decided_after": observation.decided_after,
-            "control": _arm_json(observation.control),
-            "treatment": _arm_json(observation.treatment) if observation.treatment.started else None,
-            "starts": observation.row_starts,
-            "version_starts": observation.spent,
-            "decided": now_iso(),
-            "plan_id": plan_id,
+        record = DecisionRecord(
+            **probe_identity(probe),
+            probe_path=_relative(probe.json_path, self.workspace.root),
+            kind=probe.kind,
+            agent=self.agent,
+            model=self.model,
+            zone=observation.zone,
+            decided_after=observation.decided_after,
+            control=_arm_json(observation.control),
+            treatment=_arm_json(observation.treatment) if observation.treatment.started else None,
+            starts=observation.row_starts,
+            version_starts=observation.spent,
+            decided=now_iso(),
+            plan_id=plan_id,
             **self.fields,
-        }
+        )
         if observation.zone == "undecided":
-            record["reason"] = observation.reason
+            record.reason = observation.reason
         if observation.zone == "floor":
-            record["discriminator"] = discriminator_hint(probe, self.workspace.root)
+            record.discriminator = discriminator_hint(probe, self.workspace.root)
         return record
 
 
@@ -570,9 +564,9 @@ def latest_decisions(files: Sequence[Path],
     record)`` in ``files``; by default per report row (``probe, version,
     probe_sha256, artifact_sha256, skill_sha256, agent, model,
     skill_tree_sha256``, as
-    :func:`~skill_eval.linter.runs.row_key`). The report model keys them like
+    :func:`~skill_eval.evals.stats.row_key`). The report model keys them like
     its groups, with the suite in front."""
-    from skill_eval.linter.runs import row_key
+    from .stats import row_key
 
     found: dict[tuple, dict[str, Any]] = {}
     for path in files:

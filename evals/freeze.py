@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skill_eval.linter.context import RECORDS_MAX_SIZE, FileProblem
-from skill_eval.linter.runs import frozen_path, read_frozen, write_json_atomic
+from skill_eval.linter.run_records import frozen_path, read_frozen
 
 from .executor import now_iso
 from .probes import Probe, ProbeError
+from .records import write_json_atomic
 
 SCHEMA = 1
 

@@ -19,7 +19,7 @@ from skill_eval.linter.config import Config, ConfigError, load_config
 from skill_eval.linter.context import FileProblem, LintSession, ProbeContext
 from skill_eval.linter.outputspec import OutputSpec
 from skill_eval.linter.reader import TOOL_FOLDERS, FileSystemReader, FileTooLarge, read_regular_file
-from skill_eval.linter.runs import runs_folder, sha256_bytes, suite_folder, suite_runs_files
+from skill_eval.linter.run_records import runs_folder, sha256_bytes, suite_folder, suite_runs_files
 from skill_eval.linter.textfile import TextDocument
 from skill_eval.linter.workspace import PROBE_FILE, Exclusion, absolute, discover, find_workspace_root
 
@@ -186,7 +186,7 @@ class Probe:
 
     def records(self) -> list[dict[str, Any]]:
         """Every record of this probe id in its suite (all versions, agents)."""
-        from skill_eval.linter.runs import read_runs_file
+        from .records import read_runs_file
 
         return [record for path in suite_runs_files(self.suite) for _line, record in read_runs_file(path).records
                 if record.get("probe") == self.probe_id]

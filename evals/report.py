@@ -55,7 +55,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from skill_eval.linter.runs import ZONES
+from skill_eval.linter.run_records import ZONES
 
 from .calibrate import decision_note
 from .viewer_model import ARM_NAMES, Group, ReportModel

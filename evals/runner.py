@@ -25,7 +25,7 @@ goes through four steps; no budget is spent before the third:
    before the agent is spawned; each outcome is graded, its answer kept under
    the suite's runs folder, and its outcome record appended.
 
-Resume: a rep is identified by :func:`~skill_eval.linter.runs.rep_identity`
+Resume: a rep is identified by :func:`~skill_eval.linter.run_records.rep_identity`
 (probe, version, the three content hashes, arm, rep, agent, model). A rep with
 an ``ok`` record is done; one held by a live runner (running, or reserved) is
 left to it; one whose latest start was interrupted (its runner died, or the
@@ -58,12 +58,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from skill_eval.linter.reader import write_all
-from skill_eval.linter.config import AgentConfig, Config
-from skill_eval.linter.runs import (
-    ARMS, RECORD_SCHEMA, RunsLog, find_runs_files, is_interrupted, new_runs_file, read_runs_file, record_passed,
-    rep_identity, runs_folder, runs_links, valid_probe_id, writer_alive,
+from skill_eval.linter.config import Config, ConfigError
+from skill_eval.linter.run_records import (
+    ARMS, find_runs_files, is_interrupted, record_passed, rep_identity, runs_folder, runs_links,
 )
 
+from .agents import AgentConfig, load_agents
 from .executor import (
     DEFAULT_MAX_OUTPUT, PLACEHOLDERS, SKILL_PLACEHOLDERS, AgentJob, AgentOutcome, Executor, HarnessLaunch,
     LocalExecutor, SkillBundle, StartRefused, expand, now_iso, unknown_placeholders,
@@ -73,6 +73,10 @@ from .grading import BadExpectation, Value, check_expectation, grade_answer
 from .judges import JudgeError, ProbeJudge, judge_problems, judge_spec
 from .probes import Probe, ProbeError, Workspace
 from .prompt import build_prompt, with_skill
+from .records import (
+    OutcomeRecord, PlanRecord, RunsLog, StartRecord, new_runs_file, probe_identity, read_runs_file, record_fields,
+    valid_probe_id, writer_alive,
+)
 
 KNOWN_AGENT_CLIS = ("claude", "codex", "gemini", "opencode", "aider", "goose", "cursor-agent", "qwen", "amp")
 """Names a missing executable is compared with, for a "did you mean"."""
@@ -218,11 +222,16 @@ def validate_expectations(probe: Probe) -> None:
 
 
 def select_agent(config: Config, name: str | None, root: Path | None = None) -> AgentConfig:
-    """The agent called ``name``, or the only configured one. Without any, the
+    """The agent called ``name``, or the only configured one, of the config
+    file ``config`` came from (:func:`~skill_eval.evals.agents.load_agents`). Without any, the
     message names the file to write one in: the config in use, or
     ``skill-eval.toml`` at the workspace ``root`` when there is none."""
     where = str(config.source) if config.source else "skill-eval.toml"
-    if not config.agents:
+    try:
+        agents = load_agents(config, root)
+    except ConfigError as error:
+        raise RunError(str(error)) from None
+    if not agents:
         example = '[agents.mine] with command = ["my-agent", "--print"], or preset = "claude-code" (docs/harnesses/)'
         if config.source is None:
             target = (root / "skill-eval.toml") if root is not None else Path("skill-eval.toml")
@@ -230,12 +239,12 @@ def select_agent(config: Config, name: str | None, root: Path | None = None) -> 
                            f"e.g. {example} (`skill-eval init` writes one with every preset commented out)")
         raise RunError(f"{where}: no agents configured; add or uncomment an agent section in it, e.g. {example}")
     if name is None:
-        if len(config.agents) == 1:
-            return next(iter(config.agents.values()))
-        raise RunError(f"{where}: several agents are configured ({', '.join(sorted(config.agents))}); choose one with --agent NAME")
-    agent = config.agents.get(name)
+        if len(agents) == 1:
+            return next(iter(agents.values()))
+        raise RunError(f"{where}: several agents are configured ({', '.join(sorted(agents))}); choose one with --agent NAME")
+    agent = agents.get(name)
     if agent is None:
-        raise RunError(f"{where}: no agent {name!r} ([agents.{name}]); configured: {', '.join(sorted(config.agents))}")
+        raise RunError(f"{where}: no agent {name!r} ([agents.{name}]); configured: {', '.join(sorted(agents))}")
     return agent
 
 
@@ -798,14 +807,14 @@ class Runner:
                     check_runs_folder(suite, self.workspace.root)
                     log = RunsLog(new_runs_file(suite, self.agent.name), fsync=self.fsync)
                     plan.logs[suite] = log
-                    log.append([{
-                        "schema": RECORD_SCHEMA, "type": "plan", "plan_id": plan.plan_id, "created": now_iso(),
-                        "agent": self.agent.name, "model": self.model, "runner": self._runner,
-                        "starts": [[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
-                                    s.probe.skill_sha256, s.arm, s.rep, s.probe.skill_tree_sha256] for s in starts],
+                    log.append([PlanRecord(
+                        plan_id=plan.plan_id, created=now_iso(), agent=self.agent.name, model=self.model,
+                        runner=self._runner,
+                        starts=[[s.probe.probe_id, s.probe.version, s.probe.probe_sha256, s.probe.artifact_sha256,
+                                 s.probe.skill_sha256, s.arm, s.rep, s.probe.skill_tree_sha256] for s in starts],
                         **plan.record_fields,
                         **self._plan_lint(starts),
-                    }])
+                    )])
             except BaseException:
                 self._close(plan)
                 raise
@@ -820,9 +829,7 @@ class Runner:
             if probe.json_path in seen or probe.json_path not in self.lint_at_run:
                 continue
             seen.add(probe.json_path)
-            entries.append({"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
-                            "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
-                            "skill_tree_sha256": probe.skill_tree_sha256, "findings": self.lint_at_run[probe.json_path]})
+            entries.append({**probe_identity(probe), "findings": self.lint_at_run[probe.json_path]})
         return {"lint": entries} if entries else {}
 
     @staticmethod
@@ -909,45 +916,37 @@ class Runner:
     # -- recording ----------------------------------------------------------------------
 
     def start_record(self, start: Start, job: AgentJob, plan_id: str,
-                     fields: dict[str, Any] | None = None) -> dict[str, Any]:
+                     fields: dict[str, Any] | None = None) -> StartRecord:
         probe = start.probe
-        record: dict[str, Any] = {
-            "schema": RECORD_SCHEMA,
-            "type": "start",
-            "start_id": job.job_id,
-            "probe": probe.probe_id,
-            "version": probe.version,
-            "probe_sha256": probe.probe_sha256,
-            "artifact_sha256": probe.artifact_sha256,
-            "skill_sha256": probe.skill_sha256,
-            "skill_tree_sha256": probe.skill_tree_sha256,
-            "probe_path": _relative(probe.json_path, self.workspace.root),
-            "kind": probe.kind,
-            "band": probe.band,
-            "defects": probe.defect_ids,
-            "arm": start.arm,
-            "rep": start.rep,
-            "agent": self.agent.name,
-            "model": self.model,
-            "started": now_iso(),
-            "plan_id": plan_id,
-            "runner": self._runner,
-            "sandbox": "bwrap" if job.sealed else "off",
-        }
+        record = StartRecord(
+            **probe_identity(probe),
+            start_id=job.job_id,
+            probe_path=_relative(probe.json_path, self.workspace.root),
+            kind=probe.kind,
+            band=probe.band,
+            defects=probe.defect_ids,
+            arm=start.arm,
+            rep=start.rep,
+            agent=self.agent.name,
+            model=self.model,
+            started=now_iso(),
+            plan_id=plan_id,
+            runner=self._runner,
+            sandbox="bwrap" if job.sealed else "off",
+            **(fields or {}),
+        )
         if start.retry_of:
-            record["retry_of"] = start.retry_of
+            record.retry_of = start.retry_of
         if start.resume_of:
-            record["resume_of"] = start.resume_of
+            record.resume_of = start.resume_of
         if self.agent.preset:
-            record["preset"] = self.agent.preset
-            record["treatment"] = self.agent.treatment
+            record.preset = self.agent.preset
+            record.treatment = self.agent.treatment
             if job.skill is not None:
-                record["installed_skill"], record["installed_skill_sha256"] = self.installed_skill(probe)
-        if fields:
-            record.update(fields)
+                record.installed_skill, record.installed_skill_sha256 = self.installed_skill(probe)
         return record
 
-    def outcome_record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> dict[str, Any]:
+    def outcome_record(self, start: Start, job: AgentJob, outcome: AgentOutcome) -> OutcomeRecord:
         """Grade ``outcome``, keep its answer in a file under the suite's runs
         folder, and build its outcome record.
 
@@ -962,21 +961,11 @@ class Runner:
         and reason (``judge_verdicts``), and ``contaminated`` when the output
         holds answer-key text: then the start is an ``error``, never graded."""
         probe = start.probe
-        record: dict[str, Any] = {
-            "schema": RECORD_SCHEMA,
-            "type": "outcome",
-            "start_id": job.job_id,
-            "probe": probe.probe_id,
-            "version": probe.version,
-            "arm": start.arm,
-            "rep": start.rep,
-            "ended": outcome.ended,
-            "duration_s": outcome.duration,
-            "status": outcome.status,
-            "exit_code": outcome.exit_code,
-        }
+        record = OutcomeRecord(start_id=job.job_id, probe=probe.probe_id, version=probe.version, arm=start.arm,
+                               rep=start.rep, ended=outcome.ended, duration_s=outcome.duration, status=outcome.status,
+                               exit_code=outcome.exit_code)
         if outcome.truncated:
-            record["truncated"] = dict(outcome.truncated)
+            record.truncated = dict(outcome.truncated)
         harness = outcome.harness
         text = outcome.stdout.decode("utf-8", errors="replace")
         stem = ["answers", probe.probe_id, f"v{int(probe.version)}", f"{start.arm}-r{int(start.rep)}-{job.job_id[:12]}"]
@@ -984,57 +973,58 @@ class Runner:
             usage = harness.usage() if outcome.status in ("ok", "error") else {}  # a killed harness reported nothing
             if "duration_s" in usage:
                 usage["agent_duration_s"] = usage.pop("duration_s")
-            record.update(usage)
+            for name, value in usage.items():
+                setattr(record, name, value)
             if outcome.stdout:
                 parts = stem[:-1] + [stem[-1] + ".output.txt"]
                 self._answers.write(probe.runs_folder, parts, outcome.stdout)
-                record["output_file"] = "/".join(parts)
+                record.output_file = "/".join(parts)
             text = harness.answer or ""
             if harness.answer is not None:
                 parts = stem[:-1] + [stem[-1] + ".txt"]
                 self._answers.write(probe.runs_folder, parts, harness.answer.encode("utf-8", "surrogateescape"))
-                record["answer_file"] = "/".join(parts)
+                record.answer_file = "/".join(parts)
         elif outcome.stdout or outcome.status == "ok":
             parts = stem[:-1] + [stem[-1] + ".txt"]
             self._answers.write(probe.runs_folder, parts, outcome.stdout)
-            record["answer_file"] = "/".join(parts)
+            record.answer_file = "/".join(parts)
         transcript = outcome.stdout.decode("utf-8", errors="replace") if harness is not None else ""
         installed = None
         if harness is not None and job.skill is not None:
             installed = self.installed_skill(probe)[0]
         use = self._evidence.skill_use(probe, self.agent, start.arm, transcript or text, installed)
         if use is not None:
-            record.update(use.record())
+            record.skill_loaded, record.skill_evidence = use.loaded, use.evidence
         leaks = self._evidence.leaks(probe, text, "\n".join((transcript, outcome.stderr_tail or "")))
         if leaks:
-            record["contaminated"], contamination = contamination_error(leaks)
+            record.contaminated, contamination = contamination_error(leaks)
         if outcome.status == "ok" and leaks:
-            record.update(status="error", caught=[], error=contamination)
+            record.status, record.caught, record.error = "error", [], contamination
         elif outcome.status == "ok":
             answer, grades = grade_answer(text, list(probe.defects), probe.output_spec,
                                           judge=ProbeJudge(probe, self.workspace.root))
-            record["answer_source"] = answer.source
-            record["caught"] = [g.defect_id for g in grades if g.caught]
+            record.answer_source = answer.source
+            record.caught = [g.defect_id for g in grades if g.caught]
             if probe.json_path.name != "probe.json":  # a skill-creator eval (evals/suites.py)
                 from .suites import expectation_results
 
-                record["expectations"] = expectation_results(probe, grades)
+                record.expectations = expectation_results(probe, grades)
             if judge_verdicts(grades):
-                record["judge_verdicts"] = judge_verdicts(grades)
+                record.judge_verdicts = judge_verdicts(grades)
             failed = {g.defect_id: g.error for g in grades if g.error}
             if failed:
-                record["status"] = "error"
-                record["caught"] = []
-                record["grading_errors"] = failed
-                record["error"] = "grading error: " + "; ".join(f"{d}: {e}" for d, e in failed.items())
+                record.status = "error"
+                record.caught = []
+                record.grading_errors = failed
+                record.error = "grading error: " + "; ".join(f"{d}: {e}" for d, e in failed.items())
             else:
-                record["passed"] = record_passed({"status": "ok", "caught": record["caught"], "kind": probe.kind,
-                                                  "band": probe.band, "defects": probe.defect_ids})
+                record.passed = record_passed({"status": "ok", "caught": record.caught, "kind": probe.kind,
+                                               "band": probe.band, "defects": probe.defect_ids})
         else:
-            record["caught"] = []
-            record["error"] = outcome.error
+            record.caught = []
+            record.error = outcome.error
             if outcome.stderr_tail:
-                record["stderr_tail"] = outcome.stderr_tail
+                record.stderr_tail = outcome.stderr_tail
         return record
 
     # -- running --------------------------------------------------------------------------
@@ -1150,15 +1140,12 @@ class Runner:
         if failure is not None:
             raise failure
 
-    def _merged(self, start: Start, outcome: dict[str, Any]) -> dict[str, Any]:
+    def _merged(self, start: Start, outcome: OutcomeRecord) -> dict[str, Any]:
         """The start and its outcome as one record (as readers see them)."""
         probe = start.probe
-        merged = {"probe": probe.probe_id, "version": probe.version, "probe_sha256": probe.probe_sha256,
-                  "artifact_sha256": probe.artifact_sha256, "skill_sha256": probe.skill_sha256,
-                  "skill_tree_sha256": probe.skill_tree_sha256, "kind": probe.kind,
-                  "band": probe.band, "defects": probe.defect_ids, "arm": start.arm, "rep": start.rep,
-                  "agent": self.agent.name, "model": self.model}
-        merged.update({k: v for k, v in outcome.items() if k not in ("schema", "type")})
+        merged = {**probe_identity(probe), "kind": probe.kind, "band": probe.band, "defects": probe.defect_ids,
+                  "arm": start.arm, "rep": start.rep, "agent": self.agent.name, "model": self.model}
+        merged.update({k: v for k, v in record_fields(outcome).items() if k not in ("schema", "type")})
         return merged
 
     def _drain(self, summary: RunSummary, pending: set[Future], plan: Plan) -> None:

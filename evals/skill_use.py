@@ -53,10 +53,6 @@ class SkillUse:
     loaded: bool | None
     evidence: str
 
-    def record(self) -> dict[str, Any]:
-        """The fields of an outcome record: ``skill_loaded`` and ``skill_evidence``."""
-        return {"skill_loaded": self.loaded, "skill_evidence": self.evidence}
-
 
 def detect_skill_use(harness: str, transcript: str, skill_name: str, skill_dir: str | None) -> SkillUse:
     """Whether the harness loaded the skill ``skill_name`` in ``transcript``

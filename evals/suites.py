@@ -28,10 +28,11 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from skill_eval.linter.runs import suite_folder
+from skill_eval.linter.run_records import suite_folder
 from skill_eval.linter.suites import EVALS, SuiteContext
 
 from .probes import Probe, ProbeError, Workspace, read_in_workspace
+from .stats import wilson
 
 PROMPT_NAME = "prompt.md"
 
@@ -156,17 +157,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def wilson(passed: int, total: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The Wilson score interval (95% by default) of ``passed`` out of ``total``."""
-    if total <= 0:
-        return 0.0, 1.0
-    p = passed / total
-    denominator = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denominator
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def difference_interval(a: tuple[int, int], b: tuple[int, int]) -> tuple[float, float]:
     """Newcombe's interval (method 10, from two Wilson intervals) of the
     difference of proportions ``a`` minus ``b``, each ``(passed, total)``."""
@@ -213,7 +203,7 @@ def suite_report(records: Iterable[Mapping[str, Any]], k: int = 1) -> list[dict[
                record.get("model"))
         rows.setdefault(key, {}).setdefault(str(record.get("arm")), []).append(record)
     report = []
-    from skill_eval.linter.runs import ArmSample, zone_of
+    from skill_eval.linter.run_records import ArmSample, zone_of
 
     for (suite, probe, digest, agent, model), arms in sorted(rows.items(), key=lambda item: tuple(map(str, item[0]))):
         row: dict[str, Any] = {"suite": suite, "eval": probe, "probe_sha256": digest, "agent": agent, "model": model,
@@ -234,7 +224,7 @@ def identity_hash(probe: Probe) -> str:
     return hashlib.sha256(probe.probe_bytes).hexdigest()
 
 
-__all__ = ["load_suite", "load_suites", "suite_paths", "pass_at_k", "suite_report", "wilson", "difference_interval", "expectation_results"]
+__all__ = ["load_suite", "load_suites", "suite_paths", "pass_at_k", "suite_report", "difference_interval", "expectation_results"]
 
 
 def suite_paths(workspace: Workspace, paths: Sequence[Path | str] = ()) -> list[Path]:
@@ -288,7 +278,7 @@ def load_suites(workspace: Workspace, paths: Sequence[Path]) -> tuple[list[Probe
 def suite_records(workspace: Workspace, agent: str | None = None) -> list[dict[str, Any]]:
     """Every start of a skill-creator eval on record in the workspace, its
     start and outcome merged (``probe_path`` names no probe.json)."""
-    from skill_eval.linter.runs import read_runs_file
+    from .records import read_runs_file
 
     from .runner import workspace_runs_files
 

@@ -31,11 +31,12 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from skill_eval.linter.runs import suite_folder
+from skill_eval.linter.run_records import suite_folder
 from skill_eval.linter.suites import TRIGGERS, SuiteContext
 
 from .probes import Probe, ProbeError, Workspace, read_in_workspace
-from .suites import runnable_suite, wilson
+from .stats import wilson
+from .suites import runnable_suite
 
 SHOULD, SHOULD_NOT = "should-trigger", "should-not-trigger"
 QUERY_NAME = "query.md"

@@ -6,20 +6,20 @@ every face of the report: the text and JSON of ``skill-eval report``
 (:mod:`~skill_eval.evals.report`), the HTML viewer and the JUnit writer read
 the model it builds. What it does:
 
-* **Starts.** Records are read with :func:`~skill_eval.linter.runs.read_runs_file`,
+* **Starts.** Records are read with :func:`~skill_eval.evals.records.read_runs_file`,
   which pairs each schema 2 start with its outcome (schema 1 lines are one
   start each). :func:`normalize_records` gives each start one status of
   :data:`~skill_eval.evals.viewer_model.STATUSES`: a start without an outcome
   is ``running`` while its runner holds the file
-  (:func:`~skill_eval.linter.runs.writer_alive`) and ``interrupted`` once
+  (:func:`~skill_eval.evals.records.writer_alive`) and ``interrupted`` once
   nobody does; a schema 1 ``error`` that says it was interrupted is
   ``interrupted``.
-* **Groups.** One per suite and :func:`~skill_eval.linter.runs.row_key`
+* **Groups.** One per suite and :func:`~skill_eval.evals.stats.row_key`
   (probe id, version, the three content hashes, agent, model), never pooled.
   Each group's reps, catches, zone and evidence come from
-  :func:`~skill_eval.linter.runs.sample_rows` (a rep is graded by its latest
+  :func:`~skill_eval.evals.stats.sample_rows` (a rep is graded by its latest
   ``ok`` start; the one-sided Fisher test is
-  :func:`~skill_eval.linter.runs.fisher_greater`), the same code the calibration
+  :func:`~skill_eval.evals.stats.fisher_greater`), the same code the calibration
   rules and the editor's status read.
 * **Lint findings.** Those the runner saw in its preflight, kept in its plan
   record (``lint.when`` ``run``); for a group run without them (an older
@@ -52,15 +52,17 @@ from typing import Any, Iterable, Sequence
 from skill_eval import __version__
 from skill_eval.linter.context import RECORDS_MAX_SIZE
 from skill_eval.linter.reader import read_regular_file
-from skill_eval.linter.runs import (ARMS, VersionSample, fisher_greater, frozen_path, is_interrupted,
-                                    read_frozen, read_runs_file, record_passed, row_key, runs_folder, sample_rows,
-                                    sha256_bytes, writer_alive)
+from skill_eval.linter.run_records import (
+    ARMS, frozen_path, is_interrupted, read_frozen, record_passed, runs_folder, sha256_bytes,
+)
 from skill_eval.linter.quotes import find_quote
 from skill_eval.linter.textfile import TextDocument
 
 from .calibrate import decision_summary
 from .grading import BadExpectation, check_expectation, read_answer, graded_field_names
 from .probes import Probe, ProbeError, Workspace
+from .records import read_runs_file, writer_alive
+from .stats import RowSample, fisher_greater, row_key, sample_rows, wilson
 from .viewer_model import (ALPHA, ANSWER_CAP, ARTIFACT_CAP, SCHEMA_ID, STDERR_CAP, Answer, AnswersUnreadable, ArmSample,
                            ArtifactText, DefectGrading, Expectation, Finding, Group, JudgeVerdict, Leak, Lint, ProbeContent,
                            ProbeDefect, ReportModel, Start, evidence_of_sample, usage_of)
@@ -83,7 +85,7 @@ def normalize_records(records: Iterable[tuple[Path, dict[str, Any], bool]]) -> l
     ``status`` of :data:`~skill_eval.evals.viewer_model.STATUSES`:
 
     * a start without an outcome (``unfinished``, see
-      :func:`~skill_eval.linter.runs.parse_runs`) is ``running`` while a runner
+      :func:`~skill_eval.linter.run_records.parse_runs`) is ``running`` while a runner
       holds its file and ``interrupted`` once none does;
     * a schema 1 ``error`` whose message says it was interrupted is ``interrupted``;
     * a record with no status at all (nothing wrote its end) is ``interrupted``.
@@ -166,7 +168,7 @@ def _content(suite: Path, record: dict[str, Any]) -> tuple:
 
 
 def _identity(suite: Path, record: dict[str, Any]) -> tuple:
-    """A group: the suite and :func:`~skill_eval.linter.runs.row_key`."""
+    """A group: the suite and :func:`~skill_eval.evals.stats.row_key`."""
     return (str(suite), *row_key(record))
 
 
@@ -461,15 +463,15 @@ def leaks_of(record: dict[str, Any]) -> list[Leak]:
 
 
 def arm_sample(starts: Sequence[Start], graded: Any) -> ArmSample:
-    """One arm's sample: ``graded`` (a :class:`~skill_eval.linter.runs.ArmSample`
-    of :func:`~skill_eval.linter.runs.sample_rows`) holds its graded reps and
+    """One arm's sample: ``graded`` (a :class:`~skill_eval.linter.run_records.ArmSample`
+    of :func:`~skill_eval.evals.stats.sample_rows`) holds its graded reps and
     catches; ``starts`` the status counts and the reps left without an outcome."""
     reps, caught = graded.reps, graded.caught
     ok = {s["rep"] for s in starts if s["status"] == "ok"}
     running = {s["rep"] for s in starts if s["status"] == "running"}
     return ArmSample(
         starts=len(starts), reps=reps, caught=caught, rate=graded.rate,
-        wilson95=list(graded.interval) if reps else None,
+        wilson95=list(wilson(caught, reps)) if reps else None,
         errors=sum(s["status"] == "error" for s in starts), timeouts=sum(s["status"] == "timeout" for s in starts),
         interrupted=sum(s["status"] == "interrupted" for s in starts), running=sum(s["status"] == "running" for s in starts),
         unresolved=len({s["rep"] for s in starts} - ok - running), unreadable=graded.unreadable,
@@ -554,7 +556,7 @@ def build_model(workspace: Workspace, paths: Sequence[Path] = (), ids: Sequence[
         in_file_order = by_group[identity]
         sample = sample_rows(r for _s, r in in_file_order if r["status"] != "running").get(row_key(in_file_order[0][1]))
         if sample is None:  # every start of it is running
-            sample = VersionSample(probe_id, version)
+            sample = RowSample(probe_id, version)
         pairs = sorted(in_file_order, key=lambda p: (ARM_ORDER[p[1]["arm"]], p[1].get("rep") or 0,
                                                      p[1].get("started") or "", p[1].get("ended") or ""))
         starts = [_start(s, r, root, probe, answers) for s, r in pairs]

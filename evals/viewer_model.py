@@ -22,7 +22,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal, Optional, TypedDict
 
-from skill_eval.linter.runs import SEPARATION_ALPHA, ArmSample as _RunsArmSample, VersionSample
+from skill_eval.linter.run_records import ArmSample as _RunsArmSample
+
+from .stats import SEPARATION_ALPHA, RowSample
 
 SCHEMA_ID = "skill-eval-report/1"
 """``ReportModel.schema``: bumped when a field changes meaning or goes away."""
@@ -40,7 +42,7 @@ ARTIFACT_CAP = 20000
 
 ALPHA = SEPARATION_ALPHA
 """A group is *separated* when the one-sided Fisher p-value is at most this
-(:data:`skill_eval.linter.runs.SEPARATION_ALPHA`, which the text report uses too)."""
+(:data:`skill_eval.evals.stats.SEPARATION_ALPHA`, which the text report uses too)."""
 
 Zone = Literal["ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable"]
 Status = Literal["ok", "error", "timeout", "interrupted", "running"]
@@ -384,7 +386,7 @@ class ReportModel(TypedDict):
 
 ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "pending")
 """The zones the HTML viewer lists, colours and plots. A group's ``zone``
-may also be ``unreadable`` (:data:`skill_eval.linter.runs.ZONES` lists every
+may also be ``unreadable`` (:data:`skill_eval.linter.run_records.ZONES` lists every
 zone, and the text report counts them all); the viewer's own zone lists
 (colours, titles, filters) take it when they give it a colour."""
 CALIBRATION_ZONES: tuple[str, ...] = ("ceiling", "window", "floor", "adverse", "mixed", "unreadable", "undecided")
@@ -402,11 +404,11 @@ TYPED_DICTS: dict[str, type] = {
 """Each TypedDict by the name of its ``$defs`` entry in the JSON Schema."""
 
 
-def evidence_of_sample(sample: VersionSample) -> Evidence:
+def evidence_of_sample(sample: RowSample) -> Evidence:
     """The evidence of separation of a sample: its p-value is
-    :attr:`~skill_eval.linter.runs.VersionSample.p_value` (the one-sided Fisher
-    exact test, :func:`~skill_eval.linter.runs.fisher_greater`) and it is
-    separated as :attr:`~skill_eval.linter.runs.VersionSample.separated` says."""
+    :attr:`~skill_eval.evals.stats.RowSample.p_value` (the one-sided Fisher
+    exact test, :func:`~skill_eval.evals.stats.fisher_greater`) and it is
+    separated as :attr:`~skill_eval.evals.stats.RowSample.separated` says."""
     treatment, control = sample.arms["treatment"], sample.arms["control"]
     p = sample.p_value
     if p is None:
@@ -421,7 +423,7 @@ def evidence_of_sample(sample: VersionSample) -> Evidence:
 
 def evidence_of(treatment: ArmSample, control: ArmSample) -> Evidence:
     """:func:`evidence_of_sample` of two arm samples of the model."""
-    sample = VersionSample("", 0)
+    sample = RowSample("", 0)
     sample.arms["treatment"] = _RunsArmSample(treatment["reps"], treatment["caught"])
     sample.arms["control"] = _RunsArmSample(control["reps"], control["caught"])
     return evidence_of_sample(sample)

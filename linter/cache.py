@@ -14,8 +14,12 @@ findings are a function of all its answers, the config and the tool.
 What it is keyed by: the file's name holds the tool (its version, the
 modified times and sizes of its own modules, which hold its registry of
 rules, the versions of the libraries that parse for it, the Python that runs
-it), the workspace root and the resolved config (and the config file's
-bytes): any change there starts a new cache. An entry is used only when
+it), the workspace root, the resolved config and the config file's path:
+any change there starts a new cache. The config file's bytes are not part
+of it: its sections that are not the linter's (the runner's ``[agents]``)
+change nothing it reports, and a rule that reads the file (SE503, SE506
+point into it) asks it of its session like any other file, so its entries
+alone are recomputed when it changes. An entry is used only when
 every query it asked gives the same answer now. A file's answer is its
 content's digest; a ``stat`` fast path (git's index) spares reading it again
 when its device, inode, size, mtime and ctime are those it had when it was
@@ -488,13 +492,6 @@ def key_for(root: Path, config: Config) -> str:
     digest = blake2b(digest_size=16)
     for part in parts:
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    if source is not None:
-        try:
-            from .reader import read_regular_file
-
-            digest.update(read_regular_file(source, 1 << 20))
-        except OSError:
-            digest.update(b"unreadable")
     return digest.hexdigest()
 
 

@@ -14,6 +14,11 @@ Resolution order (later wins), :func:`resolve_config`:
    ``extend-select`` and ``extend-ignore``, which add codes to the
    ``select`` and ``ignore`` resolved below (or set in the same layer).
 
+The ``[agents.NAME]`` tables of the same file are the runner's
+(:mod:`skill_eval.evals.agents`): this module only checks that ``agents``
+is a table, so that an agent edit changes no :class:`Config` (nor the lint
+cache keyed by it).
+
 Keys use rules.md's spelling (``per-file-ignores``, ``max-artifact-lines``...).
 An unknown key or a value of the wrong type is a :class:`ConfigError` naming
 the file and the key.
@@ -46,11 +51,11 @@ class ConfigError(Exception):
     """A config file or override that cannot be used; the message names the fix."""
 
 
-_NOTHING: Mapping = MappingProxyType({})
+EMPTY_MAPPING: Mapping = MappingProxyType({})
 """The default of the mapping fields: empty, and read-only like the rest."""
 
 
-def _reduce_with_mappings(record: tuple) -> tuple:
+def reduce_with_mappings(record: tuple) -> tuple:
     """How a record with read-only mappings pickles: those as plain dicts (a
     ``MappingProxyType`` does not pickle), read-only again once loaded
     (:func:`_with_read_only_mappings`). A worker not forked from this
@@ -68,46 +73,6 @@ class PhraseConfig(NamedTuple):
 
     extra: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
-
-
-AGENT_PRESETS = ("claude-code", "codex", "gemini-cli", "opencode")
-"""The agent harness presets (``skill_eval.evals.presets.PRESET_NAMES``; a test
-holds the two equal). Named here so that a config naming another is refused
-when it is read, with the file and key, without importing the runner."""
-
-
-class AgentConfig(NamedTuple):
-    """An agent for the eval runner: a command (argv, never a shell), or a
-    harness ``preset`` (docs/harnesses/) that knows the command, its flags,
-    environment and output."""
-
-    name: str
-    command: tuple[str, ...]
-    """The argv template of a plain command agent; empty for a preset."""
-    env: Mapping[str, str] = _NOTHING
-    timeout: float = 600.0
-    model: str = ""
-    treatment: str = "prepend"
-    """How the treatment arm gets the skill: ``prepend`` (SKILL.md's text before
-    the prompt), ``args`` (``treatment-args`` are appended to the command) or,
-    for presets (their default), ``install`` (a copy of the skill in the
-    harness's skill folder of a fresh scratch project)."""
-    treatment_args: tuple[str, ...] = ()
-    max_output: int = 10 * 1024 * 1024
-    """Bytes of stdout and of stderr kept per start (the rest is dropped and
-    the record says how much there was)."""
-    preset: str = ""
-    """One of :data:`AGENT_PRESETS`, or empty for a plain ``command``."""
-    args: tuple[str, ...] = ()
-    """A preset's extra arguments, after its own flags and before the prompt."""
-    executable: str = ""
-    """A preset's program, when not the one on ``PATH`` (a path; relative to the
-    workspace root when it holds a slash)."""
-    sandbox: str = "on"
-    """``on`` (the default): each start runs sealed, seeing only what its arm
-    is given (``skill_eval.evals.sandbox``); ``off``: unsealed, recorded so."""
-
-    __reduce__ = _reduce_with_mappings
 
 
 EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
@@ -135,15 +100,19 @@ class CalibrationRule(NamedTuple):
 class Config(NamedTuple):
     """Everything that changes what skill-eval reports or runs.
 
-    Immutable records (the config, its phrase and agent entries) are named
-    tuples, not frozen dataclasses: importing :mod:`dataclasses` and making
-    the classes slowed every start of the linter (docs/performance.md)."""
+    Immutable records (the config and its phrase entries) are named tuples,
+    not frozen dataclasses: importing :mod:`dataclasses` and making the
+    classes slowed every start of the linter (docs/performance.md).
+
+    The runner's ``[agents.NAME]`` tables are not part of it: they change
+    nothing the linter reports, and the cache is keyed by this record
+    (:mod:`skill_eval.evals.agents` reads them from :attr:`source`)."""
 
     select: tuple[str, ...] = ()
     """Codes or code prefixes to enable (empty: all rules)."""
     ignore: tuple[str, ...] = ()
     """Codes or code prefixes to disable; wins over ``select``."""
-    per_file_ignores: Mapping[str, tuple[str, ...]] = _NOTHING
+    per_file_ignores: Mapping[str, tuple[str, ...]] = EMPTY_MAPPING
     """Glob (relative to the workspace root) -> codes ignored in matching files."""
     exclude: tuple[str, ...] = ()
     """Globs of folders and fixture files that folder walks leave out
@@ -163,7 +132,6 @@ class Config(NamedTuple):
     calibration_max_starts: int | None = None
     calibration_rule: CalibrationRule = CalibrationRule()
     """``[calibration]`` reps, caught-in-every-rep, max-starts-per-probe: the stop of ``skill-eval calibrate``."""
-    agents: Mapping[str, AgentConfig] = _NOTHING
     suite_judge: tuple[str, ...] = ()
     """``[suites] judge``: the argv of the judge that grades skill-creator
     expectations (:mod:`skill_eval.evals.suites`); empty: none configured."""
@@ -177,7 +145,7 @@ class Config(NamedTuple):
     source: Path | None = None
     """The config file this came from, if any."""
 
-    __reduce__ = _reduce_with_mappings
+    __reduce__ = reduce_with_mappings
 
     def is_enabled(self, code: str, path: Path | None = None, root: Path | None = None) -> bool:
         """Whether ``code`` is reported (in ``path``, for per-file ignores)."""
@@ -221,7 +189,9 @@ def is_timeout(value: Any) -> bool:
             and 0 < value <= MAX_TIMEOUT_SECONDS)
 
 
-def _fail(source: str, key: str, problem: str, known: set[str] | None = None) -> ConfigError:
+def config_error(source: str, key: str, problem: str, known: set[str] | None = None) -> ConfigError:
+    """The :class:`ConfigError` of a config file's key: ``problem``, after the
+    file (``source``), with the closest of ``known`` keys as a suggestion."""
     hint = ""
     if known:
         import difflib  # only when a suggestion is made
@@ -237,7 +207,7 @@ def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
     if isinstance(value, tuple):
         value = list(value)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(source, key, f"`{key}` must be a list of rule codes such as [\"SE303\"]")
+        raise config_error(source, key, f"`{key}` must be a list of rule codes such as [\"SE303\"]")
     codes = tuple(v.strip().upper() for v in value)
     check_rule_codes(codes, f"{source}: `{key}`")
     return codes
@@ -260,121 +230,43 @@ def check_rule_codes(codes: Sequence[str], where: str) -> None:
                               f"a prefix such as 'SE2' selects a family)")
 
 
-def _strings(value: Any, source: str, key: str) -> tuple[str, ...]:
+def string_list(value: Any, source: str, key: str) -> tuple[str, ...]:
+    """``value`` of ``key``, which must be a list of strings."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(source, key, f"`{key}` must be a list of strings")
+        raise config_error(source, key, f"`{key}` must be a list of strings")
     return tuple(value)
 
 
-def _int(value: Any, source: str, key: str, minimum: int = 0) -> int:
+def integer_at_least(value: Any, source: str, key: str, minimum: int = 0) -> int:
+    """``value`` of ``key``, which must be an integer (not a bool) of at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _fail(source, key, f"`{key}` must be an integer >= {minimum}")
+        raise config_error(source, key, f"`{key}` must be an integer >= {minimum}")
     return value
 
 
 def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
     if not isinstance(value, dict):
-        raise _fail(source, key, f"`[{key}]` must be a table with `extra` and `allow`")
+        raise config_error(source, key, f"`[{key}]` must be a table with `extra` and `allow`")
     unknown = set(value) - {"extra", "allow"}
     if unknown:
         name = sorted(unknown)[0]
-        raise _fail(source, f"{key}.{name}", f"unknown key `{key}.{name}`", {"extra", "allow"})
+        raise config_error(source, f"{key}.{name}", f"unknown key `{key}.{name}`", {"extra", "allow"})
     return PhraseConfig(
-        extra=_strings(value.get("extra", []), source, f"{key}.extra"),
-        allow=_strings(value.get("allow", []), source, f"{key}.allow"),
+        extra=string_list(value.get("extra", []), source, f"{key}.extra"),
+        allow=string_list(value.get("allow", []), source, f"{key}.allow"),
     )
-
-
-_AGENT_KEYS = {"command", "preset", "args", "executable", "env", "timeout", "model", "treatment", "treatment-args",
-               "max-output", "sandbox"}
-_TREATMENTS = {False: ("prepend", "args"), True: ("install", "prepend")}
-"""The treatments of a command agent and of a preset agent (the first is the default)."""
-
-
-def _agent(name: str, table: Any, source: str) -> AgentConfig:
-    where = f"agents.{name}"
-    if not isinstance(table, dict):
-        raise _fail(source, where, f"`[{where}]` must be a table")
-    unknown = set(table) - _AGENT_KEYS
-    if unknown:
-        key = sorted(unknown)[0]
-        raise _fail(source, f"{where}.{key}", f"unknown key `{where}.{key}`", _AGENT_KEYS)
-    preset = table.get("preset")
-    if preset is not None:
-        if preset not in AGENT_PRESETS:
-            if not isinstance(preset, str):
-                raise _fail(source, f"{where}.preset", f"`{where}.preset` must be one of {', '.join(AGENT_PRESETS)}")
-            raise _fail(source, preset, f"`{where}.preset` is {preset!r}, which is no preset; presets are "
-                        f"{', '.join(AGENT_PRESETS)}", set(AGENT_PRESETS))
-        if "command" in table:
-            raise _fail(source, f"{where}.command", f"`[{where}]` has both `preset` and `command`; a preset knows its "
-                        f"command: drop `command` (extra arguments go in `args`, another program in `executable`)")
-        if "treatment-args" in table:
-            raise _fail(source, f"{where}.treatment-args", f"`{where}.treatment-args` is for command agents; a preset "
-                        "installs the skill (treatment = \"install\") or prepends it (treatment = \"prepend\")")
-        command: tuple[str, ...] = ()
-    else:
-        command = table.get("command")
-        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
-            raise _fail(source, f"{where}.command", f"`{where}.command` must be a non-empty list of strings (argv, "
-                        f"no shell), or set `{where}.preset` to one of {', '.join(AGENT_PRESETS)}")
-        for key in ("args", "executable"):
-            if key in table:
-                raise _fail(source, f"{where}.{key}", f"`{where}.{key}` is for presets; a command agent takes its "
-                            f"arguments and program in `command`")
-        command = tuple(command)
-    env = table.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise _fail(source, f"{where}.env", f"`{where}.env` must be a table of strings")
-    timeout = table.get("timeout", 600)
-    if not is_timeout(timeout):
-        raise _fail(source, f"{where}.timeout", f"`{where}.timeout` {TIMEOUT_RULE}")
-    model = str(table.get("model", ""))
-    treatments = _TREATMENTS[preset is not None]
-    treatment = table.get("treatment", treatments[0])
-    if treatment not in treatments:
-        kind = f"a preset agent ({preset})" if preset is not None else "a command agent"
-        raise _fail(source, f"{where}.treatment", f"`{where}.treatment` of {kind} must be "
-                    + " or ".join(f'"{t}"' for t in treatments))
-    sandbox = table.get("sandbox", "on")
-    if sandbox not in ("on", "off"):
-        raise _fail(source, f"{where}.sandbox", f'`{where}.sandbox` must be "on" (each start sealed, the default) or '
-                    '"off" (unsealed: the agent can read what your user can, and its results are flagged)')
-    executable = table.get("executable", "")
-    if not isinstance(executable, str) or ("executable" in table and not executable.strip()):
-        raise _fail(source, f"{where}.executable", f"`{where}.executable` must be a program's path or name")
-    return AgentConfig(
-        name=name,
-        command=command,
-        env=dict(env),
-        timeout=float(timeout),
-        model=model,
-        treatment=treatment,
-        treatment_args=_strings(table.get("treatment-args", []), source, f"{where}.treatment-args"),
-        max_output=_int(table.get("max-output", 10 * 1024 * 1024), source, f"{where}.max-output", 1),
-        preset=preset or "",
-        args=_strings(table.get("args", []), source, f"{where}.args"),
-        executable=executable,
-        sandbox=sandbox,
-    )
-
-
-def _agents(value: Any, source: str) -> dict[str, AgentConfig]:
-    if not isinstance(value, dict):
-        raise _fail(source, "agents", "`[agents.NAME]` tables are expected")
-    return {name: _agent(name, table, source) for name, table in value.items()}
 
 
 def _calibration_rule(table: Mapping[str, Any], source: str) -> CalibrationRule:
     every = table.get("caught-in-every-rep", "all-reps")
     if every not in EVERY_REP_MEANINGS:
-        raise _fail(source, "calibration.caught-in-every-rep",
+        raise config_error(source, "calibration.caught-in-every-rep",
                     "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
     cap = table.get("max-starts-per-probe")
     return CalibrationRule(
-        reps=_int(table.get("reps", 2), source, "calibration.reps", 1),
+        reps=integer_at_least(table.get("reps", 2), source, "calibration.reps", 1),
         caught_in_every_rep=every,
-        max_starts_per_probe=None if cap is None else _int(cap, source, "calibration.max-starts-per-probe", 1),
+        max_starts_per_probe=None if cap is None else integer_at_least(cap, source, "calibration.max-starts-per-probe", 1),
     )
 
 
@@ -383,7 +275,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         key = sorted(unknown)[0]
-        raise _fail(source, key, f"unknown key `{key}`", _KNOWN_KEYS)
+        raise config_error(source, key, f"unknown key `{key}`", _KNOWN_KEYS)
     values: dict[str, Any] = {"source": path}
     if "select" in data:
         values["select"] = _codes(data["select"], source, "select")
@@ -392,62 +284,62 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
     if "per-file-ignores" in data:
         table = data["per-file-ignores"]
         if not isinstance(table, dict):
-            raise _fail(source, "per-file-ignores", "`[per-file-ignores]` maps globs to lists of codes")
+            raise config_error(source, "per-file-ignores", "`[per-file-ignores]` maps globs to lists of codes")
         values["per_file_ignores"] = {glob: _codes(codes, source, f"per-file-ignores.{glob}") for glob, codes in table.items()}
     for key in ("exclude", "extend-exclude"):
         if key in data:
-            values[key.replace("-", "_")] = _strings(data[key], source, key)
+            values[key.replace("-", "_")] = string_list(data[key], source, key)
     if "signposting" in data:
         values["signposting"] = _phrases(data["signposting"], source, "signposting")
     if "quiz-framing" in data:
         values["quiz_framing"] = _phrases(data["quiz-framing"], source, "quiz-framing")
     if "max-artifact-lines" in data:
-        values["max_artifact_lines"] = _int(data["max-artifact-lines"], source, "max-artifact-lines", 1)
+        values["max_artifact_lines"] = integer_at_least(data["max-artifact-lines"], source, "max-artifact-lines", 1)
     if "max-file-size" in data:
-        values["max_file_size"] = _int(data["max-file-size"], source, "max-file-size", 1)
+        values["max_file_size"] = integer_at_least(data["max-file-size"], source, "max-file-size", 1)
     if "near-duplicate-threshold" in data:
         value = data["near-duplicate-threshold"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise _fail(source, "near-duplicate-threshold", "`near-duplicate-threshold` must be a number in (0, 1]")
+            raise config_error(source, "near-duplicate-threshold", "`near-duplicate-threshold` must be a number in (0, 1]")
         values["near_duplicate_threshold"] = float(value)
     if "frontmatter" in data:
         table = data["frontmatter"]
         if not isinstance(table, dict) or set(table) - {"allowed-keys"}:
-            raise _fail(source, "frontmatter", "`[frontmatter]` takes only `allowed-keys`")
-        values["frontmatter_allowed_keys"] = _strings(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
+            raise config_error(source, "frontmatter", "`[frontmatter]` takes only `allowed-keys`")
+        values["frontmatter_allowed_keys"] = string_list(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
     if "calibration" in data:
         table = data["calibration"]
         known = {"max-starts", "reps", "caught-in-every-rep", "max-starts-per-probe"}
         if not isinstance(table, dict):
-            raise _fail(source, "calibration", "`[calibration]` must be a table")
+            raise config_error(source, "calibration", "`[calibration]` must be a table")
         if set(table) - known:
             key = sorted(set(table) - known)[0]
-            raise _fail(source, key, f"unknown key `calibration.{key}`", known)
+            raise config_error(source, key, f"unknown key `calibration.{key}`", known)
         if "max-starts" in table:
-            values["calibration_max_starts"] = _int(table["max-starts"], source, "calibration.max-starts", 0)
+            values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts", 0)
         values["calibration_rule"] = _calibration_rule(table, source)
-    if "agents" in data:
-        values["agents"] = _agents(data["agents"], source)
+    if "agents" in data and not isinstance(data["agents"], dict):
+        raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
         table = data["suites"]
         known = {"judge", "judge-timeout", "paths", "distractors"}
         if not isinstance(table, dict):
-            raise _fail(source, "suites", "`[suites]` must be a table")
+            raise config_error(source, "suites", "`[suites]` must be a table")
         if set(table) - known:
             key = sorted(set(table) - known)[0]
-            raise _fail(source, key, f"unknown key `suites.{key}`", known)
+            raise config_error(source, key, f"unknown key `suites.{key}`", known)
         if "judge" in table:
-            judge = _strings(table["judge"], source, "suites.judge")
+            judge = string_list(table["judge"], source, "suites.judge")
             if not judge or not all(judge):
-                raise _fail(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
+                raise config_error(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
             values["suite_judge"] = judge
         if "paths" in table:
-            values["suite_globs"] = _strings(table["paths"], source, "suites.paths")
+            values["suite_globs"] = string_list(table["paths"], source, "suites.paths")
         if "distractors" in table:
-            values["suite_distractors"] = _strings(table["distractors"], source, "suites.distractors")
+            values["suite_distractors"] = string_list(table["distractors"], source, "suites.distractors")
         if "judge-timeout" in table:
             if not is_timeout(table["judge-timeout"]):
-                raise _fail(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
+                raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
             values["suite_judge_timeout"] = float(table["judge-timeout"])
     return Config(**values)
 
@@ -472,6 +364,14 @@ def read_config_file(path: Path, below: Path | None = None) -> Config:
     """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml``
     (``[tool.skill-eval]``); a workspace's own config file ``below`` its
     folder only (one named with ``--config`` is read wherever it is)."""
+    return config_from_mapping(read_config_table(path, below), str(path), path)
+
+
+def read_config_table(path: Path, below: Path | None = None) -> dict[str, Any]:
+    """The skill-eval table of a config file as parsed TOML (all of
+    ``skill-eval.toml``, or ``[tool.skill-eval]`` of a ``pyproject.toml``),
+    read as :func:`read_config_file` reads it; unchecked (the runner reads its
+    ``[agents]`` from it, :mod:`skill_eval.evals.agents`)."""
     from .reader import OutsideRoot
 
     tomllib = _toml()
@@ -493,7 +393,7 @@ def read_config_file(path: Path, below: Path | None = None) -> Config:
         data = tool.get("skill-eval", {})
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: `[tool.skill-eval]` must be a table")
-    return config_from_mapping(data, str(path), path)
+    return data
 
 
 def has_pyproject_section(path: Path) -> bool:

@@ -72,7 +72,7 @@ openai/skills layout's ``.curated/``, ``.experimental/`` and ``.system/``."""
 
 SKIPPED_FOLDERS = TOOL_FOLDERS | {"runs"}
 """Folder names never descended into while discovering fixtures (``runs``:
-the runner's records, found by :func:`~skill_eval.linter.runs.runs_files_in`)."""
+the runner's records, found by :func:`~skill_eval.linter.run_records.runs_files_in`)."""
 
 
 def list_folder(folder: str, links: list[str] | None = None, fd: int | None = None) -> tuple[list[str], list[str]] | None:

@@ -106,7 +106,7 @@ def _workspace_runs(session: LintSession) -> tuple[str, ...]:
     CLI's walk left out, when it walked the whole workspace): what the
     calibration rules read. Registered here, not beside those rules, so that
     the cache can ask it again without importing every rule."""
-    from .runs import find_runs_files, runs_files_in
+    from .run_records import find_runs_files, runs_files_in
 
     pruned = session.pruned_folders
     return tuple(map(str, find_runs_files(session.root) if pruned is None else runs_files_in(pruned)))
@@ -116,12 +116,12 @@ def _workspace_runs(session: LintSession) -> tuple[str, ...]:
 def _runs_links_out(session: LintSession) -> tuple[str, ...]:
     """The symbolic links that would hide or redirect run records (an
     ``evals`` or ``evals/runs`` folder, or a runs file in one:
-    :func:`~skill_eval.linter.runs.runs_links`) and lead out of the
+    :func:`~skill_eval.linter.run_records.runs_links`) and lead out of the
     workspace: SE004 reports them; nothing behind them is listed or read.
     The links come from the CLI's walk, else from a walk of the workspace
     for runs files (as ``workspace-runs``); where they lead is resolved as
     text (``readlink``), never opened."""
-    from .runs import find_runs_files, runs_links
+    from .run_records import find_runs_files, runs_links
 
     links: Iterable[str] | None = session._walked_links
     if links is None:
@@ -136,7 +136,7 @@ def _runs_links_out(session: LintSession) -> tuple[str, ...]:
 @session_query("suite-runs")
 def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
     """The runs files of the suite at ``suite``."""
-    from .runs import suite_runs_files
+    from .run_records import suite_runs_files
 
     return tuple(map(str, suite_runs_files(Path(suite), session.root)))
 

@@ -74,7 +74,7 @@ class Targets:
         self.output_specs: set[Path] = set() if output_specs is None else output_specs
         self.pruned = pruned
         """When these came from walking a folder: the folders that walk left out
-        by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.runs.runs_files_in`."""
+        by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.run_records.runs_files_in`."""
         self.suites: set[Path] = set()
         """skill-creator suites (``evals.json``, trigger sets: :mod:`.suites`)."""
         self.links = links

@@ -137,6 +137,7 @@ def test_an_uncommented_command_agent_plans_starts(tmp_path: Path) -> None:
 @pytest.mark.parametrize("section,preset", [("claude", "claude-code"), ("codex", "codex"), ("gemini", "gemini-cli"),
                                             ("opencode", "opencode")])
 def test_each_commented_preset_is_a_valid_agent_once_uncommented(tmp_path: Path, section: str, preset: str) -> None:
+    from skill_eval.evals.agents import load_agents
     from skill_eval.linter.config import load_config
 
     assert skill_eval("init", "release-signoff", cwd=tmp_path).returncode == 0
@@ -145,8 +146,8 @@ def test_each_commented_preset_is_a_valid_agent_once_uncommented(tmp_path: Path,
     text = uncomment(config.read_text(encoding="utf-8"), section)
     assert tomllib.loads(text)["agents"][section]["preset"] == preset
     config.write_text(text, encoding="utf-8")
-    loaded = load_config(skill)
-    assert list(loaded.agents) == [section] and loaded.agents[section].preset == preset
+    loaded = load_agents(load_config(skill), skill)
+    assert list(loaded) == [section] and loaded[section].preset == preset
 
 
 def test_init_inside_a_configured_workspace_writes_no_second_config(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from agents_real_helpers import (
     run_phases,
 )
 from skill_eval.evals.presets import PRESET_NAMES, get_preset
-from skill_eval.linter.runs import parse_runs
+from skill_eval.linter.run_records import parse_runs
 
 PROBE_ID = "skipped-retry-test"
 ANSWER = "Criterion 3 rests on a skipped test.\n\nverdict: NOT_PROVEN\nunproven: 3\nconfidence: high\n"

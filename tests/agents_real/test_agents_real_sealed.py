@@ -36,7 +36,7 @@ from agents_real_helpers import (
 )
 from skill_eval.evals.presets import PRESET_NAMES
 from skill_eval.evals.sandbox import sandbox_problem
-from skill_eval.linter.runs import parse_runs
+from skill_eval.linter.run_records import parse_runs
 
 PROBE_ID = "skipped-retry-test"
 ANSWER = "Criterion 3 rests on a skipped test.\n\nverdict: NOT_PROVEN\nunproven: 3\nconfidence: high\n"

@@ -28,7 +28,7 @@ from agents_real_helpers import (
 )
 from test_agents_real_runner import ANSWER, PROBE_ID, parse_time, toml_value
 from skill_eval.evals.presets import PRESET_NAMES
-from skill_eval.linter.runs import parse_runs
+from skill_eval.linter.run_records import parse_runs
 
 AGENTS = ("loads", "ignores")
 

@@ -22,7 +22,7 @@ import pytest
 
 from agents_real_helpers import API_KEYS, MODELS, base_env, endpoint_settings, read_log, require_cli, run_phases
 from skill_eval.evals.triggers import trigger_report
-from skill_eval.linter.runs import parse_runs
+from skill_eval.linter.run_records import parse_runs
 
 PRESET = "claude-code"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "suites-ondata"

@@ -58,7 +58,7 @@ class Suite:
     def all_records(self) -> list[dict]:
         """Every start of the suite (a start with its outcome as one record),
         file by file in name (time) order."""
-        from skill_eval.linter.runs import parse_runs
+        from skill_eval.linter.run_records import parse_runs
 
         return [record for path in self.files() for _line, record in parse_runs(path, path.read_bytes()).records]
 

@@ -24,7 +24,8 @@ from skill_eval.evals.cli import calibrate_main, run_main
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.viewer_build import build_model
 from skill_eval.evals.viewer_model import validate
-from skill_eval.linter.runs import calibration_rule_sha256, count_starts
+from skill_eval.evals.records import count_starts
+from skill_eval.linter.run_records import calibration_rule_sha256
 
 from evals_helpers import PYTHON, Suite, agent_command, cli
 

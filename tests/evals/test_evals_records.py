@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from skill_eval.linter.runs import (
-    ArmSample, append_record, count_starts, read_runs_file, record_passed, sample_versions, wilson, zone_of,
-)
+from skill_eval.evals.records import append_record, count_starts, read_runs_file
+from skill_eval.evals.stats import wilson
+from skill_eval.linter.run_records import ArmSample, record_passed, sample_versions, zone_of
 
 
 def rec(arm: str, rep: int, caught: bool, *, status: str = "ok", version: int = 1, probe: str = "p", **extra):
@@ -128,7 +128,8 @@ def test_count_starts_includes_failures_and_torn_lines(tmp_path):
 
 
 def test_schema_2_starts_outcomes_plans_and_torn_lines(tmp_path):
-    from skill_eval.linter.runs import RunsLog, parse_runs, writer_alive
+    from skill_eval.evals.records import RunsLog, writer_alive
+    from skill_eval.linter.run_records import parse_runs
 
     path = tmp_path / "evals" / "runs" / "r.jsonl"
     path.parent.mkdir(parents=True)

@@ -7,7 +7,7 @@ import re
 
 from skill_eval.evals.cli import check_main, freeze_main, report_main
 from skill_eval.linter.engine import lint_paths
-from skill_eval.linter.runs import append_record, sha256_file
+from skill_eval.evals.records import append_record, sha256_file
 
 
 def rec(suite, probe, version, arm, rep, passed, *, status="ok", kind="floor", agent="x"):

@@ -13,7 +13,7 @@ import pytest
 
 from skill_eval.evals.api import ApiError, probe_status, run_probe
 from skill_eval.evals.cli import run_main
-from skill_eval.linter.runs import read_runs_file
+from skill_eval.evals.records import read_runs_file
 
 from evals_helpers import PYTHON, agent_command, cli
 

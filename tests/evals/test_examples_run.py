@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skill_eval.linter.runs import parse_runs
+from skill_eval.linter.run_records import parse_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from skill_eval.evals.cli import run_main
+from skill_eval.evals.agents import agents_from_mapping
 from skill_eval.evals.presets import PRESET_NAMES, get_preset
-from skill_eval.linter.config import AGENT_PRESETS, ConfigError, config_from_mapping
+from skill_eval.linter.config import ConfigError
 
 from evals_helpers import AGENTS, PYTHON
 
@@ -203,18 +204,14 @@ def test_a_prompt_too_long_for_one_argument_is_refused_before_any_start(suite, t
 # -- the config ------------------------------------------------------------------------
 
 
-def test_config_presets_are_the_runners():
-    assert AGENT_PRESETS == PRESET_NAMES
-
-
 def test_config_reads_a_preset_agent_with_its_overrides():
-    config = config_from_mapping({"agents": {"claude": {
+    agents = agents_from_mapping({"agents": {"claude": {
         "preset": "claude-code", "model": "claude-sonnet-4-5", "args": ["--max-turns", "8"],
         "env": {"CLAUDE_CODE_MAX_RETRIES": "3"}, "executable": "bin/claude", "timeout": 300}}})
-    agent = config.agents["claude"]
+    agent = agents["claude"]
     assert (agent.preset, agent.command, agent.treatment) == ("claude-code", (), "install")
     assert agent.args == ("--max-turns", "8") and agent.executable == "bin/claude" and agent.timeout == 300
-    assert config_from_mapping({"agents": {"c": {"command": ["x"]}}}).agents["c"].treatment == "prepend"
+    assert agents_from_mapping({"agents": {"c": {"command": ["x"]}}})["c"].treatment == "prepend"
 
 
 @pytest.mark.parametrize("table, message", [
@@ -231,8 +228,24 @@ def test_config_reads_a_preset_agent_with_its_overrides():
 ])
 def test_config_refuses_a_preset_agent_that_cannot_be_meant(table, message):
     with pytest.raises(ConfigError) as error:
-        config_from_mapping({"agents": {"a": table}}, "skill-eval.toml")
+        agents_from_mapping({"agents": {"a": table}}, "skill-eval.toml")
     assert message in str(error.value) and str(error.value).startswith("skill-eval.toml: ")
+
+
+def test_an_agent_table_is_the_runners_to_refuse(tmp_path, capsys):
+    """The ``[agents.NAME]`` tables are read by the runner, not into the
+    linter's config: one that cannot be meant is refused by ``skill-eval
+    run`` with the file and the key (no traceback, nothing started), and a
+    lint of the same workspace is not stopped by it."""
+    from skill_eval.linter.engine import lint_paths
+
+    config = tmp_path / "skill-eval.toml"
+    config.write_text('max-artifact-lines = 40\n\n[agents.a]\npreset = "claude"\n', encoding="utf-8")
+    assert lint_paths([tmp_path]).diagnostics == []
+    assert run_main([str(tmp_path)]) != 0
+    err = capsys.readouterr().err
+    assert f"{config}: " in err and "did you mean 'claude-code'?" in err and "Traceback" not in err
+    assert not (tmp_path / "evals").exists()
 
 
 def test_the_report_model_shows_each_starts_usage(suite, tmp_path):

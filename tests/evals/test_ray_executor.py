@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.linter.runs import count_starts
+from skill_eval.evals.records import count_starts
 
 from evals_helpers import AGENTS, PYTHON, SUITE, Suite, agent_command
 

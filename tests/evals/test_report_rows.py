@@ -12,7 +12,8 @@ from scipy.stats import fisher_exact
 
 from skill_eval.evals.cli import report_main
 from _skill_tree import skill_tree_sha256
-from skill_eval.linter.runs import append_record, fisher_greater, sha256_file
+from skill_eval.evals.records import append_record, sha256_file
+from skill_eval.evals.stats import fisher_greater
 
 PROBE = "euphemized-coverage"
 

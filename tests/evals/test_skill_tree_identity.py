@@ -14,7 +14,7 @@ from skill_eval.evals.api import probe_status
 from skill_eval.evals.cli import run_main
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.viewer_build import build_model
-from skill_eval.linter.runs import sha256_file
+from skill_eval.evals.records import sha256_file
 
 from _skill_tree import skill_tree_sha256
 from evals_helpers import agent_command

@@ -156,7 +156,7 @@ def test_the_judges_verdict_and_reason_are_on_the_outcome_record(suite, tmp_path
 def test_old_records_without_the_fields_still_read(suite):
     """A runs file written before these fields: the report reads it, the
     skill's use is unknown, nothing is flagged or contaminated."""
-    from skill_eval.linter.runs import parse_runs
+    from skill_eval.linter.run_records import parse_runs
 
     suite.configure({"rule": {"command": agent_command("rule_agent.py"), "timeout": 30}})
     assert run_main([str(suite.probe(PROBE)), "--no-progress", "--reps", "1", "--skip-check"]) == 0
@@ -177,7 +177,7 @@ def test_old_records_without_the_fields_still_read(suite):
 def test_a_field_of_the_wrong_type_sets_the_line_aside(suite):
     """skill_loaded as a string, contaminated as an object: the outcome line is
     set aside whole (its start reads as interrupted), never half-read."""
-    from skill_eval.linter.runs import parse_runs
+    from skill_eval.linter.run_records import parse_runs
 
     suite.configure({"rule": {"command": agent_command("rule_agent.py"), "timeout": 30}})
     assert run_main([str(suite.probe(PROBE)), "--no-progress", "--reps", "1", "--skip-check"]) == 0

@@ -14,7 +14,7 @@ import pytest
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.runner import Runner, select_agent
 from skill_eval.evals.suites import load_suite, pass_at_k, suite_report
-from skill_eval.linter.runs import read_runs_file
+from skill_eval.evals.records import read_runs_file
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures" / "lint"
@@ -253,7 +253,8 @@ def test_suite_report_by_hand() -> None:
     case worked by hand; the intervals against published values: Wilson's
     for 5/6 is [0.436, 0.970], Newcombe's (1998, method 10) worked example
     56/70 - 48/80 gives [0.0524, 0.3339]."""
-    from skill_eval.evals.suites import difference_interval, wilson
+    from skill_eval.evals.stats import wilson
+    from skill_eval.evals.suites import difference_interval
 
     def outcome(arm: str, rep: int, passed: list[bool]) -> dict:
         return {"type": "outcome", "status": "ok", "arm": arm, "rep": rep, "probe": "eval-1", "probe_sha256": "h",

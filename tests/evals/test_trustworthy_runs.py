@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from skill_eval.evals.cli import run_main
-from skill_eval.linter.runs import count_starts, parse_runs, read_runs_file
+from skill_eval.evals.records import count_starts, read_runs_file
+from skill_eval.linter.run_records import parse_runs
 
 from evals_helpers import PYTHON, agent_command, cli
 

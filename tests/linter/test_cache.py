@@ -215,6 +215,64 @@ def test_another_config_is_another_cache(tmp_path: Path, lookups: Lookups, settl
     assert lookups.hits == 0
 
 
+def _cache_files(root: Path) -> dict[str, bytes]:
+    """Every file of the workspace's cache folder, by name, with its bytes."""
+    folder = root / CACHE_DIR
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+class RuleRuns:
+    """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
+    none when every unit is served from the cache."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from skill_eval.linter import engine
+
+        self.count = 0
+        original = engine._run
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(engine, "_run", counted)
+
+
+def test_an_agent_edit_leaves_the_cache_warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             settled_at_once: None) -> None:
+    """The runner's ``[agents.NAME]`` tables are not the linter's config
+    (:mod:`skill_eval.evals.agents`): editing one leaves the cache's files as
+    they were and runs no rule, while a lint setting in the same file starts
+    a new cache and runs the rules again. The findings are a lint's without
+    the cache each time."""
+    root = _workspace(tmp_path)
+    config = root / "skill-eval.toml"
+    runs = RuleRuns(monkeypatch)
+    lint_paths([root], cache=True)
+    assert runs.count > 0
+    lint_paths([root], cache=True)
+    warm = _cache_files(root)
+    text = config.read_text()
+    assert "timeout = 30" in text
+    config.write_text(text.replace("timeout = 30", "timeout = 45")
+                      + '\n[agents.another]\npreset = "codex"\nmodel = "gpt-5"\n')
+    runs.count = 0
+    after_agent_edit = lint_paths([root], cache=True).diagnostics
+    assert runs.count == 0
+    assert _cache_files(root) == warm
+    runs.count = 0
+    assert full(after_agent_edit) == full(lint_paths([root]).diagnostics)
+    assert runs.count > 0  # the lint without the cache ran them: the counter counts
+
+    config.write_text(config.read_text().replace("max-artifact-lines = 40", "max-artifact-lines = 3"))
+    runs.count = 0
+    after_lint_edit = lint_paths([root], cache=True).diagnostics
+    assert runs.count > 0
+    assert set(_cache_files(root)) - set(warm)  # a new cache, keyed by the new config
+    assert full(after_lint_edit) == full(lint_paths([root]).diagnostics)
+    assert any(d.code == "SE303" for d in after_lint_edit) and not any(d.code == "SE303" for d in after_agent_edit)
+
+
 # -- never stale, whatever happens between two runs -------------------------------------------
 
 

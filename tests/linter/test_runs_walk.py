@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skill_eval.linter.reader import FileSystemReader
-from skill_eval.linter.runs import find_runs_files, runs_files_in
+from skill_eval.linter.run_records import find_runs_files, runs_files_in
 from skill_eval.linter.workspace import discover
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ findings; frozen probes, and probes edited without a version bump; a
 among them).
 
 The zone and the evidence come from the project's own functions
-(:func:`skill_eval.linter.runs.zone_of`, :func:`~skill_eval.evals.viewer_model.evidence_of`),
+(:func:`skill_eval.linter.run_records.zone_of`, :func:`~skill_eval.evals.viewer_model.evidence_of`),
 so the model is what :func:`~skill_eval.evals.viewer_build.build_model` would
 make of such records.
 """
@@ -27,7 +27,8 @@ from typing import Any
 
 from skill_eval.evals.viewer_build import probe_content
 from skill_eval.evals.viewer_model import ANSWER_CAP, ALPHA, SCHEMA_ID, evidence_of
-from skill_eval.linter.runs import ArmSample, calibration_rule_sha256, wilson, zone_of
+from skill_eval.evals.stats import wilson
+from skill_eval.linter.run_records import ArmSample, calibration_rule_sha256, zone_of
 
 SERIES = (("claude-code", "claude-sonnet-4-5"), ("codex", "gpt-5-codex"))
 SKILLS = ("verify-closeout", "review-migrations", "triage-incidents", "audit-licences", "check-dosage-tables",

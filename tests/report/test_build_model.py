@@ -16,7 +16,7 @@ from skill_eval.evals.grading import grade_answer
 from skill_eval.evals.probes import Workspace
 from skill_eval.evals.viewer_build import build_model, grade_expectations
 from skill_eval.evals.viewer_model import TYPED_DICTS, load_schema, validate
-from skill_eval.linter.runs import append_record
+from skill_eval.evals.records import append_record
 
 
 def run(suite: Suite, *args: str) -> int:
@@ -181,7 +181,7 @@ def test_lint_at_report_time_only_for_unchanged_files(suite):
     before plan records kept them): the probe is linted for the report while
     its files hash as they ran, and not at all once they changed."""
     from skill_eval.linter.engine import lint_paths
-    from skill_eval.linter.runs import sha256_file
+    from skill_eval.evals.records import sha256_file
 
     folder = suite.probe("euphemized-coverage")
     record = {"probe": "euphemized-coverage", "version": 1, "probe_sha256": sha256_file(folder / "probe.json"),
@@ -287,7 +287,8 @@ def test_one_fisher_test_and_one_separation_rule(suite):
     """The model's evidence is the records' own sample (sample_rows: the text
     report, the calibration rules and the editor read the same), including the
     boundary p = alpha: 3 of 3 against 0 of 3 gives exactly 1/20."""
-    from skill_eval.linter.runs import SEPARATION_ALPHA, fisher_greater, read_runs_file, sample_rows
+    from skill_eval.evals.records import read_runs_file
+    from skill_eval.evals.stats import SEPARATION_ALPHA, fisher_greater, sample_rows
 
     assert fisher_greater(3, 3, 0, 3) == pytest.approx(1 / 20)
     assert fisher_greater(3, 4, 1, 4) == pytest.approx(17 / 70)  # Fisher's tea tasting, one-sided

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from report_helpers import Suite
-from skill_eval.linter.runs import read_runs_file
+from skill_eval.evals.records import read_runs_file
 
 AGENT = Path(__file__).resolve().parent / "agents" / "verdict_agent.py"
 DEADLINE = 180.0

@@ -126,7 +126,7 @@ def test_an_agent_answering_in_fields_that_misses_is_still_a_floor(tmp_path: Pat
 @pytest.mark.parametrize("unreadable,zone", [((0, 0), "floor"), ((2, 1), "unreadable"), ((1, 1), "floor"),
                                              ((2, 2), "unreadable")])
 def test_the_zone_is_unreadable_only_when_most_graded_reps_are(unreadable, zone) -> None:
-    from skill_eval.linter.runs import ArmSample, zone_of
+    from skill_eval.linter.run_records import ArmSample, zone_of
 
     control = ArmSample(reps=2, caught=0, unreadable=unreadable[0])
     treatment = ArmSample(reps=2, caught=0, unreadable=unreadable[1])

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from skill_eval.evals.viewer import (PLOT_PAD, PLOT_SIZE, decode_payload, domain_pad, page_payload, plot_layout,
                                      render_html)
 from skill_eval.evals.viewer_model import validate
-from skill_eval.linter.runs import wilson
+from skill_eval.evals.stats import wilson
 from synthetic_report import synthetic_model
 
 

@@ -1,9 +1,9 @@
 """What the calibration rules read: frozen.json and the suite's run records.
 
-The file formats live in :mod:`skill_eval.linter.runs` (standard library only,
-shared with the eval runner), parsed there from bytes
-(:func:`~skill_eval.linter.runs.parse_runs`,
-:func:`~skill_eval.linter.runs.read_frozen`); the bytes are read here, through
+The file formats are read by :mod:`skill_eval.linter.run_records` (standard
+library only; the eval runner writes them), parsed there from bytes
+(:func:`~skill_eval.linter.run_records.parse_runs`,
+:func:`~skill_eval.linter.run_records.read_frozen`); the bytes are read here, through
 the session's safe reader (:meth:`~skill_eval.linter.context.LintSession.read_safely`):
 a runs file or frozen.json that is a link out of the workspace is never read
 (SE004), a FIFO or a device never waited on (SE005), and none is read past
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...runs import RunsFile, frozen_path, parse_runs, read_frozen, suite_folder
+from ...run_records import RunsFile, frozen_path, parse_runs, read_frozen, suite_folder
 from ...session import FileProblem
 from ...textfile import Span, normalize_newlines
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...diagnostics import Fix, Related, Severity, TextEdit
-from ...runs import sha256_bytes
+from ...run_records import sha256_bytes
 from ...textfile import TextDocument
 from ..base import Rule, Scope
 from ._records import frozen_case, line_span_of

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...diagnostics import Severity
-from ...runs import sample_versions
+from ...run_records import sample_versions
 from ..base import Rule, Scope
 from ._records import probe_records
 

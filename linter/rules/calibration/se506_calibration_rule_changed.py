@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...diagnostics import Related, Severity
-from ...runs import calibration_rule_record, calibration_rule_sha256
+from ...run_records import calibration_rule_record, calibration_rule_sha256
 from ...textfile import Span
 from ..base import Rule, Scope
 from ._records import line_span_of, probe_runs

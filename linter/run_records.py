@@ -1,54 +1,40 @@
-"""Eval-run records and frozen cases, read and written in one place.
+"""Run records and frozen cases, read: what the calibration rules need.
 
 fixture-format.md, "Results of eval runs": each start of an agent on a probe
-is on record before the agent runs. This module is that file format's single
-implementation, shared by the eval runner (which writes) and the calibration
-rules SE502-SE505 (which read). It imports nothing but the standard library,
-so the linter stays fast. docs/format.md ("Run records") lists the fields.
+is on record before the agent runs. The runner writes the records
+(:mod:`skill_eval.evals.records`, which also holds their typed form and JSON
+Schema); this module reads them, for the calibration rules SE502-SE506 and
+for the runner and the report above the linter. It imports nothing but the
+standard library, so the linter stays fast. docs/format.md ("Run records")
+lists the fields.
 
 Records (schema 2)
 ------------------
 Each runner invocation appends to a file of its own per suite
-(``evals/runs/<UTC time>-<agent>-<random>.jsonl``), created exclusively and
-held under an exclusive ``flock`` for the runner's whole life. Its lines:
-
-* ``{"schema":2,"type":"plan",...}`` — the starts this runner reserved under
-  the workspace's run lock (``starts``: ``[probe, version, probe_sha256,
-  artifact_sha256, skill_sha256, arm, rep, skill_tree_sha256]`` each). A reservation holds only while the
-  file's lock is held (its runner is alive); it is never a start.
-* ``{"schema":2,"type":"start","start_id":...}`` — written whole and
-  fsync'd before the agent's process is spawned.
-* ``{"schema":2,"type":"outcome","start_id":...}`` — the start's end: its
-  ``status`` (``ok``, ``error``, ``timeout``, ``interrupted``), answer and
-  grading.
-* ``{"schema":2,"type":"decision",...}`` — ``skill-eval calibrate``'s
-  observation of one probe version (zone, the starts it cost, the rule that
-  decided it); never a start.
-
-Schema 1 files (one record per start, written after it ended) stay readable:
-each such line is one start.
+(``evals/runs/<UTC time>-<agent>-<random>.jsonl``). Its lines are ``plan``
+(the starts a runner reserved; a reservation holds only while the file's
+lock is held), ``start`` (written whole and synced before the agent's
+process is spawned), ``outcome`` (a start's end: its ``status`` ``ok``,
+``error``, ``timeout`` or ``interrupted``, answer and grading) and
+``decision`` (``skill-eval calibrate``'s observation of one probe version;
+never a start). Schema 1 files (one record per start, written after it
+ended) stay readable: each such line is one start.
 
 Reading (:func:`parse_runs`, pure: path and bytes in) pairs each start with
 its outcome into one *logical record* (the start's fields, then the
 outcome's). A start without an outcome reads as ``status: "interrupted"`` with
 ``"unfinished": true``: its runner was killed, or is still running it —
-:func:`writer_alive` tells (the file's lock is held). Every start counts:
-:attr:`RunsFile.starts` is the logical records plus torn lines. A torn line
-(a writer killed mid-line: not a whole JSON object) counts as a start, except
-one whose first bytes show it was an outcome, a plan or a decision (the start
-it belongs to, if any, has its own line). A whole line that is no record
-readers can use — a field of the wrong JSON type (:func:`odd_field`: ``"rep":
-"1"``, ``"caught": 3``, a hash that is a list) — is set aside the same way, by
-its type, before any reader meets it: the readers (the report, the runner's
-planning, ``skill-eval calibrate``, the calibration rules) never see a field
-of another type than docs/format.md gives it.
-
-Durability
-----------
-:class:`RunsLog` writes a batch of records with one ``os.write`` and one
-``fdatasync`` (group commit: the starts that threads hand in while a sync is
-under way go out together with the next). Nothing is reported as recorded
-before its sync returned. A killed writer leaves at most one torn last line.
+:func:`skill_eval.evals.records.writer_alive` tells (the file's lock is held).
+Every start counts: :attr:`RunsFile.starts` is the logical records plus torn
+lines. A torn line (a writer killed mid-line: not a whole JSON object) counts
+as a start, except one whose first bytes show it was an outcome, a plan or a
+decision (the start it belongs to, if any, has its own line). A whole line
+that is no record readers can use — a field of the wrong JSON type
+(:func:`odd_field`: ``"rep": "1"``, ``"caught": 3``, a hash that is a list) —
+is set aside the same way, by its type, before any reader meets it: the
+readers (the report, the runner's planning, ``skill-eval calibrate``, the
+calibration rules) never see a field of another type than docs/format.md
+gives it.
 
 Zones
 -----
@@ -58,34 +44,33 @@ caught more often than treatment), ``mixed`` (anything else), ``pending``
 (an arm needed for the call has no graded rep yet) and ``unreadable`` (most
 graded answers had no field the output spec names, ``answer_source:
 "none"``: an agent answering in prose is graded a miss every time, and its
-sample would read as a floor). :func:`fisher_greater`
-gives the one-sided Fisher exact p-value of "treatment catches more often".
+sample would read as a floor). SE505 reads a version's history by zone
+(:func:`sample_versions`); the intervals and tests of the report (Wilson,
+Fisher) are the runner's: :mod:`skill_eval.evals.stats`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import threading
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from .reader import TOOL_FOLDERS
 
 RUNS_FOLDER = ("evals", "runs")
 FROZEN_FILE = ("evals", "frozen.json")
 RECORD_SCHEMA = 2
+"""The ``schema`` of the records a runner writes now."""
 STATUSES = ("ok", "error", "timeout", "interrupted")
 ARMS = ("control", "treatment")
-PROBE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
-"""probe.json's ``id`` pattern (fixture-format.md); only such ids name folders."""
 
 _SKIPPED = TOOL_FOLDERS
 """The folders the runs walk never enters: the fixture walk's, so the two agree."""
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
-"""How a torn outcome, plan or decision line begins (:func:`encode_record` keeps these keys first)."""
+"""How a torn outcome, plan or decision line begins (the writer,
+:func:`skill_eval.evals.records.encode_record`, keeps these keys first)."""
 _NOT_STARTS = ("outcome", "plan", "decision")
 """The record types that are never starts (:func:`parse_runs`)."""
 _OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
@@ -162,19 +147,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    return sha256_bytes(Path(path).read_bytes())
-
-
-def valid_probe_id(probe_id: object) -> bool:
-    """Whether ``probe_id`` matches :data:`PROBE_ID_PATTERN` (and so may name a folder)."""
-    if not isinstance(probe_id, str) or not probe_id or len(probe_id) > 200:
-        return False
-    if not ("a" <= probe_id[0] <= "z" or "0" <= probe_id[0] <= "9"):
-        return False
-    return all("a" <= c <= "z" or "0" <= c <= "9" or c in "._-" for c in probe_id)
-
-
 def calibration_rule_record(rule) -> dict[str, Any]:
     """The ``calibration_rule`` object written into the records a
     :class:`~skill_eval.linter.config.CalibrationRule` governs (the config's
@@ -210,18 +182,6 @@ def runs_folder(suite: Path) -> Path:
 
 def frozen_path(suite: Path) -> Path:
     return suite.joinpath(*FROZEN_FILE)
-
-
-def new_runs_file(suite: Path, agent: str) -> Path:
-    """A fresh runs file for one invocation of the runner: records of concurrent
-    runners never share a file, and branches never conflict on merge."""
-    import re
-    import uuid
-    from datetime import datetime, timezone
-
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")  # names sort in time order
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", agent).strip("-.") or "agent"
-    return runs_folder(suite) / f"{stamp}-{safe[:60]}-{uuid.uuid4().hex[:6]}.jsonl"
 
 
 def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
@@ -305,194 +265,6 @@ def runs_files_in(pruned: Iterable[str]) -> list[Path]:
     return sorted(found)
 
 
-# -- writing --------------------------------------------------------------------------
-
-
-def encode_record(record: dict[str, Any]) -> bytes:
-    """The record as one line: compact JSON, no raw newlines, ending in ``\\n``.
-    ``schema`` and ``type`` come first, so a torn line still shows its type."""
-    if "type" in record and next(iter(record)) != "schema":
-        record = {"schema": record.get("schema", RECORD_SCHEMA), "type": record["type"], **record}
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n").encode("utf-8")
-
-
-def append_record(path: Path, record: dict[str, Any], *, fsync: bool = True) -> None:
-    """Append ``record`` to ``path`` whole (see :func:`append_records`)."""
-    append_records(path, [record], fsync=fsync)
-
-
-def append_records(path: Path, records: list[dict[str, Any]], *, fsync: bool = True) -> None:
-    """Append records to a file that no runner holds (tools, tests, merges):
-    each with its own single ``os.write``, under an exclusive ``flock``, then
-    one ``fsync``. A torn last line left by a killed writer is first ended, so
-    a new record is never glued to the fragment. The runner writes through
-    :class:`RunsLog` instead."""
-    import fcntl
-
-    if not records:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        fresh = b""
-        if size:
-            with open(path, "rb") as tail:
-                tail.seek(size - 1)
-                if tail.read(1) != b"\n":
-                    fresh = b"\n"  # a killed writer left a torn line: start on a fresh one
-        for record in records:
-            line = fresh + encode_record(record)
-            fresh = b""
-            written = os.write(fd, line)
-            if written != len(line):  # a short write on a regular file means a full disk
-                raise OSError(f"short write to {path}: {written} of {len(line)} bytes (is the disk full?)")
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-class RunsLog:
-    """One runner's records file: created exclusively (never through a
-    symbolic link), locked (``flock``, exclusive) for the runner's whole life,
-    appended to with group commit.
-
-    :meth:`append` may be called from any thread; it returns once the records
-    are on disk. Whoever finds no sync under way writes everything handed in
-    so far with one ``os.write`` and syncs it; the others wait for that sync
-    (or the next). A failed write or sync breaks the log: that call and every
-    later one raise :class:`OSError`.
-    """
-
-    def __init__(self, path: Path, *, fsync: bool = True, dir_fd: int | None = None) -> None:
-        import fcntl
-
-        self.path = Path(path)
-        self.fsync = fsync
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        name = self.path.name if dir_fd is not None else self.path
-        self._fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)  # a reader's writer_alive() holds LOCK_SH for a moment
-        except OSError:
-            os.close(self._fd)
-            raise
-        self._cond = threading.Condition()
-        self._pending: list[bytes] = []
-        self._handed = 0   # sequence number of the last batch handed in
-        self._durable = 0  # ... and of the last one on disk
-        self._syncing = False
-        self._broken: OSError | None = None
-
-    def append(self, records: list[dict[str, Any]], durable: bool = True) -> None:
-        """Append ``records``; with ``durable``, return once they are synced.
-        Without, they are written now (whole lines: a kill cannot lose them)
-        and synced with the next durable batch or :meth:`close`: what a crash
-        of the machine itself may then lose is an outcome, whose start then
-        reads as interrupted — never a start (the runner makes start records
-        durable)."""
-        data = b"".join(encode_record(record) for record in records)
-        if not data:
-            return
-        if not durable:
-            with self._cond:
-                if self._broken is not None:
-                    raise OSError(f"{self.path}: an earlier write failed ({self._broken})")
-                fd = self._fd
-            try:
-                self._write(data, sync=False, fd=fd)
-            except OSError as error:
-                with self._cond:
-                    self._broken = error
-                raise
-            return
-        with self._cond:
-            if self._broken is not None:
-                raise OSError(f"{self.path}: an earlier write failed ({self._broken})")
-            self._pending.append(data)
-            self._handed += 1
-            mine = self._handed
-            while self._durable < mine:
-                if self._broken is not None:
-                    raise OSError(f"{self.path}: {self._broken}")
-                if self._syncing:
-                    self._cond.wait()
-                    continue
-                self._syncing = True
-                batch, self._pending, upto = self._pending, [], self._handed
-                self._cond.release()
-                failure = None
-                try:
-                    self._write(b"".join(batch))
-                except OSError as error:
-                    failure = error
-                finally:
-                    self._cond.acquire()
-                    self._syncing = False
-                    if failure is None:
-                        self._durable = upto
-                    else:
-                        self._broken = failure
-                    self._cond.notify_all()
-
-    def _write(self, data: bytes, sync: bool = True, fd: int | None = None) -> None:
-        """One ``os.write`` of whole lines (``O_APPEND`` writes of concurrent
-        threads do not interleave), then the sync."""
-        fd = self._fd if fd is None else fd
-        written = os.write(fd, data)
-        if written != len(data):  # a short write on a regular file means a full disk
-            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes (is the disk full?)")
-        if sync and self.fsync:
-            getattr(os, "fdatasync", os.fsync)(fd)
-
-    def close(self) -> None:
-        """Sync and close the file (which releases its lock: unfinished starts
-        then read as interrupted)."""
-        with self._cond:
-            while self._syncing:
-                self._cond.wait()
-            if self._fd >= 0:
-                try:
-                    if self.fsync and self._broken is None:
-                        getattr(os, "fdatasync", os.fsync)(self._fd)
-                finally:
-                    os.close(self._fd)
-                    self._fd = -1
-
-
-def writer_alive(path: Path) -> bool:
-    """Whether a runner still holds ``path`` (its ``flock``): its unfinished
-    starts are running and its reservations hold. A file nobody holds — its
-    runner ended or was killed — is not alive."""
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as pretty JSON through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-
-
 # -- reading --------------------------------------------------------------------------
 
 
@@ -530,7 +302,8 @@ class RunsFile:
 
     def reserved(self) -> list[tuple]:
         """The reservations of its plans not yet started, as rep identities
-        (:func:`rep_identity`). They hold only while :func:`writer_alive`."""
+        (:func:`rep_identity`). They hold only while its writer is alive
+        (:func:`skill_eval.evals.records.writer_alive`)."""
         if not self.plans:
             return []
         started = {rep_identity(record) for _line, record in self.records}
@@ -544,30 +317,6 @@ class RunsFile:
                     if identity not in started:
                         found.append(identity)
         return found
-
-
-_RUNS_CACHE: dict[Path, tuple[tuple[int, int], RunsFile]] = {}
-
-
-def read_runs_file(path: Path) -> RunsFile:
-    """Parse a runs file; cached by (mtime, size) so the language server re-reads
-    only changed files. A missing file reads as empty."""
-    path = Path(path)
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return RunsFile(path)
-    key = (stat.st_mtime_ns, stat.st_size)
-    cached = _RUNS_CACHE.get(path)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return RunsFile(path)
-    result = parse_runs(path, raw)
-    _RUNS_CACHE[path] = (key, result)
-    return result
 
 
 def odd_field(record: dict[str, Any]) -> str | None:
@@ -703,18 +452,6 @@ def parse_runs(path: Path, raw: bytes) -> RunsFile:
     return result
 
 
-def iter_records(files: Iterable[Path]) -> Iterator[tuple[Path, int, dict[str, Any]]]:
-    for path in files:
-        runs = read_runs_file(path)
-        for line, record in runs.records:
-            yield path, line, record
-
-
-def count_starts(files: Iterable[Path]) -> int:
-    """Every start on record in ``files``: records of any status, plus torn lines."""
-    return sum(read_runs_file(path).starts for path in files)
-
-
 def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], dict[str, Any]]:
     """frozen.json's cases keyed by ``(id, version)``; empty when missing or invalid."""
     if raw is None:
@@ -796,44 +533,6 @@ class ArmSample:
     def rate(self) -> float | None:
         return self.caught / self.reps if self.reps else None
 
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        return wilson(self.caught, self.reps) if self.reps else None
-
-
-def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The Wilson score interval (95% by default) of ``successes``/``trials``."""
-    if trials <= 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def fisher_greater(treatment_caught: int, treatment_reps: int, control_caught: int, control_reps: int) -> float:
-    """One-sided Fisher exact test of "the treatment arm catches more often than
-    the control arm": the probability, with both margins of the 2x2 table
-    fixed, of a treatment count at least as high as observed (the hypergeometric
-    upper tail; scipy.stats.fisher_exact(..., alternative="greater") on
-    ``[[treatment_caught, treatment_missed], [control_caught, control_missed]]``).
-    Exact integer arithmetic, then one division."""
-    t_missed, c_missed = treatment_reps - treatment_caught, control_reps - control_caught
-    if min(treatment_caught, t_missed, control_caught, c_missed) < 0:
-        raise ValueError("caught counts must lie within their reps")
-    total = treatment_reps + control_reps
-    caught = treatment_caught + control_caught
-    if total == 0 or caught == 0 or caught == total:
-        return 1.0
-    comb = math.comb
-    high = min(treatment_reps, caught)
-    tail = sum(comb(caught, k) * comb(total - caught, treatment_reps - k) for k in range(treatment_caught, high + 1))
-    return tail / comb(total, treatment_reps)
-
-
-SEPARATION_ALPHA = 0.05
-"""A sample separates the arms when :func:`fisher_greater` is at most this."""
 
 ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable")
 
@@ -866,8 +565,9 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
 
 
 class VersionSample:
-    """The graded sample of one probe version (or, from :func:`sample_rows`,
-    of one report row: one version, one content, one agent and model)."""
+    """The graded sample of one probe version (or, from
+    :func:`skill_eval.evals.stats.sample_rows`, of one report row: one
+    version, one content, one agent and model)."""
 
     __slots__ = ("probe", "version", "arms", "starts", "hashes", "agents", "models", "kind", "last_ended", "key")
 
@@ -890,28 +590,6 @@ class VersionSample:
     def zone(self) -> str:
         return zone_of(self.arms["control"], self.arms["treatment"])
 
-    @property
-    def p_value(self) -> float | None:
-        """:func:`fisher_greater` of the sample; ``None`` while an arm has no graded rep."""
-        control, treatment = self.arms["control"], self.arms["treatment"]
-        if not control.reps or not treatment.reps:
-            return None
-        return fisher_greater(treatment.caught, treatment.reps, control.caught, control.reps)
-
-    @property
-    def best_p_value(self) -> float | None:
-        """The smallest p-value these rep counts could give (treatment caught
-        every rep, control none): how much this sample size can show at all."""
-        control, treatment = self.arms["control"], self.arms["treatment"]
-        if not control.reps or not treatment.reps:
-            return None
-        return fisher_greater(treatment.reps, treatment.reps, 0, control.reps)
-
-    @property
-    def separated(self) -> bool:
-        p = self.p_value
-        return p is not None and p <= SEPARATION_ALPHA
-
 
 def rep_identity(record: dict[str, Any]) -> tuple:
     """What makes two records the same rep: probe, version, the content
@@ -925,16 +603,10 @@ def rep_identity(record: dict[str, Any]) -> tuple:
             record.get("skill_tree_sha256"))
 
 
-def row_key(record: dict[str, Any]) -> tuple:
-    """A report row: ``(probe, version, probe_sha256, artifact_sha256,
-    skill_sha256, agent, model, skill_tree_sha256)``. Records of different
-    agents, models or contents (of the skill folder too) are never pooled."""
-    return (record.get("probe"), record.get("version"), record.get("probe_sha256"), record.get("artifact_sha256"),
-            record.get("skill_sha256"), record.get("agent"), record.get("model"), record.get("skill_tree_sha256"))
-
-
-def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict[tuple, VersionSample]:
-    """Group records with ``group(record)`` and grade each rep once: its
+def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
+              sample_type: type[VersionSample] | None = None) -> dict[tuple, VersionSample]:
+    """Group records with ``group(record)`` into samples of ``sample_type``
+    (:class:`VersionSample` by default) and grade each rep once: its
     outcome is its latest ``ok`` record; a rep that never ended ok counts its
     latest failure. Starts count every record."""
     samples: dict[tuple, VersionSample] = {}
@@ -949,7 +621,7 @@ def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict
         key = group(record)
         sample = samples.get(key)
         if sample is None:
-            sample = samples[key] = VersionSample(record["probe"], version, key)
+            sample = samples[key] = (sample_type or VersionSample)(record["probe"], version, key)
         sample.starts += 1
         sample.hashes.add((str(record.get("probe_sha256")), str(record.get("artifact_sha256"))))
         if isinstance(record.get("agent"), str):
@@ -990,10 +662,5 @@ def _sample(records: Iterable[dict[str, Any]], group, agent: str | None) -> dict
 def sample_versions(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple[str, int], VersionSample]:
     """Samples per (probe id, version), every agent and content of the version
     together (the calibration rules' view of a version's history; the report
-    uses :func:`sample_rows`, which never pools)."""
-    return _sample(records, lambda record: (record["probe"], record["version"]), agent)
-
-
-def sample_rows(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple, VersionSample]:
-    """Samples per :func:`row_key`."""
-    return _sample(records, row_key, agent)
+    uses :func:`skill_eval.evals.stats.sample_rows`, which never pools)."""
+    return sample_by(records, lambda record: (record["probe"], record["version"]), agent)
