@@ -1106,7 +1106,56 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
             relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
             if relation.kind == "defect" and len(rest.split()) <= 4:
                 found.append(Judgement("SE301", True, unit, relation, "a bare hint"))
+                continue
+        judgement = None if reading.resolved else _judge_stance(unit, structure, anchors, located)
+        if judgement is not None:
+            found.append(judgement)
     return tuple(found)
+
+
+STANCE_MIN_WORDS = 5
+"""Fewer words than this are not scored: a label, a cell's value or a name
+("refunds", "Summary of the stages:") is no stance, and an average over one
+or two words is noise."""
+
+
+def stance_score(sentence: str) -> float:
+    """How much ``sentence`` reads as pointing at a flaw rather than telling
+    the work: a linear model over the average of its words' static
+    embeddings (WordLlama, from the ``wordllama`` wheel), folded into one
+    number per word and trained on the labelled set's dev split
+    (benchmarks/train_judgement_scorer.py; the numbers are
+    :mod:`._stance_words`). A word outside the table's 20,000 counts 0.
+    Above ``THRESHOLD`` it reads as a signpost; it decides nothing alone
+    (:func:`_judge_stance`)."""
+    from . import _stance_words
+
+    words = words_of(sentence)
+    if not words:
+        return _stance_words.BIAS
+    table = _stance_words.WORDS
+    return _stance_words.BIAS + sum(table.get(w, 0.0) for w in words) / len(words)
+
+
+def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], located: int | None) -> Judgement | None:
+    """A sentence the patterns did not read as scrutiny or doubt, but whose
+    words read as a signpost (:func:`stance_score`) and which relates to a
+    defect: it names the defect's part, block or section, sits in its row,
+    or points at the artifact as a whole by deixis. A sentence related to
+    no defect is never judged here, whatever its score, nor one of fewer
+    than :data:`STANCE_MIN_WORDS` words, nor one about a fault already
+    resolved ("it is corrected above")."""
+    from . import _stance_words
+
+    if len(words_of(unit.text)) < STANCE_MIN_WORDS:
+        return None
+    score = stance_score(unit.text)
+    if score < _stance_words.THRESHOLD:
+        return None
+    relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+    if not relation.relates:
+        return None
+    return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
 
 
 def _squash(text: str) -> str:
