@@ -513,6 +513,7 @@ CONTAINER_NOUNS = {
 }
 PLURAL_CONTAINERS = frozenset({"rows", "lines", "entries", "items", "criteria", "terms", "clauses", "steps",
                                "cells", "columns", "settings", "keys", "stages", "bullets", "points"})
+_CONTAINER_STEMS = frozenset(stem(n) for nouns in CONTAINER_NOUNS.values() for n in nouns)
 ARTIFACT_NOUNS = frozenset({
     "report", "closeout", "postmortem", "diff", "draft", "document", "summary", "pr", "change", "run", "plan",
     "protocol", "agreement", "contract", "workflow", "log", "material", "writeup", "write-up", "this",
@@ -967,7 +968,14 @@ def focus_of(sentence: str, start: int, end: int) -> str:
     before = _CLAUSE_BREAK.split(sentence[:start])[-1]
     after = _CLAUSE_BREAK.split(sentence[end:])[0]
     clause = f"{before} {sentence[start:end]} {after}".strip()
-    return clause if content_stems(clause) else sentence  # "Refunds, revisited": the cue is the whole clause
+    # "Refunds, revisited", "Liability, once more": the clause holds nothing
+    # but the cue, whose words name nothing, so the whole sentence is the
+    # focus; a cue that names a part ("one row to check") or points by
+    # deixis ("note the following") is its own focus
+    if content_stems(f"{before} {after}") or _CONTAINER_STEMS & content_stems(sentence[start:end]) \
+            or _DEIXIS.search(clause):
+        return clause
+    return sentence
 
 
 def _focus(sentence: str, cue: re.Match | None) -> str:
@@ -1143,13 +1151,17 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     defect: it names the defect's part, block or section, sits in its row,
     or points at the artifact as a whole by deixis. A sentence related to
     no defect is never judged here, whatever its score, nor one of fewer
-    than :data:`STANCE_MIN_WORDS` words, nor one about a fault already
-    resolved ("it is corrected above")."""
+    than :data:`STANCE_MIN_WORDS` words, nor a fragment that runs on into
+    the next block (it ends on a function word: "one of these rows is"),
+    nor one about a fault already resolved ("it is corrected above")."""
     from . import _stance_words
 
-    if len(words_of(unit.text)) < STANCE_MIN_WORDS:
-        return None
-    score = stance_score(unit.text)
+    text = unit.text.rstrip()
+    if len(words_of(text)) < STANCE_MIN_WORDS or not (re.search(r"[.!?:;)\]\"'`*_]$", text) or _is_title_like(text)):
+        return None  # a label, a value, or a fragment that runs on ("one of these rows is")
+    if _ANSWER_KEY_CASED.search(text) or (_has("answer", word_set(text)) and _ANSWER_KEY.search(text)):
+        return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
+    score = stance_score(text)
     if score < _stance_words.THRESHOLD:
         return None
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
