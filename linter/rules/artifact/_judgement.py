@@ -1121,13 +1121,16 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
     return tuple(found)
 
 
+_CLOSING = frozenset(".!?:;)]\"'`*_")
+"""A sentence's last character when it is closed (not a fragment running on)."""
+
 STANCE_MIN_WORDS = 5
 """Fewer words than this are not scored: a label, a cell's value or a name
 ("refunds", "Summary of the stages:") is no stance, and an average over one
 or two words is noise."""
 
 
-def stance_score(sentence: str) -> float:
+def stance_score(sentence: str, words: Sequence[str] | None = None) -> float:
     """How much ``sentence`` reads as pointing at a flaw rather than telling
     the work: a linear model over the average of its words' static
     embeddings (WordLlama, from the ``wordllama`` wheel), folded into one
@@ -1138,7 +1141,8 @@ def stance_score(sentence: str) -> float:
     (:func:`_judge_stance`)."""
     from . import _stance_words
 
-    words = words_of(sentence)
+    if words is None:
+        words = words_of(sentence)
     if not words:
         return _stance_words.BIAS
     table = _stance_words.WORDS
@@ -1157,13 +1161,14 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     from . import _stance_words
 
     text = unit.text.rstrip()
-    if len(words_of(text)) < STANCE_MIN_WORDS or not (re.search(r"[.!?:;)\]\"'`*_]$", text) or _is_title_like(text)):
+    words = _WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
+    if len(words) < STANCE_MIN_WORDS or not (text[-1] in _CLOSING or _is_title_like(text)):
         return None  # a label, a value, or a fragment that runs on ("one of these rows is")
-    if _ANSWER_KEY_CASED.search(text) or (_has("answer", word_set(text)) and _ANSWER_KEY.search(text)):
-        return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
-    score = stance_score(text)
+    score = stance_score(text, words)
     if score < _stance_words.THRESHOLD:
         return None
+    if _ANSWER_KEY_CASED.search(text) or (not _KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
+        return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
     if not relation.relates:
         return None
