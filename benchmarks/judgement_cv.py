@@ -58,6 +58,7 @@ def main() -> int:
         _stance_words.THRESHOLD = train.threshold_for(x @ coef + bias, y, args.precision) \
             + train.domain_margin(inner, index, vectors, args.l2, args.precision) + 0.01
         _stance_words.WORDS = {w: float(v) for w, v in zip(words, vectors @ coef)}
+        _judgement._STANCE = None  # stance_model() reads the fold's numbers
         _judgement._judge.cache_clear()
         fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
         table = judgement_eval.scores(fold)

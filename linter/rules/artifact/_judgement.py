@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import repeat
 from typing import Iterable, NamedTuple, Sequence
 
 from ..._textcache import text_cache
@@ -1137,16 +1138,29 @@ def stance_score(sentence: str, words: Sequence[str] | None = None) -> float:
     number per word and trained on the labelled set's dev split
     (benchmarks/train_judgement_scorer.py; the numbers are
     :mod:`._stance_words`). A word outside the table's 20,000 counts 0.
-    Above ``THRESHOLD`` it reads as a signpost; it decides nothing alone
-    (:func:`_judge_stance`)."""
-    from . import _stance_words
-
+    Above :func:`stance_model`'s threshold it reads as a signpost; it
+    decides nothing alone (:func:`_judge_stance`)."""
+    bias, _threshold, table = stance_model()
     if words is None:
         words = words_of(sentence)
     if not words:
-        return _stance_words.BIAS
-    table = _stance_words.WORDS
-    return _stance_words.BIAS + sum(table.get(w, 0.0) for w in words) / len(words)
+        return bias
+    return bias + sum(map(table.get, words, repeat(0.0))) / len(words)
+
+
+_STANCE: tuple[float, float, dict[str, float]] | None = None
+
+
+def stance_model() -> tuple[float, float, dict[str, float]]:
+    """The stance scorer's bias, threshold and word table (:mod:`._stance_words`,
+    imported on first use: ~9 ms from its compiled module, paid only by a
+    process that reads a sentence no pattern read)."""
+    global _STANCE
+    if _STANCE is None:
+        from . import _stance_words
+
+        _STANCE = (_stance_words.BIAS, _stance_words.THRESHOLD, _stance_words.WORDS)
+    return _STANCE
 
 
 def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], located: int | None) -> Judgement | None:
@@ -1158,14 +1172,12 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     than :data:`STANCE_MIN_WORDS` words, nor a fragment that runs on into
     the next block (it ends on a function word: "one of these rows is"),
     nor one about a fault already resolved ("it is corrected above")."""
-    from . import _stance_words
-
     text = unit.text.rstrip()
     words = _WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
     if len(words) < STANCE_MIN_WORDS or not (text[-1] in _CLOSING or _is_title_like(text)):
         return None  # a label, a value, or a fragment that runs on ("one of these rows is")
     score = stance_score(text, words)
-    if score < _stance_words.THRESHOLD:
+    if score < stance_model()[1]:
         return None
     if _ANSWER_KEY_CASED.search(text) or (not _KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
