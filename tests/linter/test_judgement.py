@@ -35,8 +35,9 @@ def measured():
 FLOORS = {
     # split: {class: (precision, recall)}; work: most work sentences flagged as errors.
     # dev is what the rules were tuned on; heldout was frozen before (its header).
-    "dev": {"signpost": (0.97, 0.90), "quiz": (0.97, 0.95), "key-leak": (0.97, 0.90), "work": 0},
-    "heldout": {"signpost": (0.97, 0.65), "quiz": (0.97, 0.90), "key-leak": (0.97, 0.90), "work": 0},
+    # Raised to what the stance reading reached (dev 141/148, 50/50, 34/36; heldout 31/40, 16/16, 15/16).
+    "dev": {"signpost": (0.98, 0.95), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.94), "work": 0},
+    "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
 
