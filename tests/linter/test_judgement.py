@@ -35,8 +35,9 @@ def measured():
 FLOORS = {
     # split: {class: (precision, recall)}; work: most work sentences flagged as errors.
     # dev is what the rules were tuned on; heldout was frozen before (its header).
-    "dev": {"signpost": (0.97, 0.90), "quiz": (0.97, 0.95), "key-leak": (0.97, 0.90), "work": 0},
-    "heldout": {"signpost": (0.97, 0.65), "quiz": (0.97, 0.90), "key-leak": (0.97, 0.90), "work": 0},
+    # Raised to what the stance reading reached (dev 141/148, 50/50, 34/36; heldout 31/40, 16/16, 15/16).
+    "dev": {"signpost": (0.98, 0.95), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.94), "work": 0},
+    "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
 
@@ -138,6 +139,55 @@ def test_signposts_in_every_position_name_their_relation(tmp_path: Path, sentenc
     errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence), "existing coverage applies"), "SE301")
     assert len(errors) == 1, errors
     assert relation in errors[0].message
+
+
+RUNBOOK = '\n\nRunbook: [retries](https://wiki.example.com/r "Export retries runbook")\n'
+"""A titled link: an artifact with one is read (may_hold_findings: a title
+may hide an answer key) even when no phrase pattern matches, so the stance
+scorer judges its sentences. An artifact with no cue, comment, image,
+titled link or suspicious code is not parsed at all (docs/performance.md)."""
+
+
+@pytest.mark.parametrize("sentence", [
+    "Something about the metrics row bothers me.",
+    "The metrics row leans on faith rather than a test.",
+])
+def test_a_signpost_no_pattern_reads_is_judged_by_its_words_and_its_relation(tmp_path: Path, sentence: str) -> None:
+    """No phrase pattern reads these (read_sentence finds no scrutiny, doubt
+    or quiz): the stance scorer does, and the sentence names the defect's row."""
+    from skill_eval.linter.rules.artifact._judgement import read_sentence
+
+    reading = read_sentence(sentence)
+    assert reading.scrutiny is None and reading.doubt is None and not reading.quiz
+    errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies"), "SE301")
+    assert len(errors) == 1, errors
+    assert "stance" in errors[0].message and "table row holding D1's quote" in errors[0].message
+
+
+def test_a_high_stance_sentence_about_no_defect_is_never_an_error(tmp_path: Path) -> None:
+    """The same words aimed at something that holds no defect: the score alone decides nothing."""
+    from skill_eval.linter.rules.artifact import _stance_words
+    from skill_eval.linter.rules.artifact._judgement import stance_score
+
+    sentence = "Something about the invoice PDF bothers me."
+    assert stance_score(sentence) >= _stance_words.THRESHOLD  # the scorer alone would flag it
+    found = _lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies")
+    assert not _errors(found, "SE301"), found
+
+
+def test_the_stance_scorer_is_what_its_training_script_describes() -> None:
+    """The shipped table: wordfreq's words (no word of the labelled set added),
+    one number each, a threshold above the bias; short texts are not scored."""
+    from skill_eval.linter.rules.artifact import _stance_words
+    from skill_eval.linter.rules.artifact._judgement import STANCE_MIN_WORDS, stance_score
+
+    assert 15_000 <= len(_stance_words.WORDS) <= 20_000
+    assert all(isinstance(v, float) for v in _stance_words.WORDS.values())
+    assert _stance_words.THRESHOLD > _stance_words.BIAS
+    assert stance_score("") == _stance_words.BIAS
+    assert STANCE_MIN_WORDS >= 3
+    assert "heldout" not in (ROOT / "benchmarks" / "train_judgement_scorer.py").read_text(encoding="utf-8").replace(
+        "heldout.tsv is never read", "")
 
 
 def test_a_bug_somewhere_in_this_diff_is_a_signpost_without_config(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import repeat
 from typing import Iterable, NamedTuple, Sequence
 
 from ..._textcache import text_cache
@@ -513,6 +514,7 @@ CONTAINER_NOUNS = {
 }
 PLURAL_CONTAINERS = frozenset({"rows", "lines", "entries", "items", "criteria", "terms", "clauses", "steps",
                                "cells", "columns", "settings", "keys", "stages", "bullets", "points"})
+_CONTAINER_STEMS = frozenset(stem(n) for nouns in CONTAINER_NOUNS.values() for n in nouns)
 ARTIFACT_NOUNS = frozenset({
     "report", "closeout", "postmortem", "diff", "draft", "document", "summary", "pr", "change", "run", "plan",
     "protocol", "agreement", "contract", "workflow", "log", "material", "writeup", "write-up", "this",
@@ -967,7 +969,14 @@ def focus_of(sentence: str, start: int, end: int) -> str:
     before = _CLAUSE_BREAK.split(sentence[:start])[-1]
     after = _CLAUSE_BREAK.split(sentence[end:])[0]
     clause = f"{before} {sentence[start:end]} {after}".strip()
-    return clause if content_stems(clause) else sentence  # "Refunds, revisited": the cue is the whole clause
+    # "Refunds, revisited", "Liability, once more": the clause holds nothing
+    # but the cue, whose words name nothing, so the whole sentence is the
+    # focus; a cue that names a part ("one row to check") or points by
+    # deixis ("note the following") is its own focus
+    if content_stems(f"{before} {after}") or _CONTAINER_STEMS & content_stems(sentence[start:end]) \
+            or _DEIXIS.search(clause):
+        return clause
+    return sentence
 
 
 def _focus(sentence: str, cue: re.Match | None) -> str:
@@ -1106,7 +1115,76 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
             relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
             if relation.kind == "defect" and len(rest.split()) <= 4:
                 found.append(Judgement("SE301", True, unit, relation, "a bare hint"))
+                continue
+        judgement = None if reading.resolved else _judge_stance(unit, structure, anchors, located)
+        if judgement is not None:
+            found.append(judgement)
     return tuple(found)
+
+
+_CLOSING = frozenset(".!?:;)]\"'`*_")
+"""A sentence's last character when it is closed (not a fragment running on)."""
+
+STANCE_MIN_WORDS = 5
+"""Fewer words than this are not scored: a label, a cell's value or a name
+("refunds", "Summary of the stages:") is no stance, and an average over one
+or two words is noise."""
+
+
+def stance_score(sentence: str, words: Sequence[str] | None = None) -> float:
+    """How much ``sentence`` reads as pointing at a flaw rather than telling
+    the work: a linear model over the average of its words' static
+    embeddings (WordLlama, from the ``wordllama`` wheel), folded into one
+    number per word and trained on the labelled set's dev split
+    (benchmarks/train_judgement_scorer.py; the numbers are
+    :mod:`._stance_words`). A word outside the table's 20,000 counts 0.
+    Above :func:`stance_model`'s threshold it reads as a signpost; it
+    decides nothing alone (:func:`_judge_stance`)."""
+    bias, _threshold, table = stance_model()
+    if words is None:
+        words = words_of(sentence)
+    if not words:
+        return bias
+    return bias + sum(map(table.get, words, repeat(0.0))) / len(words)
+
+
+_STANCE: tuple[float, float, dict[str, float]] | None = None
+
+
+def stance_model() -> tuple[float, float, dict[str, float]]:
+    """The stance scorer's bias, threshold and word table (:mod:`._stance_words`,
+    imported on first use: ~9 ms from its compiled module, paid only by a
+    process that reads a sentence no pattern read)."""
+    global _STANCE
+    if _STANCE is None:
+        from . import _stance_words
+
+        _STANCE = (_stance_words.BIAS, _stance_words.THRESHOLD, _stance_words.WORDS)
+    return _STANCE
+
+
+def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], located: int | None) -> Judgement | None:
+    """A sentence the patterns did not read as scrutiny or doubt, but whose
+    words read as a signpost (:func:`stance_score`) and which relates to a
+    defect: it names the defect's part, block or section, sits in its row,
+    or points at the artifact as a whole by deixis. A sentence related to
+    no defect is never judged here, whatever its score, nor one of fewer
+    than :data:`STANCE_MIN_WORDS` words, nor a fragment that runs on into
+    the next block (it ends on a function word: "one of these rows is"),
+    nor one about a fault already resolved ("it is corrected above")."""
+    text = unit.text.rstrip()
+    words = _WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
+    if len(words) < STANCE_MIN_WORDS or not (text[-1] in _CLOSING or _is_title_like(text)):
+        return None  # a label, a value, or a fragment that runs on ("one of these rows is")
+    score = stance_score(text, words)
+    if score < stance_model()[1]:
+        return None
+    if _ANSWER_KEY_CASED.search(text) or (not _KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
+        return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
+    relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+    if not relation.relates:
+        return None
+    return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
 
 
 def _squash(text: str) -> str:

@@ -33,6 +33,24 @@ class Signposting(Rule):
       deixis ("one of these", "here", "somewhere in this report"), which
       refers to the artifact as a whole.
 
+    A sentence the patterns of scrutiny and doubt do not read is also read
+    by its words (the *stance* score): a linear model over the average of
+    its words' static embeddings (WordLlama's, shipped in the `wordllama`
+    wheel), trained on the labelled set's dev split and folded into one
+    number per word for 20,000 common English words, so that a paraphrase
+    no pattern lists ("Something about the metrics row bothers me", "The
+    metrics row leans on faith rather than a test") reads as what it is.
+    The linter ships the numbers, not the model: no dependency, nothing
+    downloaded, a dictionary look-up per word
+    (`benchmarks/train_judgement_scorer.py` trains it;
+    `benchmarks/judgement_cv.py` checks it on domains it never saw). The
+    score decides nothing alone: a sentence of five words or more scoring
+    above the threshold is an error only when it relates to a defect as
+    below; "Something about the invoice PDF bothers me" is not reported.
+    It reads the sentences of an artifact the judgement opens at all (one
+    with a cue of the patterns, a comment, an image, a titled link or a
+    suspicious code comment); a plain artifact with none is not parsed.
+
     It is an **error** when scrutiny or doubt relates to a defect: aimed at
     the row, line, item, block or section holding its quote, or (doubt,
     deixis) at the artifact as a whole. Attention words aimed at anything
@@ -64,11 +82,13 @@ class Signposting(Rule):
     | 3 | metrics emitted | behavior unchanged, so existing coverage applies |
 
     Criterion 3 is not as solid as it reads.
+    Something about the metrics row bothers me.
     Pay attention to the `--dry-run` flag when you rerun the export.
     ```
     The second line is an error (doubt about criterion 3, the row holding
-    the defect's quote); the third is not reported (the flag holds no
-    defect).
+    the defect's quote); so is the third (no pattern reads it, its words
+    do, and it names the metrics row); the fourth is not reported (the
+    flag holds no defect).
 
     ## Fix
     Delete the pointer and let the material speak: the defect is in the work,

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Leave-one-domain-out check, within dev.tsv, of SE301's stance scorer as
+the linter uses it (benchmarks/train_judgement_scorer.py trains it).
+
+usage (in the training venv, with skill-eval installed in it):
+    python benchmarks/judgement_cv.py [--patterns]
+
+For each of dev's eight domains, the scorer is trained on the other seven
+(its threshold's margin too, by leaving out each of the seven in turn)
+and the domain's items are linted with it, as judgement_eval.py lints them.
+By default the phrase patterns' reading is switched off (every sentence
+reads as nothing to the patterns), so the figures are what the scorer and
+the structural relation find on their own in a domain they never saw: the
+part of a paraphrase the patterns would miss. ``--patterns`` keeps the
+patterns on (the whole judgement; the patterns themselves were written
+looking at all of dev, so that figure is not out-of-sample for them).
+heldout.tsv is never read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import judgement_eval  # noqa: E402
+import train_judgement_scorer as train  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--patterns", action="store_true", help="keep the phrase patterns' reading on")
+    parser.add_argument("--l2", type=float, default=0.3)
+    parser.add_argument("--precision", type=float, default=0.97)
+    args = parser.parse_args()
+
+    from skill_eval.linter.rules.artifact import _judgement, _stance_words
+
+    if not args.patterns:
+        nothing = _judgement.Reading(False, None, None, False, False, False)
+        _judgement.read_sentence = lambda sentence: nothing
+    data = train.load_dev()
+    words, vectors = train.word_vectors()
+    index = {w: i for i, w in enumerate(words)}
+    items = judgement_eval.load_items("dev")
+    outcomes = []
+    for held in sorted({item.domain for item in items}):
+        rows = [(s, y) for d, s, y in data if d != held]
+        x = train.features([s for s, _ in rows], index, vectors)
+        y = np.array([y for _, y in rows], dtype=float)
+        coef, bias = train.fit(x, y, args.l2)
+        _stance_words.BIAS = bias
+        inner = [(d, s, y) for d, s, y in data if d != held]  # the phrase lines stay in every fold
+        _stance_words.THRESHOLD = train.threshold_for(x @ coef + bias, y, args.precision) \
+            + train.domain_margin(inner, index, vectors, args.l2, args.precision) + 0.01
+        _stance_words.WORDS = {w: float(v) for w, v in zip(words, vectors @ coef)}
+        _judgement._STANCE = None  # stance_model() reads the fold's numbers
+        _judgement._judge.cache_clear()
+        fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
+        table = judgement_eval.scores(fold)
+        row = table["signpost"]
+        print(f"{held:11} signpost tp {row['tp']:2} fp {row['fp']} fn {row['fn']:2}; work flagged "
+              f"{table['work']['flagged']}/{table['work']['total']}")
+        for outcome in fold:
+            if outcome.item.label == "work" and outcome.errors:
+                print(f"    work flagged: {outcome.item.sentence}")
+        outcomes += fold
+    total = judgement_eval.scores(outcomes)
+    for label in ("signpost", "quiz", "key-leak"):
+        row = total[label]
+        print(f"all {label:9} precision {row['precision']:.3f} ({row['tp']}/{row['tp'] + row['fp']})  "
+              f"recall {row['recall']:.3f} ({row['tp']}/{row['tp'] + row['fn']})")
+    print(f"all work flagged as an error: {total['work']['flagged']}/{total['work']['total']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
