@@ -2,6 +2,11 @@
 benchmarks/judgement/dev.tsv and phrase_eval's tuning half (WordLlama l2_supercat_256 embeddings of wordfreq's
 20,000 most frequent English words, L2 0.3). Do not edit.
 
+Licence: this table is an adaptation of wordfreq's word list (wordfreq 3.1.1 by Robyn Speer,
+data under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/) and of WordLlama's
+embeddings (wordllama 0.4.0, MIT). This file alone is distributed under CC BY-SA 4.0; see
+docs/licences.md.
+
 score(sentence) = BIAS + sum(WORDS.get(w, 0) for w in words) / len(words)."""
 
 BIAS = -0.7146
