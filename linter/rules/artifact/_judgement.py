@@ -43,7 +43,7 @@ import re
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
-from ..._textcache import text_cache
+from ._textcache import text_cache
 
 __all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
 
