@@ -101,7 +101,7 @@ MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a probe.json may have (a probe
 needs ~6 levels: probe, defects, a defect, ``caught_when``, a field, a few
 ``not``). Deeper is SE002 and the probe is not read further: the schema
-validator, the source map and the rules all recurse into the data, and 162
+validator and the rules recurse into the data, and 162
 levels of ``not`` crashed the validator."""
 
 MAX_SCHEMA_PROBLEMS = 100

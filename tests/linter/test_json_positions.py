@@ -158,3 +158,23 @@ def test_what_python_reads_and_msgspec_refuses_is_read_as_before(text: str, data
     else:
         assert probe.data == data
         assert probe.value_span("/x").start == Position(1, 7)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON, _LAYOUT, st.sampled_from(["", " ", "x", ",", "]", "}", '"', "\\", "\x01", "1e999", "NaN"]),
+       st.integers(0, 200))
+def test_the_data_is_what_python_reads(value, layout, insert, where) -> None:
+    """msgspec's data (or, for what it refuses, :mod:`json`'s) equals
+    :func:`json.loads`'s, and a text :func:`json.loads` refuses is refused
+    (documents, and documents with a character slipped in)."""
+    from skill_eval.linter.probejson import _decode
+
+    text = json.dumps(value, **layout)
+    text = text[:where] + insert + text[where:]
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            _decode(text)
+        return
+    assert json.dumps(_decode(text), sort_keys=True) == json.dumps(expected, sort_keys=True)
