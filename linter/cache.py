@@ -64,8 +64,8 @@ FORMAT = 4
 MAX_CACHE_SIZE = 1 << 30
 """A cache file larger than this is not read."""
 
-LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "json_source_map", "jsonschema", "rapidfuzz", "google_re2",
-             "jsonschema_rs", "msgpack")
+LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "msgspec", "tree_sitter", "tree_sitter_json", "jsonschema",
+             "rapidfuzz", "google_re2", "jsonschema_rs", "msgpack")
 """Distributions whose versions can change what the rules find or how the
 cache is read (their ``*.dist-info`` folders' names go into the key)."""
 

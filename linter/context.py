@@ -14,8 +14,8 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from .config import Config
 from .diagnostics import Diagnostic
-from .markdown import Heading, MarkdownDocument, Window, parse_markdown
-from .outputspec import OutputSpec, parse_output_spec
+from .markdown import Heading, MarkdownDocument, Window, markdown_of
+from .outputspec import OutputSpec, output_spec_of
 from .probejson import ProbeJson, pointer
 from .quotes import QuoteMatch, find_quote
 from .session import RECORDS_MAX_SIZE, FileProblem, LintSession, _answer_of
@@ -159,7 +159,7 @@ class ProbeContext:
     def skill(self) -> MarkdownDocument | None:
         """The parsed SKILL.md, when it can be read."""
         document = self.skill_document
-        return parse_markdown(document.text) if isinstance(document, TextDocument) else None
+        return markdown_of(document) if isinstance(document, TextDocument) else None
 
     @cached_property
     def output_spec_document(self) -> TextDocument | FileProblem | None:
@@ -168,7 +168,7 @@ class ProbeContext:
     @property
     def output_spec(self) -> OutputSpec | None:
         document = self.output_spec_document
-        return parse_output_spec(document.text) if isinstance(document, TextDocument) else None
+        return output_spec_of(document) if isinstance(document, TextDocument) else None
 
     # -- anchoring ----------------------------------------------------------------
 
@@ -250,7 +250,7 @@ class SkillContext(_FileContext):
     @property
     def markdown(self) -> MarkdownDocument | None:
         document = self.document
-        return parse_markdown(document.text) if isinstance(document, TextDocument) else None
+        return markdown_of(document) if isinstance(document, TextDocument) else None
 
 
 class OutputSpecContext(_FileContext):
@@ -259,7 +259,7 @@ class OutputSpecContext(_FileContext):
     @property
     def spec(self) -> OutputSpec | None:
         document = self.document
-        return parse_output_spec(document.text) if isinstance(document, TextDocument) else None
+        return output_spec_of(document) if isinstance(document, TextDocument) else None
 
     @cached_property
     def skills(self) -> list[MarkdownDocument]:
@@ -282,7 +282,7 @@ class OutputSpecContext(_FileContext):
         for path in paths:
             loaded = session.load(path)
             if isinstance(loaded, TextDocument):
-                documents.append(parse_markdown(loaded.text))
+                documents.append(markdown_of(loaded))
         return documents
 
 

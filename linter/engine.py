@@ -608,9 +608,9 @@ def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: se
     if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path, fixture_paths):
         loaded = session.load(diagnostic.path)
         if isinstance(loaded, TextDocument) and "skill-eval" in loaded.text:
-            from .markdown import parse_markdown
+            from .markdown import markdown_of
 
-            if parse_markdown(loaded.text).is_suppressed(diagnostic.code, diagnostic.start.line):
+            if markdown_of(loaded).is_suppressed(diagnostic.code, diagnostic.start.line):
                 return False
     return True
 

@@ -19,12 +19,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._textcache import text_cache
 from ._cached import cached_property
 
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
+
+    from .textfile import TextDocument
 
 __all__ = [
     "AmbiguousHeading",
@@ -36,6 +37,7 @@ __all__ = [
     "Window",
     "block_tokens",
     "extract_skill_section",
+    "markdown_of",
     "normalize_heading_text",
     "parse_markdown",
 ]
@@ -595,9 +597,17 @@ def _directives_in(text: str, line: int) -> list[Directive]:
     return found
 
 
-@text_cache(256, 4_000_000)
+def markdown_of(document: "TextDocument") -> MarkdownDocument:
+    """``document`` parsed, once per document (:meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
+    return document.derived(_parse_document)
+
+
+def _parse_document(document: "TextDocument") -> MarkdownDocument:
+    return parse_markdown(document.text)
+
+
 def parse_markdown(text: str) -> MarkdownDocument:
-    """Parse ``text``. Cached by content.
+    """Parse ``text`` (:func:`markdown_of` parses a file's once).
 
     Line numbers count ``\\n``, ``\\r\\n`` and ``\\r`` alike (text read through
     :mod:`~skill_eval.linter.textfile` is already normalized; other callers'

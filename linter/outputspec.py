@@ -8,10 +8,12 @@ a line beginning ``Aliases:`` lists other names. Everything else is prose.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ._textcache import text_cache
 from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .textfile import TextDocument
 
 
 class OutputField(NamedTuple):
@@ -84,9 +86,18 @@ def _listed(line: str, label: str) -> tuple[str, ...]:
     return tuple(span.strip() for span in inline_code_spans(line[len(label):]) if span.strip())
 
 
-@text_cache(128, 2_000_000)
+def output_spec_of(document: "TextDocument") -> OutputSpec:
+    """``document`` parsed as an output spec, once per document
+    (:meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
+    return document.derived(_parse_document)
+
+
+def _parse_document(document: "TextDocument") -> OutputSpec:
+    return parse_output_spec(document.text)
+
+
 def parse_output_spec(text: str) -> OutputSpec:
-    """Parse an output spec's text (cached by content)."""
+    """Parse an output spec's text (:func:`output_spec_of` parses a file's once)."""
     document = parse_markdown(text)
     level_two = [h for h in document.headings if h.level == 2]
     code_lines: set[int] = set()

@@ -1,9 +1,12 @@
 """probe.json: parsing, JSON Schema validation and source positions.
 
-Positions of keys and values come from ``json-source-map`` (computed lazily,
-only when a diagnostic needs one); validation uses ``jsonschema-rs`` with the
-shipped draft 2020-12 schema, and ``jsonschema`` (imported lazily: its import
-is slow) to list the errors of a probe that fails it.
+The data is parsed by msgspec (compiled; Python's :mod:`json` only for what
+msgspec refuses, whose messages and leniency the SE001 findings keep). The
+positions of keys and values come from tree-sitter-json's syntax tree
+(compiled), parsed only when a finding or a fix asks for one
+(:class:`JsonPositions`). Validation uses ``jsonschema-rs`` with the shipped
+draft 2020-12 schema, and ``jsonschema`` (imported lazily: its import is
+slow) to list the errors of a probe that fails it.
 """
 
 from __future__ import annotations
@@ -11,11 +14,11 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from sys import intern
 from typing import Any, Iterator, NamedTuple
 
+import msgspec
+
 from . import read_data
-from ._textcache import text_cache
 from .textfile import Position, Span, TextDocument
 
 SCHEMA_NAME = "probe.schema.json"
@@ -94,33 +97,17 @@ _EXPECTATION_HELP = (
 )
 
 
-def _interned_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are interned: every probe.json repeats the same
-    ~25 keys, and a language server holding 10,000 parsed probes kept a copy of
-    each per probe. Interning costs little per probe (docs/performance.md);
-    the last of duplicate keys wins, as with plain ``json.loads``."""
-    return {intern(key): value for key, value in pairs}
-
-
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a probe.json may have (a probe
 needs ~6 levels: probe, defects, a defect, ``caught_when``, a field, a few
 ``not``). Deeper is SE002 and the probe is not read further: the schema
-validator, the source map and the rules all recurse into the data, and 162
+validator and the rules recurse into the data, and 162
 levels of ``not`` crashed the validator."""
 
 MAX_SCHEMA_PROBLEMS = 100
 """SE002 reports at most this many schema violations per probe.json, then
 one saying how many more there are (a file of 45,000 unknown keys is one
 mistake, not 45,000 lines to read)."""
-
-SOURCE_MAP_MAX_WORK = 40_000
-"""The most work (JSON values times nesting depth, both over-estimated from
-the text's commas and brackets) for which positions are computed with json-source-map: it is pure Python,
-slow per value, and each level of nesting copies every entry below it once
-more (large or deeply nested files took far too long: docs/performance.md).
-Larger files get their findings at the first line; real probes are ~1 KB
-(~50 values)."""
 
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 """A JSON string (skipped whole) or a bracket."""
@@ -145,23 +132,6 @@ def nests_deeper_than(text: str, limit: int) -> bool:
 
     steps = _STRINGS.sub("", text).encode("utf-8", "surrogatepass").decode("latin-1").translate(_STEPS)
     return max(accumulate(array("b", steps.encode("latin-1"))), default=0) > limit
-
-
-@text_cache(256, 2_000_000)
-def _source_map_of(text: str) -> dict:
-    """json-source-map's entries for the valid JSON ``text``, or ``{}`` when
-    its estimated work (values times depth, from the text's commas and
-    brackets) passes :data:`SOURCE_MAP_MAX_WORK`."""
-    brackets = text.count("[") + text.count("{")
-    values = text.count(",") + brackets + 1  # at least as many as the file holds
-    if values * min(MAX_DEPTH, brackets + 1) > SOURCE_MAP_MAX_WORK:
-        return {}
-    from json_source_map import calculate
-
-    try:
-        return calculate(text)
-    except Exception:  # noqa: BLE001 - positions are a nicety; fall back to the file start
-        return {}
 
 
 def _first_too_deep(text: str, limit: int) -> int | None:
@@ -194,9 +164,27 @@ def _long_integer(text: str) -> re.Match | None:
     return None
 
 
+def _decode(text: str) -> Any:
+    """The data of the JSON ``text``: msgspec's (compiled; the keys it meets
+    often are one shared string each, so that 10,000 parsed probes do not
+    hold 10,000 copies of ``"caught_when"``), or Python's :mod:`json`'s for
+    what msgspec refuses: malformed JSON (whose messages SE001 reports), and
+    what :mod:`json` reads and msgspec does not (``NaN``, a number past a
+    double, a lone surrogate escape, an integer past 64 bits). Raises what
+    :func:`json.loads` raises."""
+    try:
+        return msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
+        return json.loads(text)
+
+
 class ProbeJson:
     """A parsed probe.json (``data`` is ``None`` when it does not parse, or
-    nests deeper than :data:`MAX_DEPTH`: then :attr:`too_deep` says where). Read-only."""
+    nests deeper than :data:`MAX_DEPTH`: then :attr:`too_deep` says where). Read-only.
+
+    Positions are found in a syntax tree parsed when a span is asked and not
+    kept (:class:`JsonPositions`): a rule asking several spans of one file
+    may hold one :meth:`positions`."""
 
     def __init__(self, document: TextDocument, data: Any, syntax_error: JsonSyntaxError | None,
                  too_deep: SchemaProblem | None = None) -> None:
@@ -212,7 +200,7 @@ class ProbeJson:
     def parse(cls, document: TextDocument) -> "ProbeJson":
         text = document.text
         try:
-            data = json.loads(text, object_pairs_hook=_interned_keys)
+            data = _decode(text)
         except json.JSONDecodeError as error:
             message = "the file is empty" if not text.strip() else error.msg
             return cls(document, None, JsonSyntaxError(message, Position(error.lineno, error.colno)))
@@ -239,102 +227,38 @@ class ProbeJson:
             return probe
         return cls(document, data, None)
 
-    @property
-    def _source_map(self) -> dict:
-        """json-source-map's entries for this file (``{}`` when the file is too
-        large for it: :data:`SOURCE_MAP_MAX_WORK`). Not kept on the object: a
-        language server holds every probe of its workspace, and their maps
-        were a large part of its memory (docs/performance.md);
-        :func:`_source_map_of` keeps the last
-        few hundred by content (a chunk of the parallel CLI is ~250 probes,
-        whose rules ask one after the other)."""
-        if self.data is None:
-            return {}
-        return _source_map_of(self.document.text)
-
-    def _location_span(self, start, end) -> Span:
-        return Span(
-            self.document.path,
-            Position(start.line + 1, start.column + 1),
-            Position(end.line + 1, end.column + 1),
-        )
+    def positions(self) -> "JsonPositions":
+        """The positions of this file's keys and values (none when it does not parse)."""
+        return JsonPositions(self.document, parsed=self.data is not None)
 
     def value_span(self, json_pointer: str) -> Span:
         """The span of the value at ``json_pointer`` (the nearest existing parent's
         value if it does not exist)."""
-        entry = self._nearest(json_pointer)
-        if entry is None:
-            return self._first_line_span()
-        return self._location_span(entry.value_start, entry.value_end)
+        return self.positions().value_span(json_pointer)
 
     def key_span(self, json_pointer: str) -> Span:
         """The span of the key of ``json_pointer`` (its value for array items)."""
-        entry = self._nearest(json_pointer)
-        if entry is None:
-            return self._first_line_span()
-        if entry.key_start is None:
-            return self._location_span(entry.value_start, entry.value_end)
-        return self._location_span(entry.key_start, entry.key_end)
+        return self.positions().key_span(json_pointer)
 
     def edit_span(self, json_pointer: str, key: bool = False) -> Span | None:
-        """The span of the value (or, with ``key``, the key) at
-        ``json_pointer`` to make a fix's edit at: ``None`` when its position
-        is not known exactly, where :meth:`value_span` and :meth:`key_span`
-        fall back to a parent's span or the first line (a key written with
-        escapes, which the source map keeps as written; a file too large for
-        the source map). A finding may stand at a parent; an edit there
-        would replace the parent."""
-        entry = self._nearest(json_pointer, exact=True)
-        if entry is None:
-            return None
-        if key and entry.key_start is not None:
-            return self._location_span(entry.key_start, entry.key_end)
-        if key:
-            return None
-        return self._location_span(entry.value_start, entry.value_end)
-
-    def has(self, json_pointer: str) -> bool:
-        return self._nearest(json_pointer, exact=True) is not None
-
-    def _nearest(self, json_pointer: str, exact: bool = False):
-        """The source-map entry of ``json_pointer`` or of its nearest existing parent.
-
-        json-source-map keys its entries by unescaped paths (``/a/b`` for the key
-        ``"a/b"``), so the RFC 6901 pointer is split into its parts, unescaped,
-        and re-joined in that convention; walking up drops whole parts.
-        """
-        source_map = self._source_map
-        parts = [part.replace("~1", "/").replace("~0", "~") for part in json_pointer.split("/")[1:]]
-        while True:
-            entry = source_map.get("".join("/" + part for part in parts))
-            if entry is not None or not parts or exact:
-                return entry
-            parts.pop()
-
-    def _first_line_span(self) -> Span:
-        first = self.document.lines[0] if self.document.lines else ""
-        return Span.at(self.document.path, 1, 1, 1, max(len(first), 1) + 1)
+        """:meth:`JsonPositions.edit_span`."""
+        return self.positions().edit_span(json_pointer, key)
 
     def object_span(self, json_pointer: str) -> Span:
-        """For a missing key in the object at ``json_pointer``: the key of that
-        object, or the root object's opening brace."""
-        if json_pointer:
-            return self.key_span(json_pointer)
-        entry = self._source_map.get("")
-        if entry is None:
-            return self._first_line_span()
-        start = entry.value_start
-        return Span(self.document.path, Position(start.line + 1, start.column + 1), Position(start.line + 1, start.column + 2))
+        """:meth:`JsonPositions.object_span`."""
+        return self.positions().object_span(json_pointer)
 
-    def problem_span(self, problem: SchemaProblem) -> Span:
-        """Where a schema problem is reported."""
+    def problem_span(self, problem: SchemaProblem, positions: "JsonPositions | None" = None) -> Span:
+        """Where a schema problem is reported (``positions``: this file's, if
+        the caller holds them already)."""
         if problem.anchor == "deep":
             return self.document.span(self._deep_offset, self._deep_offset + 1)
+        positions = positions or self.positions()
         if problem.anchor == "key":
-            return self.key_span(problem.pointer)
+            return positions.key_span(problem.pointer)
         if problem.anchor == "object":
-            return self.object_span(problem.pointer)
-        return self.value_span(problem.pointer)
+            return positions.object_span(problem.pointer)
+        return positions.value_span(problem.pointer)
 
     def schema_problems(self) -> list[SchemaProblem]:
         """Every schema violation, one per error (an unknown key is one each)."""
@@ -352,6 +276,140 @@ class ProbeJson:
             problems.append(SchemaProblem(f"{more:,} more schema violations in this file (the first "
                                           f"{MAX_SCHEMA_PROBLEMS} are reported)", "", "object"))
         return problems + unrunnable
+
+
+@lru_cache(maxsize=1)
+def _json_language():
+    """tree-sitter-json's grammar (imported when a position is first asked)."""
+    import tree_sitter
+    import tree_sitter_json
+
+    return tree_sitter.Language(tree_sitter_json.language())
+
+
+def _json_parser():
+    """A tree-sitter parser of JSON: one per use (a parser is not to be
+    shared between threads, and making one takes ~1 µs)."""
+    from tree_sitter import Parser
+
+    return Parser(_json_language())
+
+
+_PLUS_EXPONENT = re.compile(rb"(?<=[0-9][eE])\+")
+"""The ``+`` of an exponent (``1e+16``, as Python writes a large float):
+tree-sitter-json 0.24 reads ``1e`` then an error (the grammar's fix,
+tree-sitter-json pull request 64, is not released), so it is given a ``0``
+in its place, of the same length. Inside a string the same replacement
+moves nothing (keys are read from the file's own bytes)."""
+
+
+class JsonPositions:
+    """Where the keys and values of one JSON file are, from tree-sitter-json's
+    syntax tree (compiled; ~40 µs for a 450-byte probe.json, where
+    json-source-map's pure-Python map took ~270 µs). Made when a finding or
+    a fix needs a position and dropped after: a tree takes ~20 times its
+    text's memory, and a language server holds every probe. Spans are in
+    characters (tree-sitter counts UTF-8 bytes).
+
+    A JSON pointer that does not exist is answered with its nearest existing
+    parent (:meth:`value_span`, :meth:`key_span`), or the file's first line
+    when nothing is known (``parsed`` false: a file that does not parse)."""
+
+    def __init__(self, document: TextDocument, parsed: bool = True) -> None:
+        self.document = document
+        self._raw = document.text.encode("utf-8", "surrogatepass")
+        self._tree = _json_parser().parse(_PLUS_EXPONENT.sub(b"0", self._raw)) if parsed else None
+        values = [node for node in self._tree.root_node.named_children if node.type != "comment"] if parsed else []
+        self._root = values[0] if values else None
+        self._members: dict[int, Any] = {}
+
+    def _offset(self, byte: int) -> int:
+        """The character offset of the UTF-8 ``byte`` offset."""
+        if len(self._raw) == len(self.document.text):
+            return byte
+        return len(self._raw[:byte].decode("utf-8", "surrogatepass"))
+
+    def _span(self, node) -> Span:
+        return self.document.span(self._offset(node.start_byte), self._offset(node.end_byte))
+
+    def _key(self, node) -> str:
+        """The key that a string node spells (its escapes decoded)."""
+        written = self._raw[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        return json.loads(written) if "\\" in written else written[1:-1]
+
+    def _children(self, node) -> dict[str, Any] | list:
+        """An object's pairs by key (the last of duplicate keys, as the data
+        holds) or an array's items, indexed once per node."""
+        found = self._members.get(node.id)
+        if found is None:
+            named = [child for child in node.named_children if child.type != "comment"]
+            if node.type == "object":
+                found = {self._key(pair.child_by_field_name("key")): pair for pair in named if pair.type == "pair"}
+            else:
+                found = named
+            self._members[node.id] = found
+        return found
+
+    def _walk(self, json_pointer: str) -> tuple[Any, Any, bool]:
+        """``(key node or None, value node or None, whether all of
+        json_pointer was found)`` of the deepest value on the pointer's path."""
+        key, node = None, self._root
+        if node is None:
+            return None, None, False
+        for part in json_pointer.split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if node.type == "object":
+                pair = self._children(node).get(part)
+                value = pair.child_by_field_name("value") if pair is not None else None
+                if value is None:
+                    return key, node, False
+                key, node = pair.child_by_field_name("key"), value
+            elif node.type == "array" and part.isdigit() and int(part) < len(self._children(node)):
+                key, node = None, self._children(node)[int(part)]
+            else:
+                return key, node, False
+        return key, node, True
+
+    def value_span(self, json_pointer: str) -> Span:
+        """The span of the value at ``json_pointer`` (the nearest existing parent's
+        value if it does not exist)."""
+        _key, node, _found = self._walk(json_pointer)
+        return self._span(node) if node is not None else self._first_line_span()
+
+    def key_span(self, json_pointer: str) -> Span:
+        """The span of the key of ``json_pointer`` (its value for array items)."""
+        key, node, _found = self._walk(json_pointer)
+        if node is None:
+            return self._first_line_span()
+        return self._span(key if key is not None else node)
+
+    def edit_span(self, json_pointer: str, key: bool = False) -> Span | None:
+        """The span of the value (or, with ``key``, the key) at
+        ``json_pointer`` to make a fix's edit at: ``None`` when it does not
+        exist, where :meth:`value_span` and :meth:`key_span` fall back to a
+        parent's span or the first line (a finding may stand at a parent; an
+        edit there would replace the parent), and for the key of an array
+        item or of the file's value."""
+        key_node, node, found = self._walk(json_pointer)
+        if not found:
+            return None
+        if key:
+            return self._span(key_node) if key_node is not None else None
+        return self._span(node)
+
+    def object_span(self, json_pointer: str) -> Span:
+        """For a missing key in the object at ``json_pointer``: the key of that
+        object, or the root object's opening brace."""
+        if json_pointer:
+            return self.key_span(json_pointer)
+        if self._root is None:
+            return self._first_line_span()
+        start = self._offset(self._root.start_byte)
+        return self.document.span(start, start + 1)
+
+    def _first_line_span(self) -> Span:
+        first = self.document.lines[0] if self.document.lines else ""
+        return Span.at(self.document.path, 1, 1, 1, max(len(first), 1) + 1)
 
 
 class UnrunnablePattern(ValueError):

@@ -15,7 +15,6 @@ import unicodedata
 from itertools import accumulate
 from typing import NamedTuple
 
-from ._textcache import text_cache
 
 
 class NormalizedText(NamedTuple):
@@ -37,7 +36,6 @@ def _chunks(text: str):
             start = index
 
 
-@text_cache(256, 1_000_000)
 def normalize_for_quotes(text: str) -> NormalizedText:
     """Collapse whitespace runs to one space and apply NFC, keeping an offset map."""
     chars: list[str] = []
@@ -119,7 +117,6 @@ def _run_map(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return starts, extra
 
 
-@text_cache(256, 1_000_000)
 def _collapse(text: str) -> _Collapsed:
     """``text`` with each whitespace run as one space. ``str.split`` and
     ``str.isspace`` share the regex ``\\s`` definition of whitespace, and

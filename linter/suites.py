@@ -533,12 +533,12 @@ class SuiteContext:
         skill = self.skill_path
         if skill is None:
             return None
-        from .rules.frontmatter._parse import parse_front_matter, usable
+        from .rules.frontmatter._parse import parsed_front_matter, usable
 
         loaded = self.session.load(skill, resolved=True)
         if not isinstance(loaded, TextDocument):
             return None
-        parsed = parse_front_matter(loaded.text)
+        parsed = loaded.derived(parsed_front_matter)
         return parsed if usable(parsed) else None
 
     def skill_field(self, key: str) -> str | None:
@@ -550,7 +550,7 @@ class SuiteContext:
 def skills_named(session, name: str) -> tuple[str, ...]:
     """The SKILL.md files of the workspace whose folder's name or
     front-matter ``name`` is ``name`` (the session query ``skill-named``)."""
-    from .rules.frontmatter._parse import parse_front_matter, usable
+    from .rules.frontmatter._parse import parsed_front_matter, usable
     from .workspace import SKILL_FILE
 
     walked = session._walked_fixtures
@@ -567,7 +567,7 @@ def skills_named(session, name: str) -> tuple[str, ...]:
             continue
         loaded = session.load(path)
         if isinstance(loaded, TextDocument):
-            parsed = parse_front_matter(loaded.text)
+            parsed = loaded.derived(parsed_front_matter)
             entry = parsed.get("name") if usable(parsed) else None
             if entry is not None and entry.string == name:
                 found.append(text)

@@ -13,7 +13,9 @@ import bisect
 from array import array
 from ._cached import cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple, TypeVar
+
+Derived = TypeVar("Derived")
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 """The default size limit of a text file, in bytes (1 MiB)."""
@@ -139,6 +141,21 @@ class TextDocument:
 
     def __repr__(self) -> str:
         return f"TextDocument({self.path!r}, {len(self.text)} characters)"
+
+    def derived(self, compute: Callable[["TextDocument"], Derived]) -> Derived:
+        """``compute(self)``, computed once for this document and kept with
+        it: what is derived from one file (its parsed markdown or front
+        matter, an artifact's word 5-grams) is shared by every rule and probe
+        that reads the file through one session, and goes with the document
+        when the session drops it (markdownlint's shape), not in a
+        process-wide cache. ``compute`` is a module-level function: it is
+        the memo's key."""
+        memo = self.__dict__.setdefault("_derived", {})
+        try:
+            return memo[compute]
+        except KeyError:
+            value = memo[compute] = compute(self)
+            return value
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> "TextDocument":

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from lsprotocol import types
 
 from ..linter.diagnostics import Diagnostic, TextEdit
-from ..linter.markdown import Heading, MarkdownDocument, normalize_heading_text, parse_markdown
-from ..linter.outputspec import OutputSpec, parse_output_spec
+from ..linter.markdown import Heading, MarkdownDocument, markdown_of, normalize_heading_text
+from ..linter.outputspec import OutputSpec, output_spec_of
 from ..linter.probejson import pointer, probe_schema
 from ..linter.quotes import find_quote
 from ..linter.rules import get_rule
@@ -116,7 +116,7 @@ def skill_markdown(place: Place) -> tuple[Path, TextDocument, MarkdownDocument] 
     document = load_text(place.ls, place.state, skill)
     if document is None:
         return None
-    return skill, document, parse_markdown(document.text)
+    return skill, document, markdown_of(document)
 
 
 def output_spec(place: Place) -> tuple[Path, TextDocument, OutputSpec] | None:
@@ -124,7 +124,7 @@ def output_spec(place: Place) -> tuple[Path, TextDocument, OutputSpec] | None:
     document = load_text(place.ls, place.state, spec)
     if document is None:
         return None
-    return spec, document, parse_output_spec(document.text)
+    return spec, document, output_spec_of(document)
 
 
 def heading_span(path: Path, heading: Heading) -> Span:
@@ -381,7 +381,7 @@ def _skill_heading(here: Place) -> tuple[Path, MarkdownDocument, Heading] | None
             return None
         matches = found[2].find_headings(cursor.value or "")
         return (found[0], found[2], matches[0]) if len(matches) == 1 else None
-    markdown = parse_markdown(here.document.text)
+    markdown = markdown_of(here.document)
     heading = _heading_at(markdown, here.offset and here.document.position(here.offset).line or 1)
     if heading is None:
         return None
@@ -437,7 +437,7 @@ def code_lens(ls: "SkillEvalLanguageServer", params: types.CodeLensParams) -> li
     document = load_text(ls, state, path)
     if document is None:
         return None
-    markdown = parse_markdown(document.text)
+    markdown = markdown_of(document)
     counts = anchored(state, path)
     converter = ls.converter
     lenses = []

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..linter.markdown import parse_markdown
+from ..linter.markdown import markdown_of
 from ..linter.workspace import PROBE_FILE, SKILL_FILE
 from .convert import path_of, uri_of
 
@@ -125,7 +125,7 @@ def code_actions(ls: "SkillEvalLanguageServer", params: types.CodeActionParams) 
     document = features.load_text(ls, state, path)
     if document is None:
         return []
-    heading = features._heading_at(parse_markdown(document.text), params.range.start.line + 1)
+    heading = features._heading_at(markdown_of(document), params.range.start.line + 1)
     if heading is None:
         return []
     probes = features.anchored(state, path).get(heading.line, [])

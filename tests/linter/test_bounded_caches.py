@@ -11,7 +11,7 @@ from _workspaces import ARTIFACT, floor_probe, make_workspace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skill_eval.linter._textcache import TextCache
+from skill_eval.linter.rules.artifact._textcache import TextCache
 from skill_eval.linter.engine import lint_paths
 
 WORDS = "export ledger gateway invoice queue retry batch timeout dashboard owner".split()

@@ -240,14 +240,14 @@ FIXABLE_PROBES = {
 """Probes each of which gets a fix of its probe.json, and the key the fix is about."""
 
 LARGE_PADDING = {"x-history": [{"rep": number, "note": "a"} for number in range(5000)]}
-"""Enough values that the probe.json is too large for its source map
-(``probejson.SOURCE_MAP_MAX_WORK``): its findings stand at its first line."""
+"""Enough values that the probe.json was too large for json-source-map's
+source map (its findings stood at its first line, and no fix was offered)."""
 
 
 def _hostile_variants() -> list[tuple[str, str, str]]:
     """``(case, plain text, hostile text)``: each fixable probe as written,
-    and the same data where positions are not known exactly (its key
-    escaped; the file too large for the source map)."""
+    and the same data where positions were once not known exactly (its key
+    escaped; the file too large for json-source-map)."""
     variants = []
     for case, (probe, key) in FIXABLE_PROBES.items():
         plain = _probe_text(probe)
@@ -260,14 +260,14 @@ def _hostile_variants() -> list[tuple[str, str, str]]:
 def test_every_fix_of_a_probe_json_leaves_the_same_json_but_the_value_it_names(tmp_path: Path, case, plain, hostile) -> None:
     """Each fix offered for a probe.json (``--fix`` applies the safe ones,
     an editor offers every one) leaves a file that a reference parser reads
-    as the same object, with the same keys: where the engine does not know
-    the exact position of the value to change (a key written with an
-    escape, a file too large for the source map, whose findings stand at a
-    parent or the first line), it offers no fix rather than replacing the
-    parent. The same probe written plainly gets its fix (the case is one a
-    fix exists for)."""
-    for text, must_offer in ((plain, True), (hostile, False)):
-        root = make_workspace(tmp_path / ("plain" if must_offer else "hostile"), {"a": text})
+    as the same object, with the same keys but the one the fix names, the
+    probe written plainly and the hostile one alike (a key written with an
+    escape, a large file: json-source-map did not place them, and no fix was
+    offered; tree-sitter-json's tree does). Where a value's position is not
+    known (it does not exist) no fix is offered rather than one replacing a
+    parent (tests/linter/test_json_positions.py)."""
+    for text, name in ((plain, "plain"), (hostile, "hostile")):
+        root = make_workspace(tmp_path / name, {"a": text})
         path = probe_folder(root, "a") / "probe.json"
         original = json.loads(text)
         offered = 0
@@ -281,22 +281,24 @@ def test_every_fix_of_a_probe_json_leaves_the_same_json_but_the_value_it_names(t
                 assert isinstance(fixed, dict) and set(fixed) == set(original), (fix.title, fixed if not isinstance(fixed, dict) else set(fixed))
                 changed = {key for key in original if fixed[key] != original[key]}
                 assert len(changed) == 1, (fix.title, changed)
-        if must_offer:
-            assert offered, f"{case}: no fix offered for the plain probe"
+        assert offered, f"{case}: no fix offered for the {name} probe"
 
 
-def test_fix_on_the_command_line_leaves_a_probe_with_an_escaped_key_as_it_was(tmp_path: Path) -> None:
+def test_fix_on_the_command_line_mends_a_probe_with_an_escaped_key_at_its_value(tmp_path: Path) -> None:
     """The reported case: ``--fix`` on a probe.json whose ``seeded_defects``
-    key is written with an escape wrote ``1`` over the whole file; the file
-    is now left byte for byte, and the finding stays reported."""
+    key is written with an escape wrote ``1`` over the whole file. Positions
+    now decode the key (tree-sitter-json's tree): the fix replaces the
+    value alone, the key stays written as it was, the finding is gone."""
     probe = _escaped(_probe_text(floor_probe("a", seeded_defects=2)), "seeded_defects")
     root = make_workspace(tmp_path / "ws", {"a": probe})
     path = probe_folder(root, "a") / "probe.json"
-    before = path.read_bytes()
+    before = path.read_text(encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--fix", "--no-cache", str(root)],
                           capture_output=True, text=True, timeout=120)
-    assert path.read_bytes() == before
-    assert "SE201" in done.stdout and done.returncode == 1, done.stdout + done.stderr
+    after = path.read_text(encoding="utf-8")
+    assert json.loads(after) == {**json.loads(before), "seeded_defects": 1}
+    assert after == before.replace('eded_defects": 2', 'eded_defects": 1') and '"\\u0073eeded_defects"' in after
+    assert "Fixed 1 problem" in done.stdout and "SE201" not in done.stdout, done.stdout + done.stderr
 
 
 FRONT_MATTER_METADATA = """metadata:

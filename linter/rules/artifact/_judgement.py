@@ -44,7 +44,7 @@ from functools import lru_cache
 from itertools import repeat
 from typing import Iterable, NamedTuple, Sequence
 
-from ..._textcache import text_cache
+from ._textcache import text_cache
 
 __all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
 

@@ -9,12 +9,10 @@ from zlib import crc32
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
-from ..._textcache import text_cache
 from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
-from ...markdown import MarkdownDocument, parse_markdown
+from ...markdown import MarkdownDocument, markdown_of
 from ...textfile import Span, TextDocument
-from ...words import _ASCII_LOWER_WORDS, plain_ascii_words
 from ..base import Rule, Scope
 
 SHINGLE = 5
@@ -37,17 +35,14 @@ Down to 0.5, a ~90-word copy may have six scattered substitutions, a
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 """Every ASCII character that is not a letter or digit, as a space."""
+_ASCII_LOWER_WORDS = str.maketrans({**_ASCII_SEPARATORS, **{c: c + 32 for c in range(ord("A"), ord("Z") + 1)}})
+"""The same, with capital letters lowercased."""
 
 
 def _words(text: str) -> Sequence[str]:
     """The casefolded words of ``text`` (runs of letters and digits), as
-    :data:`_WORD` finds them; an ASCII text is split with ``str.translate`` and
-    ``str.split`` instead, faster (docs/performance.md; without apostrophes,
-    the split the phrase rules made already:
-    :func:`~skill_eval.linter.words.plain_ascii_words`)."""
-    plain = plain_ascii_words(text, remember=False)
-    if plain is not None:
-        return plain
+    :data:`_WORD` finds them; a text that casefolds to ASCII is split with
+    ``str.translate`` and ``str.split`` instead, faster (docs/performance.md)."""
     folded = text.casefold()
     if folded.isascii():
         return folded.translate(_ASCII_SEPARATORS).split()
@@ -63,11 +58,11 @@ def _word_ids(text: str) -> list[int]:
     return list(map(crc32, map(str.encode, _words(text))))
 
 
-@text_cache(16384, 16_000_000)
-def word_ids(text: str) -> array:
-    """The words of ``text`` in order (as :func:`shingles` splits them), as
-    their CRC-32: what :func:`word_similarity` compares. Cached by content."""
-    return array("I", _word_ids(text))
+def word_ids(document: TextDocument) -> array:
+    """The words of ``document`` in order (as :func:`shingles` splits them),
+    as their CRC-32: what :func:`word_similarity` compares (kept with the
+    document: :meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
+    return array("I", _word_ids(document.text))
 
 
 def word_similarity(first: array, second: array, cutoff: float = 0.0) -> float:
@@ -96,12 +91,11 @@ GRAM_BITS = 30
 _KEEP_GRAM_BITS = ((1 << GRAM_BITS) - 1).__and__
 
 
-@text_cache(16384, 16_000_000)
 def shingles(text: str) -> array:
     """The distinct word 5-grams of ``text`` (casefolded words; markup and
     punctuation ignored), as 30-bit hashes in increasing order (an
     artifact's prefix in :func:`_indexed_candidates` is then a slice).
-    Cached by content.
+    An artifact's are kept with its document (:func:`artifact_shingles`).
 
     The hashes are stable: the same in every process and every run, however
     the process started (they travel between processes and are kept in the
@@ -126,6 +120,17 @@ def shingles(text: str) -> array:
         return array("I")
     grams = zip(*(ids[i:] for i in range(SHINGLE)))
     return array("I", sorted(set(map(_KEEP_GRAM_BITS, map(hash, grams)))))
+
+
+def artifact_shingles(document: TextDocument) -> array:
+    """:func:`shingles` of ``document``, computed once per document
+    (:meth:`~skill_eval.linter.textfile.TextDocument.derived`): the probe's
+    facts and its check against SKILL.md's examples both ask."""
+    return document.derived(_shingles_of)
+
+
+def _shingles_of(document: TextDocument) -> array:
+    return shingles(document.text)
 
 
 def _first_line_span(document: TextDocument) -> Span:
@@ -175,9 +180,11 @@ def _examples(skill: MarkdownDocument) -> list[tuple[int, int, str, str]]:
     return found
 
 
-@text_cache(256, 4_000_000)
-def _skill_examples(text: str) -> tuple[tuple[int, int, str, frozenset], ...]:
-    skill = parse_markdown(text)
+def _skill_examples(document: TextDocument) -> tuple[tuple[int, int, str, frozenset], ...]:
+    """The worked examples of a SKILL.md document long enough to compare,
+    with their 5-grams (computed once per document, through
+    :meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
+    skill = markdown_of(document)
     result = []
     for start, end, kind, body in _examples(skill):
         grams = shingles(body)
@@ -282,7 +289,7 @@ class ReusedScenario(Rule):
         artifact = probe.artifact
         if artifact is None:
             return None
-        grams = shingles(artifact.text)
+        grams = artifact_shingles(artifact)
         if not grams:
             return None
         return ArtifactFacts(probe.probe_id, str(artifact.path), _first_line(artifact.text), grams)
@@ -321,7 +328,7 @@ class ReusedScenario(Rule):
             found = words.get(facts.artifact)
             if found is None:
                 document = session.load(Path(facts.artifact)) if session is not None else None
-                found = words[facts.artifact] = word_ids(document.text) if isinstance(document, TextDocument) else array("I")
+                found = words[facts.artifact] = document.derived(word_ids) if isinstance(document, TextDocument) else array("I")
             return found
 
         for number, candidates in candidates_of.items():
@@ -368,10 +375,10 @@ class ReusedScenario(Rule):
         artifact, skill_document = probe.artifact, probe.skill_document
         if artifact is None or not isinstance(skill_document, TextDocument):
             return
-        examples = _skill_examples(skill_document.text)
+        examples = skill_document.derived(_skill_examples)
         if not examples:
             return
-        grams = shingles(artifact.text)
+        grams = artifact_shingles(artifact)
         if len(grams) < MIN_EXAMPLE_SHINGLES:
             return
         for start, end, kind, example in examples:

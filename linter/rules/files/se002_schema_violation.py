@@ -45,5 +45,7 @@ class SchemaViolation(Rule):
         probe = context.probe
         if probe is None or probe.syntax_error is not None:
             return
-        for problem in probe.schema_problems():
-            yield self.diagnostic(probe.problem_span(problem), problem.message)
+        problems = probe.schema_problems()
+        positions = probe.positions() if problems else None
+        for problem in problems:
+            yield self.diagnostic(probe.problem_span(problem, positions), problem.message)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..._textcache import text_cache
 from ...markdown import FrontMatter, split_front_matter
 from ...textfile import Span, normalize_newlines
 
@@ -195,7 +194,6 @@ class Parsed(NamedTuple):
         return self.node_span(path, node)
 
 
-@text_cache(128, 2_000_000)
 def parse_front_matter(text: str) -> Parsed:
     """Compose the front matter of a SKILL.md ``text`` (normalized, as decoded).
 
@@ -232,6 +230,12 @@ def front_matter_of(context) -> Parsed | None:
     document = context.document
     if not isinstance(document, TextDocument):
         return None
+    return document.derived(parsed_front_matter)
+
+
+def parsed_front_matter(document) -> Parsed:
+    """A SKILL.md document's front matter, composed once per document
+    (:meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
     return parse_front_matter(document.text)
 
 

@@ -1,15 +1,17 @@
 """A least-recently-used cache of what is computed from a text, bounded by the
-size of the texts it holds as well as by their number.
+size of the texts it holds as well as by their number: the phrase rules'
+(:mod:`._phrases`, :mod:`._judgement`) memo of an artifact's words,
+segments and block structure, which they compute from texts of every kind
+(artifacts, sentences, phrases) deep below the rule's context.
 
-Rules share work on an artifact through caches keyed by its content (its
-words, its 5-grams, its whitespace-collapsed form). ``functools.lru_cache``
-bounds them by a number of entries only, so what they hold grew with the
-size of the texts: a process linting many distinct large artifacts through
-the API kept a great deal of memory (each text, its word list, its word set,
-its normalized forms; docs/performance.md). :func:`text_cache` also bounds the sum of the cached
-texts' lengths, and never caches a text longer than that budget: a linter
-still shares the work of typical artifacts (a few KB) between its rules,
-and holds at most a bounded amount whatever the artifacts.
+What is derived from one file for the rest of the linter (parsed markdown,
+front matter, an artifact's 5-grams) is kept with its document instead
+(:meth:`~skill_eval.linter.textfile.TextDocument.derived`), and goes with
+it. ``functools.lru_cache`` bounds a cache by a number of entries only, so
+what it held grew with the size of the texts: a process linting many
+distinct large artifacts through the API kept a great deal of memory
+(docs/performance.md). :func:`text_cache` also bounds the sum of the cached
+texts' lengths, and never caches a text longer than that budget.
 """
 
 from __future__ import annotations
