@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from ._cached import cached_property
 from pathlib import Path
-from typing import NamedTuple
+
+import msgspec
+
+from ._cached import cached_property
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 """The default size limit of a text file, in bytes (1 MiB)."""
@@ -103,14 +105,16 @@ def _written_out(surrogate: str) -> str:
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
-class Position(NamedTuple):
-    """A 1-based line and a 1-based column counted in Unicode characters."""
+class Position(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """A 1-based line and a 1-based column counted in Unicode characters
+    (a typed record of the one codec, :data:`~skill_eval.linter.cache.CODEC`;
+    ordered as the tuple ``(line, column)``)."""
 
     line: int
     column: int
 
 
-class Span(NamedTuple):
+class Span(msgspec.Struct, frozen=True, array_like=True, order=True):
     """A range in one file; ``end`` is exclusive (one past the last character)."""
 
     path: Path
