@@ -3,7 +3,7 @@
 
 What it holds: for each unit (a probe, a SKILL.md, an output-spec.md), its
 findings before filtering and, for a probe, its facts
-(:class:`~skill_eval.linter.engine.UnitResult`), with every query the unit
+(:class:`~skill_eval.linter.records.UnitResult`), with every query the unit
 asked of its session and the answer it got (:mod:`.session`): the content of
 each file it read (a BLAKE2b digest of its bytes, or why it could not be
 read), where each path of probe.json led, the nearest SKILL.md above each
@@ -30,12 +30,12 @@ signatures). A repeat lint of the same targets whose every answer is the
 same prints those findings: it would have served every unit from its
 entry, so it needs neither the rules nor the entries.
 
-The files are MessagePack (:data:`CODEC`), decoded as the types of
-:class:`CacheFile` and :class:`RunRecord`: loading one builds data and the
-engine's own records, and runs no code a workspace could plant. Safe when several lints run at once: the
-file is written to a new name and renamed over the old one (a reader sees
-the old or the new, never a torn one); the last writer wins, and a lost
-entry only costs its recomputation. The folder and the file are opened
+The files are MessagePack (:data:`CODEC`), decoded as :class:`CacheFile`
+and :class:`RunRecord`: loading one builds data and the engine's own
+records, and runs no code a workspace could plant. Safe when several lints
+run at once: the file is written to a new name and renamed over the old one
+(a reader sees the old or the new, never a torn one); the last writer wins,
+and a lost entry only costs its recomputation. The folder and the file are opened
 relative to the root's descriptor without following links (a
 ``.skill-eval-cache`` that is a link, or holds links, is not used).
 """
@@ -105,7 +105,7 @@ class Cache:
         self.session = session
         self._folder_fd: int | None = folder_fd
         self.key = key
-        self._entries: dict[tuple[str, str], tuple[Any, tuple]] = {}
+        self._entries: dict[tuple[str, str], tuple[UnitResult, tuple]] = {}
         """Unit key -> (result without its dependencies, its ``(query, answer)`` pairs)."""
         self._signatures: dict[tuple, tuple[Hashable, tuple]] = {}
         """Content query -> (answer, the file's ``stat`` signature when it gave it)."""

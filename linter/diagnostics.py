@@ -22,8 +22,9 @@ class Severity(str, enum.Enum):
     INFO = "info"
 
 
-class Record(msgspec.Struct, frozen=True, array_like=True):
-    """A frozen record of the codec, with the ``_replace`` of the named
+class Record(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A frozen record of the codec (plain data that holds no cycle, so not
+    tracked by the garbage collector), with the ``_replace`` of the named
     tuples these were (the language server and evals call it)."""
 
     def _replace(self, **changes):

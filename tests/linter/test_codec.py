@@ -109,3 +109,15 @@ def test_cache_files_decode_as_written(pairs: dict, entries: dict, findings: lis
     decoded = CODEC.decode(CODEC.encode(record), RunRecord)
     _same(decoded.diagnostics, findings)
     _same(decoded.queries, pairs)
+
+
+def test_every_rule_that_compares_probes_declares_the_type_of_its_facts() -> None:
+    """Facts decode as their rule's ``facts_type``; left ``Any``, a tuple
+    would come back from a worker or the cache as a list."""
+    from typing import Any
+
+    from skill_eval.linter.rules import REGISTRY
+
+    comparing = [rule for rule in REGISTRY if rule.compares_probes()]
+    assert comparing
+    assert [rule.code for rule in comparing if rule.facts_type is Any] == []
