@@ -3,7 +3,7 @@
 
 What it holds: for each unit (a probe, a SKILL.md, an output-spec.md), its
 findings before filtering and, for a probe, its facts
-(:class:`~skill_eval.linter.engine.UnitResult`), with every query the unit
+(:class:`~skill_eval.linter.records.UnitResult`), with every query the unit
 asked of its session and the answer it got (:mod:`.session`): the content of
 each file it read (a BLAKE2b digest of its bytes, or why it could not be
 read), where each path of probe.json led, the nearest SKILL.md above each
@@ -34,12 +34,12 @@ signatures). A repeat lint of the same targets whose every answer is the
 same prints those findings: it would have served every unit from its
 entry, so it needs neither the rules nor the entries.
 
-The files are MessagePack (:data:`CODEC`): loading it builds data and the
-engine's own record types (an allow-list, :data:`RECORD_TYPES`), and runs
-no code a workspace could plant. Safe when several lints run at once: the
-file is written to a new name and renamed over the old one (a reader sees
-the old or the new, never a torn one); the last writer wins, and a lost
-entry only costs its recomputation. The folder and the file are opened
+The files are MessagePack (:data:`CODEC`), decoded as :class:`CacheFile`
+and :class:`RunRecord`: loading one builds data and the engine's own
+records, and runs no code a workspace could plant. Safe when several lints
+run at once: the file is written to a new name and renamed over the old one
+(a reader sees the old or the new, never a torn one); the last writer wins,
+and a lost entry only costs its recomputation. The folder and the file are opened
 relative to the root's descriptor without following links (a
 ``.skill-eval-cache`` that is a link, or holds links, is not used).
 """
@@ -48,26 +48,54 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Hashable
+from array import array
+from collections.abc import Callable, Hashable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
+
+from .diagnostics import Diagnostic
+from .records import FactValues, Signature, UnitResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config
-    from .engine import Unit, UnitResult
+    from .engine import Unit
     from .session import LintSession
 
 CACHE_DIR = ".skill-eval-cache"
-FORMAT = 4
-"""The layout of the cache file's data (raise it when it changes)."""
+FORMAT = 5
+"""The layout of the cache file's data (raise it when it changes: it is part
+of the file's name)."""
 
 MAX_CACHE_SIZE = 1 << 30
 """A cache file larger than this is not read."""
 
 LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "msgspec", "tree_sitter", "tree_sitter_json", "jsonschema",
-             "rapidfuzz", "google_re2", "jsonschema_rs", "msgpack")
+             "rapidfuzz", "google_re2", "jsonschema_rs")
 """Distributions whose versions can change what the rules find or how the
 cache is read (their ``*.dist-info`` folders' names go into the key)."""
+
+
+class CacheFile(msgspec.Struct, array_like=True):
+    """The cache file: every distinct ``(query, answer)`` once (units of one
+    skill ask the same queries), with the file's settled ``stat`` signature
+    for a content query's; each unit's result names its pairs by index."""
+
+    pairs: dict[Any, Optional[Signature]]
+    entries: dict[tuple[str, str], tuple[UnitResult, list[int]]]
+
+
+class RunRecord(msgspec.Struct, array_like=True):
+    """The run record of a whole-workspace lint (:meth:`Cache.replay`)."""
+
+    targets: str
+    diagnostics: list[Diagnostic]
+    checked: list[str]
+    queries: dict[Any, Optional[Signature]]
+    """``(query, answer)`` -> the file's settled ``stat`` signature, or ``None``."""
+
 
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                 b"# This file is a cache directory tag created by skill-eval.\n"
@@ -81,7 +109,7 @@ class Cache:
         self.session = session
         self._folder_fd: int | None = folder_fd
         self.key = key
-        self._entries: dict[tuple[str, str], tuple[Any, tuple]] = {}
+        self._entries: dict[tuple[str, str], tuple[UnitResult, tuple]] = {}
         """Unit key -> (result without its dependencies, its ``(query, answer)`` pairs)."""
         self._signatures: dict[tuple, tuple[Hashable, tuple]] = {}
         """Content query -> (answer, the file's ``stat`` signature when it gave it)."""
@@ -123,12 +151,12 @@ class Cache:
         if data is None:
             return
         try:
-            fmt, pairs, entries, signatures = CODEC.decode(data, self.session.path_table)
-            if fmt != FORMAT:
-                return
-            self._entries = {key: (result_of(row), tuple(pairs[index] for index in asked))
-                             for key, (row, asked) in entries.items()}
-            self._signatures = {pairs[index][0]: (pairs[index][1], signature) for index, signature in signatures.items()}
+            found = CODEC.decode(data, CacheFile, self.session.path_of)
+            pairs = list(found.pairs)
+            self._entries = {key: (result, tuple(pairs[index] for index in asked))
+                             for key, (result, asked) in found.entries.items()}
+            self._signatures = {query: (answer, signature)
+                                for (query, answer), signature in found.pairs.items() if signature is not None}
         except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
             self._entries, self._signatures = {}, {}
 
@@ -178,13 +206,11 @@ class Cache:
             return
         self._load()
         key = _unit_key(unit)
-        dependencies = []
-        for query, (answer, signature) in result.deps.items():
-            dependencies.append((query, answer))
+        for (query, answer), signature in result.deps.items():
             self._current[query] = answer
             if signature is not None:
                 self._signatures[query] = (answer, signature)
-        self._entries[key] = (result._replace(deps=None), tuple(dependencies))
+        self._entries[key] = (msgspec.structs.replace(result, deps=None), tuple(result.deps))
         self._used.add(key)
         self._changed = True
 
@@ -201,14 +227,14 @@ class Cache:
         if data is None:
             return None
         try:
-            fmt, recorded_targets, diagnostics, checked, queries = CODEC.decode(data, self.session.path_table)
+            record = CODEC.decode(data, RunRecord, self.session.path_of)
         except Exception:  # noqa: BLE001 - an unreadable record is no record
             return None
-        if fmt != FORMAT or recorded_targets != targets:
+        if record.targets != targets:
             return None
         session = self.session
-        refreshed = []
-        for index, (query, answer, signature) in enumerate(queries):
+        refreshed = False
+        for (query, answer), signature in record.queries.items():
             if query[0] != "content":
                 if session.answer(query) != answer:
                     return None
@@ -219,15 +245,13 @@ class Cache:
             if now != answer:
                 return None
             if new_signature is not None and new_signature != signature:
-                refreshed.append((index, (query, answer, new_signature)))
+                record.queries[(query, answer)] = new_signature
+                refreshed = True
         if refreshed:
-            queries = list(queries)
-            for index, row in refreshed:
-                queries[index] = row
-            self._write_run(targets, diagnostics, checked, queries)
-        return list(diagnostics), set(checked)
+            _write_file(self._folder_fd, self.run_file_name, CODEC.encode(record))
+        return record.diagnostics, set(record.checked)
 
-    def note_filtering(self, deps: dict[tuple, tuple]) -> None:
+    def note_filtering(self, deps: dict[tuple, Signature | None]) -> None:
         """Add ``deps`` (:func:`~skill_eval.linter.engine.dependencies`: what
         the run's filtering of findings asked) to what the run record checks."""
         self._filtering.update(deps)
@@ -246,22 +270,19 @@ class Cache:
         pairs: dict[tuple, Hashable] = {}
         for key in self._used:
             pairs.update(self._entries[key][1])
-        for query, (answer, signature) in self._filtering.items():
+        for (query, answer), signature in self._filtering.items():
             pairs[query] = answer
             if signature is not None:
                 self._signatures[query] = (answer, signature)
         signatures = self._signatures
-        queries = []
+        queries = {}
         for query, answer in pairs.items():
             if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
                 continue
             recorded = signatures.get(query)
-            queries.append((query, answer, recorded[1] if recorded is not None and recorded[0] == answer else None))
-        self._write_run(targets, diagnostics, checked, queries)
-
-    def _write_run(self, targets: str, diagnostics: list, checked: set[str], queries: list) -> None:
+            queries[(query, answer)] = recorded[1] if recorded is not None and recorded[0] == answer else None
         try:
-            data = CODEC.encode((FORMAT, targets, diagnostics, sorted(checked), queries))
+            data = CODEC.encode(RunRecord(targets, diagnostics, sorted(checked), queries))
         except (TypeError, ValueError, OverflowError):
             return
         _write_file(self._folder_fd, self.run_file_name, data)
@@ -283,24 +304,20 @@ class Cache:
         if not self._changed:
             return
         try:
-            data = CODEC.encode((FORMAT, *self._layout()))
+            data = CODEC.encode(self._layout())
         except (TypeError, ValueError, OverflowError):  # a rule's facts of a type the codec does not know
             return
         _write_file(self._folder_fd, self.file_name, data)
         self._changed = False
 
-    def _layout(self) -> tuple[list, dict, dict]:
-        """The file's data: every distinct ``(query, answer)`` once, the
-        entries naming theirs by index (units of one skill ask the same
-        queries), and the settled ``stat`` signatures by the index of the
-        file's ``(query, answer)``."""
-        index: dict[tuple, int] = {}
-        entries = {}
-        for key, (result, dependencies) in self._entries.items():
-            entries[key] = (result_row(result), [index.setdefault(pair, len(index)) for pair in dependencies])
-        signatures = {index.setdefault((query, answer), len(index)): signature
-                      for query, (answer, signature) in self._signatures.items()}
-        return list(index), entries, signatures
+    def _layout(self) -> CacheFile:
+        """The file's data (:class:`CacheFile`)."""
+        pairs = dict.fromkeys(pair for _result, dependencies in self._entries.values() for pair in dependencies)
+        for query, (answer, signature) in self._signatures.items():
+            pairs[(query, answer)] = signature
+        index = {pair: number for number, pair in enumerate(pairs)}
+        return CacheFile(pairs, {key: (result, [index[pair] for pair in dependencies])
+                                 for key, (result, dependencies) in self._entries.items()})
 
     def close(self) -> None:
         if self._folder_fd is not None:
@@ -325,144 +342,57 @@ def _unit_key(unit: Unit) -> tuple[str, str]:
 # -- the codec ------------------------------------------------------------------------
 
 
-def result_row(result: UnitResult) -> tuple:
-    """A unit's result as the codec stores it (:func:`result_of` reads it):
-    its fields, and its facts' fields, inline. As records they cost a
-    decoding hook each (~10 µs), and a pre-commit run reads every probe's."""
-    facts = result.facts
-    if facts is not None:
-        facts = (facts.values, facts.refs, tuple(sorted(facts.disabled)), facts.errors, facts.digest)
-    return result.diagnostics, facts, result.deps
-
-
-def result_of(row: tuple) -> UnitResult:
-    """The :class:`~skill_eval.linter.engine.UnitResult` of a :func:`result_row`."""
-    from .context import ProbeFacts
-    from .engine import UnitResult
-
-    diagnostics, facts, deps = row
-    if facts is not None:
-        values, refs, disabled, errors, digest = facts
-        facts = ProbeFacts(values, refs, frozenset(disabled), errors, digest)
-    return UnitResult(diagnostics, facts, deps)
-
-
-
 class Codec:
-    """MessagePack with the types a unit's result holds (what workers send
-    back, :mod:`.execution`, and the cache file): tuples stay tuples
-    (queries and answers are dictionary keys), and paths, byte arrays,
-    frozen sets, enums and the record types of :data:`RECORD_TYPES` travel
-    as extension types. Decoding builds only those: nothing is looked up by
-    a name the file gives beyond that allow-list."""
+    """MessagePack of typed records (msgspec): what workers send back
+    (:mod:`.execution`) and the cache's files. A path travels as its bytes
+    (``os.fsencode``: a name that is no UTF-8 too), a byte array as an
+    extension type; a rule's facts decode as its
+    :attr:`~skill_eval.linter.rules.base.Rule.facts_type`. Decoding builds
+    only the type asked for: nothing is looked up by a name the data gives."""
 
-    PATH, ARRAY, FROZENSET, ENUM, RECORD, SPAN = range(1, 7)
+    ARRAY = 1
 
     def __init__(self) -> None:
-        self._records: dict[str, type] | None = None
+        self.encode = msgspec.msgpack.Encoder(enc_hook=self._enc_hook).encode
+        self._fact_types: dict[str, Any] = {}
 
-    @property
-    def _span(self) -> type:
-        from .textfile import Span
+    def decode(self, data: bytes, kind: Any, path_of: Callable[[str], Path] = Path) -> Any:
+        """``data`` as a ``kind``, each path made by ``path_of`` from its text
+        (a session's :meth:`~skill_eval.linter.session.LintSession.path_of`:
+        findings and facts from workers or the cache then share one ``Path``
+        of each file)."""
+        hook = partial(self._dec_hook, path_of)
+        return msgspec.msgpack.Decoder(kind, dec_hook=hook, ext_hook=self._ext_hook).decode(data)
 
-        return Span
-
-    @property
-    def records(self) -> dict[str, type]:
-        """Record types by name: the engine's and those the rules declare
-        (:attr:`~skill_eval.linter.rules.base.Rule.facts_types`)."""
-        if self._records is None:
-            from .context import ProbeFacts
-            from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
-            from .engine import UnitResult
-            from .rules import REGISTRY
-            from .textfile import Position, Span
-
-            kinds = [UnitResult, Diagnostic, Fix, Related, TextEdit, Span, Position, ProbeFacts, Severity]
-            kinds.extend(kind for rule in REGISTRY for kind in rule.facts_types)
-            self._records = {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
-        return self._records
-
-    def _findings_records(self) -> dict[str, type]:
-        """The record types of findings alone: a run record decodes with
-        these, without importing the rules (:attr:`records` when it meets
-        another)."""
-        if self._records is not None:
-            return self._records
-        from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
-        from .textfile import Position, Span
-
-        kinds = (Diagnostic, Fix, Related, TextEdit, Span, Position, Severity)
-        return {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
-
-    def encode(self, value: object) -> bytes:
-        import msgpack
-
-        return msgpack.packb(value, default=self._default, strict_types=True, use_bin_type=True)
-
-    def decode(self, data: bytes, paths: dict[str, Path] | None = None) -> Any:
-        """What :meth:`encode` gave ``data`` from. A path is the one of
-        ``paths`` (a session's
-        :attr:`~skill_eval.linter.session.LintSession.path_table`, added to
-        when new) for its text: a file's findings and its probe's facts, from
-        workers or the cache, then share one ``Path`` of each file."""
-        import msgpack
-
-        table: dict[str, Path] = {} if paths is None else paths
-        records = self._findings_records()
-        span, position = self._span, records["skill_eval.linter.textfile.Position"]
-
-        def unpack(inner: bytes) -> Any:
-            return msgpack.unpackb(inner, ext_hook=ext_hook, use_list=False, raw=False, strict_map_key=False)
-
-        def ext_hook(code: int, inner: bytes):
-            if code == self.PATH:
-                text = os.fsdecode(inner)
-                path = table.get(text)
-                if path is None:
-                    path = table[text] = Path(text)
-                return path
-            if code == self.SPAN:
-                raw, start_line, start_column, end_line, end_column = unpack(inner)
-                text = os.fsdecode(raw)
-                path = table.get(text)
-                if path is None:
-                    path = table[text] = Path(text)
-                return span(path, position(start_line, start_column), position(end_line, end_column))
-            if code == self.ARRAY:
-                from array import array
-
-                return array(chr(inner[0]), inner[1:])
-            if code == self.FROZENSET:
-                return frozenset(unpack(inner))
-            name, *fields = unpack(inner)
-            kind = records.get(name)
-            if kind is None:
-                kind = self.records[name]
-            return kind(*fields)
-
-        return unpack(data)
-
-    def _default(self, value: object):
-        from msgpack import ExtType
-
-        kind = type(value)
-        if kind is tuple:
-            return list(value)
+    def _enc_hook(self, value: object) -> Any:
         if isinstance(value, Path):
-            return ExtType(self.PATH, os.fsencode(value))
-        if kind is self._span:  # the commonest record, as one (its path and positions inline)
-            return ExtType(self.SPAN, self.encode((os.fsencode(value.path), *value.start, *value.end)))
-        if kind is frozenset:
-            return ExtType(self.FROZENSET, self.encode(tuple(sorted(value))))
-        if kind.__name__ == "array" and kind.__module__ == "array":
-            return ExtType(self.ARRAY, value.typecode.encode() + value.tobytes())
-        name = f"{kind.__module__}.{kind.__qualname__}"
-        if self.records.get(name) is not kind:
-            raise TypeError(f"{name} is not a cached record type")
-        if isinstance(value, tuple):
-            return ExtType(self.RECORD, self.encode((name, *value)))
-        return ExtType(self.ENUM, self.encode((name, value.value)))
+            return os.fsencode(value)
+        if isinstance(value, array):
+            return msgspec.msgpack.Ext(self.ARRAY, value.typecode.encode() + value.tobytes())
+        raise TypeError(f"{type(value).__qualname__} is not a type the codec carries")
+
+    def _ext_hook(self, code: int, data: memoryview) -> array:
+        if code != self.ARRAY:
+            raise ValueError(f"unknown extension type {code}")
+        found = array(chr(data[0]))
+        found.frombytes(data[1:])
+        return found
+
+    def _dec_hook(self, path_of: Callable[[str], Path], kind: type, value: Any) -> Any:
+        if kind is Path and isinstance(value, bytes):
+            return path_of(os.fsdecode(value))
+        if kind is FactValues and isinstance(value, dict):
+            if not self._fact_types:
+                from .rules import REGISTRY
+
+                self._fact_types = {rule.code: rule.facts_type for rule in REGISTRY}
+            hook = partial(self._dec_hook, path_of)
+            return FactValues({code: msgspec.convert(found, self._fact_types.get(code, Any), dec_hook=hook)
+                               for code, found in value.items()})
+        if kind is array and isinstance(value, array):
+            return value
+        raise NotImplementedError(kind)
+
 
 CODEC = Codec()
 

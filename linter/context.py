@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from ._cached import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator
 
 from .config import Config
 from .diagnostics import Diagnostic
+from .records import ProbeFacts
 from .markdown import Heading, MarkdownDocument, Window, markdown_of
 from .outputspec import OutputSpec, output_spec_of
 from .probejson import ProbeJson, pointer
@@ -284,28 +285,6 @@ class OutputSpecContext(_FileContext):
             if isinstance(loaded, TextDocument):
                 documents.append(markdown_of(loaded))
         return documents
-
-
-class ProbeFacts(NamedTuple):
-    """What the engine keeps of one probe for the workspace-wide rules and for
-    the language server's reverse index (:func:`compute_probe_facts`): the
-    map step of the workspace-wide rules, computed where the probe is linted
-    (a worker, the cache) and read in one place (:class:`WorkspaceContext`).
-    Plain data: it travels between processes and into the cache."""
-
-    values: dict[str, Any]
-    """Rule code -> the rule's :meth:`~skill_eval.linter.rules.base.Rule.probe_facts`
-    (``None``: nothing to compare)."""
-    refs: tuple
-    """Where the artifact, skill and output spec are (:meth:`LintSession.probe_refs`)."""
-    disabled: frozenset[str]
-    """The codes probe.json's ``x-skill-eval-disable`` turns off."""
-    errors: dict[str, Diagnostic]
-    """Rule code -> SE000 for probe.json when the rule's ``probe_facts`` crashed."""
-    digest: bytes = b""
-    """A digest of all the above: two equal digests, equal facts (the cache
-    keeps the workspace-wide rules' findings while the digests of every
-    probe's facts stay the same)."""
 
 
 def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = True) -> ProbeFacts:

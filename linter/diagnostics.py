@@ -1,10 +1,15 @@
-"""What a rule reports: diagnostics, related locations and fixes."""
+"""What a rule reports: diagnostics, related locations and fixes.
+
+Typed records (``msgspec.Struct``, frozen and hashable): the one codec
+(:data:`~skill_eval.linter.cache.CODEC`) sends them from worker processes
+and keeps them in the cache file without a hand-written conversion."""
 
 from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import NamedTuple
+
+import msgspec
 
 from .textfile import Position, Span
 
@@ -17,14 +22,23 @@ class Severity(str, enum.Enum):
     INFO = "info"
 
 
-class TextEdit(NamedTuple):
+class Record(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A frozen record of the codec (plain data that holds no cycle, so not
+    tracked by the garbage collector), with the ``_replace`` of the named
+    tuples these were (the language server and evals call it)."""
+
+    def _replace(self, **changes):
+        return msgspec.structs.replace(self, **changes)
+
+
+class TextEdit(Record):
     """Replace ``span`` (1-based, end exclusive) with ``new_text``."""
 
     span: Span
     new_text: str
 
 
-class Fix(NamedTuple):
+class Fix(Record):
     """A change that resolves a diagnostic.
 
     ``safe`` fixes are applied by ``skill-eval-lint --fix`` and the editor's
@@ -36,14 +50,14 @@ class Fix(NamedTuple):
     safe: bool = False
 
 
-class Related(NamedTuple):
+class Related(Record):
     """Another location that helps explain a diagnostic."""
 
     span: Span
     message: str
 
 
-class Diagnostic(NamedTuple):
+class Diagnostic(Record):
     """One finding of one rule in one file."""
 
     code: str

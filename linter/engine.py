@@ -4,7 +4,7 @@ then filtering.
 A lint of some targets in one workspace (:func:`lint_targets`):
 
 1. **Probe units**: each linted probe's checks (rules with the probe scope)
-   and its :class:`~skill_eval.linter.context.ProbeFacts` (the map step of
+   and its :class:`~skill_eval.linter.records.ProbeFacts` (the map step of
    the workspace-wide rules). Probes that are only compared with the linted
    ones (a pre-commit run on a few files) get their facts alone. Units come
    from the cache when their answers still hold (:mod:`.cache`), else are
@@ -28,10 +28,11 @@ import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .config import Config
 from .diagnostics import Diagnostic
+from .records import Dependencies, ProbeFacts, UnitResult
 from .reader import FileSystemReader, Reader
 from .session import LintSession, session_query
 from .textfile import Span, TextDocument
@@ -39,7 +40,6 @@ from .workspace import PROBE_FILE, Exclusion, Targets, absolute, discover, find_
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache import Cache
-    from .context import ProbeFacts
     from .rules import Rule
     from .rules.base import Scope
 
@@ -90,19 +90,6 @@ Unit = tuple[str, Path]
 """``(kind, path)``: the probe.json, SKILL.md or output-spec.md of a unit."""
 
 
-class UnitResult(NamedTuple):
-    """What linting one unit gives: plain data, so that it travels between
-    processes and into the cache."""
-
-    diagnostics: tuple[Diagnostic, ...] | None
-    """The unit's findings before filtering (``None`` for a facts-only unit)."""
-    facts: ProbeFacts | None = None
-    """A probe's facts (``None`` for a SKILL.md or output-spec.md)."""
-    deps: dict[tuple, tuple] | None = None
-    """When recorded for the cache: every query the unit asked, with its
-    answer and (for a file's content) the file's ``stat`` signature."""
-
-
 class Plan:
     """The rules of a lint, by what they check: built once per run (and once
     per worker process) from the config and the scopes asked for."""
@@ -134,15 +121,16 @@ class Plan:
         return tuple(rule.code for rule in self.rules), scopes
 
 
-def dependencies(session: LintSession, queries: Iterable[tuple]) -> dict[tuple, tuple]:
-    """``{query: (answer, stat signature or None)}`` for ``queries`` as the
+def dependencies(session: LintSession, queries: Iterable[tuple]) -> Dependencies:
+    """``{(query, answer): stat signature or None}`` for ``queries`` as the
     session answered them."""
     deps = {}
     for query in queries:
         if query[0] == "content":
-            deps[query] = session.content_answer(query[1], query[2])
+            answer, signature = session.content_answer(query[1], query[2])
         else:
-            deps[query] = (session.answer(query), None)
+            answer, signature = session.answer(query), None
+        deps[(query, answer)] = signature
     return deps
 
 
@@ -591,10 +579,8 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
         session.record_into(None)
     results = []
     for unit in units:
-        result = UnitResult(None if unit[0] == FACTS else tuple(found[unit]), facts.get(unit))
-        if record:
-            result = result._replace(deps=dependencies(session, queries[unit]))
-        results.append((unit, result))
+        deps = dependencies(session, queries[unit]) if record else None
+        results.append((unit, UnitResult(None if unit[0] == FACTS else tuple(found[unit]), facts.get(unit), deps)))
     return results
 
 

@@ -6,8 +6,9 @@ probes share a SKILL.md, so each worker parses few of them) and handed to a
 :class:`concurrent.futures.ProcessPoolExecutor` with ``map``; a worker builds
 its session once (:func:`_start_worker`, from
 :meth:`~skill_eval.linter.session.LintSession.spec`) and returns each chunk's
-results in the cache's codec (MessagePack, :data:`~skill_eval.linter.cache.CODEC`):
-one codec for what workers send and what the cache keeps.
+results (:data:`ChunkResults`) in the cache's codec (typed MessagePack,
+:data:`~skill_eval.linter.cache.CODEC`): one codec for what workers send and
+what the cache keeps.
 
 Start methods (:func:`start_method_for`):
 
@@ -32,11 +33,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .records import UnitResult
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Plan, Unit, UnitResult
+    from .engine import Plan, Unit
     from .session import LintSession
+
+ChunkResults = list[tuple[tuple[str, Path], UnitResult]]
+"""What a worker sends back for a chunk: each unit with its result."""
 
 PARALLEL_MIN_WORK = 120
 """Below this much work (:func:`work_of`: a probe weighs one, a SKILL.md
@@ -118,7 +125,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     import threading
     from concurrent.futures import ProcessPoolExecutor
 
-    from .cache import CODEC, result_of
+    from .cache import CODEC
     from .engine import lint_units_here
 
     method = start_method or start_method_for(threading.active_count() > 1)
@@ -131,7 +138,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     try:
         for data in pool.map(_lint_chunk, chunks):
             done += 1
-            yield [(unit, result_of(row)) for unit, row in CODEC.decode(data, session.path_table)]
+            yield CODEC.decode(data, ChunkResults, session.path_of)
     except Exception:  # noqa: BLE001 - a worker killed or raising: this process lints the rest
         pass
     finally:
@@ -166,8 +173,7 @@ def _lint_chunk(units: list[Unit]) -> bytes:
     """One chunk in a worker: its results in the cache's codec
     (:data:`~skill_eval.linter.cache.CODEC`), which keeps each file's one
     ``Path`` on the other side."""
-    from .cache import CODEC, result_row
+    from .cache import CODEC
     from .engine import lint_units_here
 
-    results = lint_units_here(_WORKER["session"], units, _WORKER["plan"], _WORKER["record"])
-    return CODEC.encode([(unit, result_row(result)) for unit, result in results])
+    return CODEC.encode(lint_units_here(_WORKER["session"], units, _WORKER["plan"], _WORKER["record"]))

@@ -198,7 +198,7 @@ class LintSession:
         serves a memo notes the queries behind it (:meth:`note`) on every use."""
         self.probe_facts: dict[Path, Any] = {}
         """Per probe.json, what the engine computed of it for the workspace-wide
-        rules and the reverse index (:class:`~skill_eval.linter.engine.ProbeFacts`),
+        rules and the reverse index (:class:`~skill_eval.linter.records.ProbeFacts`),
         read by :meth:`probe_refs` and ``WorkspaceContext.probe_facts``."""
         if probe_paths is not None:
             self.__dict__["all_probe_paths"] = list(probe_paths)
@@ -217,7 +217,7 @@ class LintSession:
     @cached_property
     def path_table(self) -> dict[str, Path]:
         """One ``Path`` per path's text, for what comes from other processes
-        and the cache (:meth:`~skill_eval.linter.cache.Codec.decode`): the walk's
+        and the cache (:meth:`path_of`, :meth:`~skill_eval.linter.cache.Codec.decode`): the walk's
         own paths to begin with, so that findings and facts loaded share them
         rather than each holding a copy."""
         table: dict[str, Path] = {}

@@ -45,10 +45,10 @@ class Rule:
     """One scope, or several: ``check`` is then called with each kind of
     context (dispatch on ``isinstance``)."""
     tags: ClassVar[tuple[str, ...]] = ()
-    facts_types: ClassVar[tuple[type, ...]] = ()
-    """The named tuple (or enum) classes :meth:`probe_facts` returns, besides
-    strings, numbers, bytes, tuples, dicts, frozen sets and byte arrays: the
-    cache's codec builds only the types listed here and the engine's."""
+    facts_type: ClassVar[Any] = Any
+    """The type of what :meth:`probe_facts` returns (``None`` included): the
+    codec that carries facts from workers and keeps them in the cache
+    decodes them as this type (``Any``: as plain lists, dicts and scalars)."""
 
     @classmethod
     def scopes(cls) -> tuple[Scope, ...]:

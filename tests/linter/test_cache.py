@@ -634,8 +634,8 @@ def test_links_inside_the_cache_folder_are_neither_read_nor_written_through(tmp_
 def test_a_planted_cache_runs_nothing(tmp_path: Path, settled_at_once: None) -> None:
     """A repository may ship a ``.skill-eval-cache``: a pickle that would run
     code, in place of the cache file, is not MessagePack of the cache's
-    layout and is ignored; so is MessagePack naming a type outside the
-    codec's allow-list."""
+    layout and is ignored; so is MessagePack of that layout with an
+    extension type (naming a callable) where a record stands."""
     root = _workspace(tmp_path)
     lint_paths([root], cache=True)
     marker = tmp_path / "pwned"
@@ -646,15 +646,13 @@ def test_a_planted_cache_runs_nothing(tmp_path: Path, settled_at_once: None) -> 
 
     import pickle
 
-    import msgpack
-
-    from skill_eval.linter.cache import FORMAT, Codec
+    import msgspec
 
     [cache_file, run_file] = sorted(path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-"))
     assert run_file.name == f"{cache_file.name}.run"
-    planted = msgpack.ExtType(Codec.RECORD, msgpack.packb(["os.system", f"touch {marker}"]))
-    planted_entry = msgpack.packb((FORMAT, [], {("probe", "x"): planted}, {}))
-    planted_run = msgpack.packb((FORMAT, "0" * 32, [planted], [], []))
+    planted = [msgspec.msgpack.Ext(code, msgspec.msgpack.encode(["os.system", f"touch {marker}"])) for code in range(1, 8)]
+    planted_entry = msgspec.msgpack.encode(({}, {("probe", "x"): (planted, [])}))
+    planted_run = msgspec.msgpack.encode(("0" * 32, planted, [], {}))
     for file, payloads in ((cache_file, (pickle.dumps(Exploit()), planted_entry)),
                            (run_file, (pickle.dumps(Exploit()), planted_run))):
         for payload in payloads:

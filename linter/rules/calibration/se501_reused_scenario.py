@@ -7,7 +7,7 @@ import re
 from array import array
 from zlib import crc32
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from ...context import WorkspaceContext
 from ...diagnostics import Related, Severity
@@ -282,7 +282,7 @@ class ReusedScenario(Rule):
     severity = Severity.WARNING
     scope = (Scope.PROBE, Scope.WORKSPACE)
     tags = ("calibration", "reuse")
-    facts_types = (ArtifactFacts,)
+    facts_type = Optional[ArtifactFacts]
 
     def probe_facts(self, probe):
         """The artifact's word 5-grams, with what a finding about it needs."""

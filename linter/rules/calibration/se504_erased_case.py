@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ...diagnostics import Severity
 from ...textfile import Span
 from ..base import Rule, Scope
@@ -38,6 +40,7 @@ class ErasedCase(Rule):
     severity = Severity.WARNING
     scope = Scope.WORKSPACE
     tags = ("calibration",)
+    facts_type = Optional[tuple[str, int]]
 
     def probe_facts(self, probe):
         """The probe's ``(id, version)``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from typing import Optional
 from pathlib import Path
 
 from ...diagnostics import Related, Severity
@@ -40,6 +41,7 @@ class DuplicateProbeId(Rule):
     severity = Severity.ERROR
     scope = Scope.WORKSPACE
     tags = ("files",)
+    facts_type = Optional[str]
 
     def probe_facts(self, probe):
         """The probe's ``id``."""
