@@ -140,7 +140,7 @@ def test_malformed_json_keeps_python_s_message_and_position(text: str, message: 
     probe = ProbeJson.parse(TextDocument(PATH, text))
     assert probe.data is None and probe.syntax_error is not None
     assert probe.syntax_error.message == message
-    assert tuple(probe.syntax_error.position) == position
+    assert (probe.syntax_error.position.line, probe.syntax_error.position.column) == position
 
 
 @pytest.mark.parametrize("text, data", [
