@@ -61,9 +61,11 @@ SMALLEST_CHUNK = 16
 LARGEST_CHUNK = 200
 """Bounds of a chunk's size for the pool: :func:`chunk_size`."""
 
-CHUNKS_PER_WORKER = 4
+CHUNKS_PER_WORKER = 16
 """Chunks per worker: few enough that per-task costs stay low, enough that
-no worker is left with a long last chunk while the others wait."""
+no worker is left with a long last chunk while the others wait (costly
+probes cluster: a skill whose artifacts all pass the judgement's pre-check
+sits in one stretch of the sorted paths)."""
 
 PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval.linter.probejson",
            "markdown_it", "yaml"]
