@@ -16,7 +16,8 @@ prints:
   ``--edits`` edits, one edit at a time, >= 100 ms apart so that each edit is
   the first of its debounce window);
 * SKILL.md heading edit (unsaved) -> every probe using that skill re-published;
-* RSS of the server after scanning ``--big`` probes (VmRSS from /proc).
+* RSS of the server after scanning ``--big`` probes, and its peak (VmRSS,
+  VmHWM from /proc).
 
 ``--server-python`` runs the server of another install (a regular one, or
 an older version for a baseline); the client runs here.
@@ -113,9 +114,11 @@ async def stop(client: LanguageClient) -> None:
     await asyncio.wait_for(client._server.wait(), 30)
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """The process's resident memory now (``VmRSS``) or at its peak so far
+    (``VmHWM``: every moment of a scan), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -225,8 +228,9 @@ async def main(argv: list[str] | None = None) -> int:
             after_scan = rss_mb(client._server.pid)
             await asyncio.sleep(2)  # the warm-up lint after the scan
             settled = rss_mb(client._server.pid)
+            peak = rss_mb(client._server.pid, "VmHWM")
             print(f"start-up scan of {args.big} probes, {label}: {scan:.2f} s; RSS {after_scan:.0f} MB after it, "
-                  f"{settled:.0f} MB 2 s later (goal <= 150 MB)")
+                  f"{settled:.0f} MB 2 s later, peak {peak:.0f} MB (goal <= 150 MB at every moment)")
             await stop(client)
     return 0
 
