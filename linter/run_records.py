@@ -43,14 +43,18 @@ _OBJECT_OR_NULL = (dict, type(None))
 _LIST = (list,)
 """A list; its items are checked by :data:`_LIST_ITEMS`."""
 
+_IDENTITY_FIELDS: dict[str, tuple[type, ...]] = {
+    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
+    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL,
+}
+"""The fields that say which probe content a record is of (``null`` hashes: no skill)."""
+_RULE_FIELDS: dict[str, tuple[type, ...]] = {"calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING}
 _START_FIELDS: dict[str, tuple[type, ...]] = {
-    "start_id": _STRING, "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL, "probe_path": _STRING,
-    "kind": _STRING_OR_NULL, "band": _OBJECT_OR_NULL, "defects": _LIST, "arm": _STRING, "rep": _INT,
-    "agent": _STRING, "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT,
-    "resume_of": _STRING, "retry_of": _STRING, "calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING,
-    "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING, "installed_skill_sha256": _STRING,
-    "sandbox": _STRING,
+    **_IDENTITY_FIELDS, **_RULE_FIELDS, "start_id": _STRING, "probe_path": _STRING, "kind": _STRING_OR_NULL,
+    "band": _OBJECT_OR_NULL, "defects": _LIST, "arm": _STRING, "rep": _INT, "agent": _STRING,
+    "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT, "resume_of": _STRING,
+    "retry_of": _STRING, "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING,
+    "installed_skill_sha256": _STRING, "sandbox": _STRING,
 }
 """The JSON type of each field of a start record that readers use (docs/format.md,
 "Run records"); ``null`` only where a writer writes it (no skill, no model, no kind)."""
@@ -67,30 +71,24 @@ _OUTCOME_KEYS = tuple(_OUTCOME_FIELDS)[5:]
 """The fields of an outcome that replace its start's in the logical record (all but
 the first five, which name the start: it has them too)."""
 _PLAN_FIELDS: dict[str, tuple[type, ...]] = {
-    "plan_id": _STRING, "created": _STRING, "agent": _STRING, "model": _STRING_OR_NULL, "runner": _OBJECT,
-    "starts": _LIST, "lint": _LIST, "calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING,
+    **_RULE_FIELDS, "plan_id": _STRING, "created": _STRING, "agent": _STRING, "model": _STRING_OR_NULL,
+    "runner": _OBJECT, "starts": _LIST, "lint": _LIST,
 }
-"""The JSON type of each field of a plan record that readers use."""
 _DECISION_FIELDS: dict[str, tuple[type, ...]] = {
-    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL, "probe_path": _STRING,
-    "kind": _STRING_OR_NULL, "agent": _STRING, "model": _STRING_OR_NULL, "zone": _STRING,
-    "decided_after": _STRING_OR_NULL, "control": _OBJECT, "treatment": _OBJECT_OR_NULL, "starts": _INT,
-    "version_starts": _INT, "decided": _STRING, "plan_id": _STRING, "calibration_rule": _OBJECT,
-    "calibration_rule_sha256": _STRING, "reason": _STRING_OR_NULL, "discriminator": _OBJECT,
+    **_IDENTITY_FIELDS, **_RULE_FIELDS, "probe_path": _STRING, "kind": _STRING_OR_NULL, "agent": _STRING,
+    "model": _STRING_OR_NULL, "zone": _STRING, "decided_after": _STRING_OR_NULL, "control": _OBJECT,
+    "treatment": _OBJECT_OR_NULL, "starts": _INT, "version_starts": _INT, "decided": _STRING,
+    "plan_id": _STRING, "reason": _STRING_OR_NULL, "discriminator": _OBJECT,
 }
-"""The JSON type of each field of a decision record that readers use."""
 _RECORD_FIELDS: dict[str | None, dict[str, tuple[type, ...]]] = {
     "start": _START_FIELDS, "outcome": _OUTCOME_FIELDS, "plan": _PLAN_FIELDS, "decision": _DECISION_FIELDS,
     None: {**_START_FIELDS, **_OUTCOME_FIELDS},  # a schema 1 record: a start and its outcome in one line
 }
+"""Per record type, the JSON type of each field readers use."""
 _PLANNED_START_TYPES = (_STRING, _INT, _STRING, _STRING, _STRING_OR_NULL, _STRING, _INT, _STRING_OR_NULL)
 """A plan's ``starts`` entry: probe, version, the three content hashes, arm,
 rep and (plans since the tree hash) ``skill_tree_sha256``."""
-_PLANNED_LINT_FIELDS: dict[str, tuple[type, ...]] = {
-    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL, "findings": _LIST,
-}
+_PLANNED_LINT_FIELDS: dict[str, tuple[type, ...]] = {**_IDENTITY_FIELDS, "findings": _LIST}
 """A plan's ``lint`` entry (its findings are checked one by one where the report reads them)."""
 
 
@@ -394,11 +392,9 @@ def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], d
 def is_interrupted(record: dict[str, Any]) -> bool:
     """An interrupted start: status ``interrupted`` (schema 2), or a schema 1
     ``error`` whose message says it was interrupted."""
-    status = record.get("status")
-    if status == "interrupted":
-        return True
-    error = record.get("error")
-    return status == "error" and isinstance(error, str) and error.startswith("interrupted")
+    status, error = record.get("status"), record.get("error")
+    return status == "interrupted" or (
+        status == "error" and isinstance(error, str) and error.startswith("interrupted"))
 
 
 # -- samples and zones ----------------------------------------------------------------

@@ -467,20 +467,24 @@ class SuiteContext:
 
     def skill_field(self, key: str) -> str | None:
         """A string field of the skill's front matter (``None`` when it has none or is unreadable)."""
-        if self.skill_path is None:
-            return None
-        from .rules.frontmatter._parse import parsed_front_matter, usable
+        skill = self.skill_path
+        return None if skill is None else _front_matter_string(self.session, skill, key, resolved=True)
 
-        loaded = self.session.load(self.skill_path, resolved=True)
-        parsed = loaded.derived(parsed_front_matter) if isinstance(loaded, TextDocument) else None
-        entry = parsed.get(key) if parsed is not None and usable(parsed) else None
-        return entry.string if entry is not None else None
+
+def _front_matter_string(session, path: Path, key: str, resolved: bool = False) -> str | None:
+    """The string ``key`` of the front matter of the SKILL.md at ``path``
+    (``None`` when it has none or is unreadable)."""
+    from .rules.frontmatter._parse import parsed_front_matter, usable
+
+    loaded = session.load(path, resolved=resolved)
+    parsed = loaded.derived(parsed_front_matter) if isinstance(loaded, TextDocument) else None
+    entry = parsed.get(key) if parsed is not None and usable(parsed) else None
+    return entry.string if entry is not None else None
 
 
 def skills_named(session, name: str) -> tuple[str, ...]:
     """The SKILL.md files of the workspace whose folder's name or
     front-matter ``name`` is ``name`` (the session query ``skill-named``)."""
-    from .rules.frontmatter._parse import parsed_front_matter, usable
     from .workspace import SKILL_FILE
 
     walked = session._walked_fixtures
@@ -489,19 +493,8 @@ def skills_named(session, name: str) -> tuple[str, ...]:
     else:
         candidates = [str(p) for p in session.reader.walk_files(session.root, frozenset({SKILL_FILE}),
                                                                  exclude=session.exclusion or None)]
-    found = []
-    for text in candidates:
-        path = Path(text)
-        if path.parent.name == name:
-            found.append(text)
-            continue
-        loaded = session.load(path)
-        if isinstance(loaded, TextDocument):
-            parsed = loaded.derived(parsed_front_matter)
-            entry = parsed.get("name") if usable(parsed) else None
-            if entry is not None and entry.string == name:
-                found.append(text)
-    return tuple(found)
+    return tuple(text for text in candidates if Path(text).parent.name == name
+                 or _front_matter_string(session, Path(text), "name") == name)
 
 
 def configured_suites(path: Path, root: Path, globs: tuple[str, ...], exclude=None) -> set[Path]:
