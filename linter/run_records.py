@@ -281,9 +281,9 @@ def odd_field(record: dict[str, Any]) -> str | None:
         allowed = fields.get(name)
         if allowed is not None and type(value) not in allowed:
             return name
-    for name, items_of_type in _LIST_ITEMS.items():
+    for name, items_of_type in _LIST_ITEMS.get(kind, ()):
         value = record.get(name)
-        if name in fields and type(value) is list and value and not items_of_type(value):
+        if value and not items_of_type(value):
             return name
     return None
 
@@ -307,8 +307,11 @@ def _planned_lint(entries: list) -> bool:
                for entry in entries)
 
 
-_LIST_ITEMS = {"defects": _ids, "caught": _ids, "starts": _planned_starts, "lint": _planned_lint}
-"""The list fields whose items :func:`odd_field` checks, and the check."""
+_LIST_ITEMS = {
+    "start": (("defects", _ids),), "outcome": (("caught", _ids),), None: (("defects", _ids), ("caught", _ids)),
+    "plan": (("starts", _planned_starts), ("lint", _planned_lint)),
+}
+"""Per record type, the list fields whose items :func:`odd_field` checks, and the check."""
 
 
 def parse_runs(path: Path, raw: bytes) -> RunsFile:
@@ -401,13 +404,10 @@ def is_interrupted(record: dict[str, Any]) -> bool:
 
 
 def record_passed(record: dict[str, Any]) -> bool | None:
-    """Whether an ``ok`` record's answer caught what the probe asks for.
-
-    A floor (or kind-less) probe: every defect caught. A band probe: the count
-    of caught defects within ``band`` (min..max). ``None`` when not ok, and
-    for a ``contaminated`` start (it saw the answer key: never a catch, nor a
-    miss), whatever its status says.
-    """
+    """Whether an ``ok`` record's answer caught what the probe asks for: every
+    defect (a floor or kind-less probe), or a count within ``band`` (a band
+    probe). ``None`` when not ok, and for a ``contaminated`` start (it saw the
+    answer key: never a catch, nor a miss), whatever its status says."""
     if record.get("status") != "ok" or record.get("contaminated"):
         return None
     caught = record.get("caught") or []
