@@ -143,7 +143,8 @@ def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
 
     With the workspace ``root``, the folder is opened below it only, no link
     followed (:class:`~skill_eval.linter.reader.SealedRoot`): an ``evals/runs``
-    that links out of the workspace lists nothing."""
+    that links out of the workspace lists nothing. Without it, the folder is
+    opened by name, not through a link of its own name."""
     from .reader import _DIR_FLAGS, SEALED, list_folder, sealed_root
 
     folder = runs_folder(suite)
