@@ -1,52 +1,11 @@
-"""Run records and frozen cases, read: what the calibration rules need.
+"""Run records and frozen cases, read: what the calibration rules SE502-SE506,
+the runner and the report need.
 
-fixture-format.md, "Results of eval runs": each start of an agent on a probe
-is on record before the agent runs. The runner writes the records
-(:mod:`skill_eval.evals.records`, which also holds their typed form and JSON
-Schema); this module reads them, for the calibration rules SE502-SE506 and
-for the runner and the report above the linter. It imports nothing but the
-standard library, so the linter stays fast. docs/format.md ("Run records")
-lists the fields.
-
-Records (schema 2)
-------------------
-Each runner invocation appends to a file of its own per suite
-(``evals/runs/<UTC time>-<agent>-<random>.jsonl``). Its lines are ``plan``
-(the starts a runner reserved; a reservation holds only while the file's
-lock is held), ``start`` (written whole and synced before the agent's
-process is spawned), ``outcome`` (a start's end: its ``status`` ``ok``,
-``error``, ``timeout`` or ``interrupted``, answer and grading) and
-``decision`` (``skill-eval calibrate``'s observation of one probe version;
-never a start). Schema 1 files (one record per start, written after it
-ended) stay readable: each such line is one start.
-
-Reading (:func:`parse_runs`, pure: path and bytes in) pairs each start with
-its outcome into one *logical record* (the start's fields, then the
-outcome's). A start without an outcome reads as ``status: "interrupted"`` with
-``"unfinished": true``: its runner was killed, or is still running it —
-:func:`skill_eval.evals.records.writer_alive` tells (the file's lock is held).
-Every start counts: :attr:`RunsFile.starts` is the logical records plus torn
-lines. A torn line (a writer killed mid-line: not a whole JSON object) counts
-as a start, except one whose first bytes show it was an outcome, a plan or a
-decision (the start it belongs to, if any, has its own line). A whole line
-that is no record readers can use — a field of the wrong JSON type
-(:func:`odd_field`: ``"rep": "1"``, ``"caught": 3``, a hash that is a list) —
-is set aside the same way, by its type, before any reader meets it: the
-readers (the report, the runner's planning, ``skill-eval calibrate``, the
-calibration rules) never see a field of another type than docs/format.md
-gives it.
-
-Zones
------
-:func:`zone_of` classifies one sample from its per-arm counts, as in the
-seed's diagram (ceiling / usable window / floor), plus ``adverse`` (control
-caught more often than treatment), ``mixed`` (anything else), ``pending``
-(an arm needed for the call has no graded rep yet) and ``unreadable`` (most
-graded answers had no field the output spec names, ``answer_source:
-"none"``: an agent answering in prose is graded a miss every time, and its
-sample would read as a floor). SE505 reads a version's history by zone
-(:func:`sample_versions`); the intervals and tests of the report (Wilson,
-Fisher) are the runner's: :mod:`skill_eval.evals.stats`.
+The runner writes the records (:mod:`skill_eval.evals.records`, which also holds
+their typed form and JSON Schema); docs/format.md ("Run records") gives their
+fields and how a file reads (:func:`parse_runs`: starts paired with their
+outcomes, torn lines, fields of the wrong type, schema 1 files). :func:`zone_of`
+classifies a sample as docs/report.md ("Zones") does.
 """
 
 from __future__ import annotations
@@ -57,29 +16,20 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable
 
+import msgspec
+
 from .reader import TOOL_FOLDERS
 
-RUNS_FOLDER = ("evals", "runs")
-FROZEN_FILE = ("evals", "frozen.json")
 RECORD_SCHEMA = 2
 """The ``schema`` of the records a runner writes now."""
 STATUSES = ("ok", "error", "timeout", "interrupted")
 ARMS = ("control", "treatment")
 
-_SKIPPED = TOOL_FOLDERS
-"""The folders the runs walk never enters: the fixture walk's, so the two agree."""
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
 """How a torn outcome, plan or decision line begins (the writer,
 :func:`skill_eval.evals.records.encode_record`, keeps these keys first)."""
 _NOT_STARTS = ("outcome", "plan", "decision")
-"""The record types that are never starts (:func:`parse_runs`)."""
-_OUTCOME_KEYS = ("ended", "duration_s", "status", "exit_code", "answer_file", "answer_source", "caught", "passed",
-                 "error", "stderr_tail", "truncated",
-                 # a preset agent's output and usage, a judge's grading errors (docs/format.md)
-                 "output_file", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "agent_duration_s", "turns",
-                 "grading_errors",
-                 # evidence: the skill loaded or not, the answer key seen, the judges' verdicts
-                 "skill_loaded", "skill_evidence", "contaminated", "judge_verdicts")
+"""The record types that are never starts."""
 
 _STRING = (str,)
 _STRING_OR_NULL = (str, type(None))
@@ -93,14 +43,18 @@ _OBJECT_OR_NULL = (dict, type(None))
 _LIST = (list,)
 """A list; its items are checked by :data:`_LIST_ITEMS`."""
 
+_IDENTITY_FIELDS: dict[str, tuple[type, ...]] = {
+    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
+    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL,
+}
+"""The fields that say which probe content a record is of (``null`` hashes: no skill)."""
+_RULE_FIELDS: dict[str, tuple[type, ...]] = {"calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING}
 _START_FIELDS: dict[str, tuple[type, ...]] = {
-    "start_id": _STRING, "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL, "probe_path": _STRING,
-    "kind": _STRING_OR_NULL, "band": _OBJECT_OR_NULL, "defects": _LIST, "arm": _STRING, "rep": _INT,
-    "agent": _STRING, "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT,
-    "resume_of": _STRING, "retry_of": _STRING, "calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING,
-    "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING, "installed_skill_sha256": _STRING,
-    "sandbox": _STRING,
+    **_IDENTITY_FIELDS, **_RULE_FIELDS, "start_id": _STRING, "probe_path": _STRING, "kind": _STRING_OR_NULL,
+    "band": _OBJECT_OR_NULL, "defects": _LIST, "arm": _STRING, "rep": _INT, "agent": _STRING,
+    "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT, "resume_of": _STRING,
+    "retry_of": _STRING, "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING,
+    "installed_skill_sha256": _STRING, "sandbox": _STRING,
 }
 """The JSON type of each field of a start record that readers use (docs/format.md,
 "Run records"); ``null`` only where a writer writes it (no skill, no model, no kind)."""
@@ -113,35 +67,33 @@ _OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
     "skill_loaded": (bool, type(None)), "skill_evidence": _STRING, "contaminated": _LIST, "judge_verdicts": _OBJECT,
 }
 """The JSON type of each field of an outcome record that readers use."""
+_OUTCOME_KEYS = tuple(_OUTCOME_FIELDS)[5:]
+"""The fields of an outcome that replace its start's in the logical record (all but
+the first five, which name the start: it has them too)."""
 _PLAN_FIELDS: dict[str, tuple[type, ...]] = {
-    "plan_id": _STRING, "created": _STRING, "agent": _STRING, "model": _STRING_OR_NULL, "runner": _OBJECT,
-    "starts": _LIST, "lint": _LIST, "calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING,
+    **_RULE_FIELDS, "plan_id": _STRING, "created": _STRING, "agent": _STRING, "model": _STRING_OR_NULL,
+    "runner": _OBJECT, "starts": _LIST, "lint": _LIST,
 }
-"""The JSON type of each field of a plan record that readers use."""
 _DECISION_FIELDS: dict[str, tuple[type, ...]] = {
-    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL, "probe_path": _STRING,
-    "kind": _STRING_OR_NULL, "agent": _STRING, "model": _STRING_OR_NULL, "zone": _STRING,
-    "decided_after": _STRING_OR_NULL, "control": _OBJECT, "treatment": _OBJECT_OR_NULL, "starts": _INT,
-    "version_starts": _INT, "decided": _STRING, "plan_id": _STRING, "calibration_rule": _OBJECT,
-    "calibration_rule_sha256": _STRING, "reason": _STRING_OR_NULL, "discriminator": _OBJECT,
+    **_IDENTITY_FIELDS, **_RULE_FIELDS, "probe_path": _STRING, "kind": _STRING_OR_NULL, "agent": _STRING,
+    "model": _STRING_OR_NULL, "zone": _STRING, "decided_after": _STRING_OR_NULL, "control": _OBJECT,
+    "treatment": _OBJECT_OR_NULL, "starts": _INT, "version_starts": _INT, "decided": _STRING,
+    "plan_id": _STRING, "reason": _STRING_OR_NULL, "discriminator": _OBJECT,
 }
-"""The JSON type of each field of a decision record that readers use."""
 _RECORD_FIELDS: dict[str | None, dict[str, tuple[type, ...]]] = {
     "start": _START_FIELDS, "outcome": _OUTCOME_FIELDS, "plan": _PLAN_FIELDS, "decision": _DECISION_FIELDS,
     None: {**_START_FIELDS, **_OUTCOME_FIELDS},  # a schema 1 record: a start and its outcome in one line
 }
+"""Per record type, the JSON type of each field readers use."""
 _PLANNED_START_TYPES = (_STRING, _INT, _STRING, _STRING, _STRING_OR_NULL, _STRING, _INT, _STRING_OR_NULL)
 """A plan's ``starts`` entry: probe, version, the three content hashes, arm,
 rep and (plans since the tree hash) ``skill_tree_sha256``."""
-_PLANNED_LINT_FIELDS: dict[str, tuple[type, ...]] = {
-    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL, "findings": _LIST,
-}
+_PLANNED_LINT_FIELDS: dict[str, tuple[type, ...]] = {**_IDENTITY_FIELDS, "findings": _LIST}
 """A plan's ``lint`` entry (its findings are checked one by one where the report reads them)."""
 
 
 def sha256_bytes(data: bytes) -> str:
+    """The hex SHA-256 of ``data``."""
     import hashlib  # only workspaces with run records need it (slow to import: docs/performance.md)
 
     return hashlib.sha256(data).hexdigest()
@@ -169,7 +121,7 @@ def suite_folder(skill_path: Path | None, probe_folder: Path) -> Path:
     skill's folder; without a skill, the folder above the nearest ``evals``
     ancestor of the probe; else the probe folder itself."""
     if skill_path is not None:
-        return (skill_path if isinstance(skill_path, Path) else Path(skill_path)).parent
+        return Path(skill_path).parent
     for folder in (probe_folder, *probe_folder.parents):
         if folder.name == "evals":
             return folder.parent
@@ -177,22 +129,23 @@ def suite_folder(skill_path: Path | None, probe_folder: Path) -> Path:
 
 
 def runs_folder(suite: Path) -> Path:
-    return suite.joinpath(*RUNS_FOLDER)
+    """A suite's ``evals/runs`` folder."""
+    return suite.joinpath("evals", "runs")
 
 
 def frozen_path(suite: Path) -> Path:
-    return suite.joinpath(*FROZEN_FILE)
+    """A suite's ``evals/frozen.json``."""
+    return suite.joinpath("evals", "frozen.json")
 
 
 def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
     """The runs files of one suite (one skill's ``evals/runs/*.jsonl``), sorted.
 
-    ``root`` (the workspace's): the folder is opened below it only, no link
-    followed out of it (:class:`~skill_eval.linter.reader.SealedRoot`), and
-    listed from that descriptor: an ``evals/runs`` that is a link out of the
-    workspace is not listed (none of its files); without ``root``, it is
+    With the workspace ``root``, the folder is opened below it only, no link
+    followed (:class:`~skill_eval.linter.reader.SealedRoot`): an ``evals/runs``
+    that links out of the workspace lists nothing. Without it, the folder is
     opened by name, not through a link of its own name."""
-    from .reader import _DIR_FLAGS, SEALED, OutsideRoot, list_folder, sealed_root
+    from .reader import _DIR_FLAGS, SEALED, list_folder, sealed_root
 
     folder = runs_folder(suite)
     if root is not None and SEALED:
@@ -213,18 +166,14 @@ def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
 
 
 def find_runs_files(root: Path, links: list[str] | None = None) -> list[Path]:
-    """Every ``evals/runs/*.jsonl`` below the workspace ``root``, sorted.
-
-    VCS and tool folders (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`) and
-    virtual environments (a folder holding ``pyvenv.cfg``) are not entered; nor
-    are symbolic links to folders (:func:`~skill_eval.linter.reader.walk_folders`;
-    ``os.walk`` plus a ``pyvenv.cfg`` test per folder cost more:
-    docs/performance.md). ``links``, when given, receives every symbolic link
-    met (see :func:`runs_links`)."""
+    """Every ``evals/runs/*.jsonl`` below the workspace ``root``, sorted, walked
+    as :func:`~skill_eval.linter.reader.walk_folders` walks (no tool folder, virtual
+    environment or link to a folder entered). ``links``, when given, receives every
+    symbolic link met (see :func:`runs_links`)."""
     from .reader import walk_folders
 
     found: list[Path] = []
-    for folder, files, subfolders in walk_folders(root, _SKIPPED, None, links):
+    for folder, files, subfolders in walk_folders(root, TOOL_FOLDERS, None, links):
         if os.path.basename(folder) == "runs" and os.path.basename(os.path.dirname(folder)) == "evals":
             found.extend(Path(folder, name) for name in files if name.endswith(".jsonl"))
             subfolders.clear()  # answers/ and the like are not records
@@ -269,23 +218,21 @@ def runs_files_in(pruned: Iterable[str]) -> list[Path]:
 
 
 class RunsFile:
-    """The starts of one runs file: logical records (a start with its outcome,
-    or a schema 1 record) with the 1-based line of each start, torn lines that
-    count as starts, plans (reservations) and the ids of unfinished starts.
+    """The starts of one runs file, as :func:`parse_runs` reads them.
 
-    This module's records are plain classes, not dataclasses: the calibration
-    rules import it on every start, and importing :mod:`dataclasses` and
-    making each class add to every start (docs/performance.md)."""
+    A plain class, not a dataclass: the calibration rules import this module
+    on every start (docs/performance.md)."""
 
     __slots__ = ("path", "records", "torn", "torn_other", "plans", "unfinished", "decisions")
 
-    def __init__(self, path: Path, records: list[tuple[int, dict[str, Any]]] | None = None,
-                 torn: list[int] | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.records: list[tuple[int, dict[str, Any]]] = [] if records is None else records
-        self.torn: list[int] = [] if torn is None else torn
+        self.records: list[tuple[int, dict[str, Any]]] = []
+        """Logical records (a start with its outcome, or a schema 1 record) by 1-based line."""
+        self.torn: list[int] = []
+        """Lines set aside that count as starts."""
         self.torn_other: list[int] = []
-        """Torn lines that were outcomes or plans: not starts."""
+        """Lines set aside that were outcomes, plans or decisions: not starts."""
         self.plans: list[tuple[int, dict[str, Any]]] = []
         self.unfinished: list[str] = []
         """start_id of every start without an outcome."""
@@ -309,11 +256,10 @@ class RunsFile:
         started = {rep_identity(record) for _line, record in self.records}
         found = []
         for _line, plan in self.plans:
-            agent, model = plan.get("agent"), plan.get("model")
             for entry in plan.get("starts") or ():
                 if isinstance(entry, list) and len(entry) in (7, 8):
                     tree = entry[7] if len(entry) == 8 else None
-                    identity = (*entry[:7], agent, model, tree)
+                    identity = (*entry[:7], plan.get("agent"), plan.get("model"), tree)
                     if identity not in started:
                         found.append(identity)
         return found
@@ -321,20 +267,11 @@ class RunsFile:
 
 def odd_field(record: dict[str, Any]) -> str | None:
     """The first field of a parsed run record whose JSON type is not the one
-    docs/format.md gives its record type (a string where a number belongs, a
-    number where a list of ids does, a list or an object where a hash does, a
-    boolean where a count does, ``null`` where none is written), or ``None``
-    when every field it has is of its type.
+    docs/format.md gives its record type, or ``None`` when there is none.
 
-    Only the fields readers use are checked; a missing field, and one this
-    version does not know, are not odd. A record type of a later schema is not
-    checked (:func:`parse_runs` leaves it out anyway). The lists are checked
-    item by item: ``defects`` and ``caught`` hold strings, a plan's ``starts``
-    entries of 7 or 8 typed values, its ``lint`` entries typed objects.
-
-    One dictionary look-up and one exact type test per field: for a start,
-    about a quarter of what ``json.loads`` of its line costs (a runs file of
-    22,400 lines: 250 ms parsed without the checks, about 310 ms with)."""
+    Only the fields readers use are checked: a missing or unknown field, and a
+    record type of a later schema, are not odd. The items of ``defects`` and
+    ``caught`` (strings) and of a plan's ``starts`` and ``lint`` are checked too."""
     kind = record.get("type")
     if kind is not None and type(kind) is not str:
         return "type"
@@ -375,79 +312,64 @@ _LIST_ITEMS = {
     "start": (("defects", _ids),), "outcome": (("caught", _ids),), None: (("defects", _ids), ("caught", _ids)),
     "plan": (("starts", _planned_starts), ("lint", _planned_lint)),
 }
-"""Per record type, its list fields and the check of their items."""
+"""Per record type, the list fields whose items :func:`odd_field` checks, and the check."""
 
 
 def parse_runs(path: Path, raw: bytes) -> RunsFile:
     """The starts of a runs file from its bytes (no file access: callers read
-    through whatever opener they trust).
+    through whatever opener they trust), read as docs/format.md ("Run records") says.
 
-    A line that is not a JSON object, a start, outcome or schema 1 record
-    without a ``probe`` string, and a record with a field of the wrong JSON
-    type (:func:`odd_field`) are set aside as torn lines, never read further
-    (so no reader meets a field of an unexpected type): one whose type (or,
-    when it did not parse, first bytes) shows an outcome, a plan or a decision
-    lands in :attr:`RunsFile.torn_other`, any other in :attr:`RunsFile.torn`,
-    which counts as a start. An outcome set aside leaves its start without one
-    (read as interrupted)."""
+    A line that is no JSON object, a record with a field of the wrong JSON type
+    (:func:`odd_field`), and a start, outcome or schema 1 record without a
+    ``probe`` string are set aside, never read further: in
+    :attr:`RunsFile.torn_other` when its type (or, torn, its first bytes) shows an
+    outcome, a plan or a decision, else in :attr:`RunsFile.torn` (a start)."""
     result = RunsFile(path)
     starts: dict[str, int] = {}
     outcomes: dict[str, tuple[int, dict[str, Any]]] = {}
-    for index, line in enumerate(raw.split(b"\n")):
+    for number, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
-            (result.torn_other if line.lstrip().startswith(_NOT_A_START) else result.torn).append(index + 1)
+            (result.torn_other if line.lstrip().startswith(_NOT_A_START) else result.torn).append(number)
             continue
         if not isinstance(record, dict):
-            result.torn.append(index + 1)
+            result.torn.append(number)
             continue
         kind = record.get("type")
         if odd_field(record) is not None:
-            (result.torn_other if kind in _NOT_STARTS else result.torn).append(index + 1)
-            continue
-        if kind == "plan":
-            result.plans.append((index + 1, record))
-            continue
-        if kind == "decision":
-            result.decisions.append((index + 1, record))
-            continue
-        start_id = record.get("start_id")
-        if kind == "outcome":
-            if not isinstance(record.get("probe"), str) or not isinstance(start_id, str):
-                result.torn_other.append(index + 1)
+            (result.torn_other if kind in _NOT_STARTS else result.torn).append(number)
+        elif kind == "plan":
+            result.plans.append((number, record))
+        elif kind == "decision":
+            result.decisions.append((number, record))
+        elif kind == "outcome":
+            if isinstance(record.get("probe"), str) and isinstance(record.get("start_id"), str):
+                outcomes.setdefault(record["start_id"], (number, record))
             else:
-                outcomes.setdefault(start_id, (index + 1, record))
-            continue
-        if not isinstance(record.get("probe"), str):
-            result.torn.append(index + 1)
-            continue
-        if kind == "start" and isinstance(start_id, str) and start_id not in starts:
-            starts[start_id] = len(result.records)
-        elif kind not in (None, "start"):
-            continue  # a later schema's record type: not a start
-        result.records.append((index + 1, record))
+                result.torn_other.append(number)
+        elif not isinstance(record.get("probe"), str):
+            result.torn.append(number)
+        elif kind in (None, "start"):  # not a later schema's record type
+            if kind == "start" and isinstance(record.get("start_id"), str):
+                starts.setdefault(record["start_id"], len(result.records))
+            result.records.append((number, record))
     for start_id, position in starts.items():
-        line, start = result.records[position]
+        number, merged = result.records[position][0], dict(result.records[position][1])
         found = outcomes.pop(start_id, None)
-        merged = dict(start)
         if found is None:
             merged.update(status="interrupted", unfinished=True, caught=[])
             result.unfinished.append(start_id)
         else:
             outcome = found[1]
-            for key in _OUTCOME_KEYS:
-                if key in outcome:
-                    merged[key] = outcome[key]
-            for key, value in outcome.items():  # fields a start lacks (usage: tokens, cost): kept
-                if key not in merged and key != "type":
-                    merged[key] = value
+            merged |= {key: outcome[key] for key in _OUTCOME_KEYS if key in outcome}
+            merged |= {key: value for key, value in outcome.items() if key not in merged and key != "type"}
             merged.setdefault("status", "error")
-        result.records[position] = (line, merged)
-    for line, outcome in outcomes.values():  # an outcome whose start line is gone: still a start
-        result.records.append((line, dict(outcome)))
+        result.records[position] = (number, merged)
+    for number, outcome in outcomes.values():  # an outcome whose start line is gone: still a start
+        result.records.append((number, dict(outcome)))
     result.records.sort(key=lambda item: item[0])
     return result
 
@@ -474,24 +396,19 @@ def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], d
 def is_interrupted(record: dict[str, Any]) -> bool:
     """An interrupted start: status ``interrupted`` (schema 2), or a schema 1
     ``error`` whose message says it was interrupted."""
-    status = record.get("status")
-    if status == "interrupted":
-        return True
-    error = record.get("error")
-    return status == "error" and isinstance(error, str) and error.startswith("interrupted")
+    status, error = record.get("status"), record.get("error")
+    return status == "interrupted" or (
+        status == "error" and isinstance(error, str) and error.startswith("interrupted"))
 
 
-# -- samples, intervals and zones -----------------------------------------------------
+# -- samples and zones ----------------------------------------------------------------
 
 
 def record_passed(record: dict[str, Any]) -> bool | None:
-    """Whether an ``ok`` record's answer caught what the probe asks for.
-
-    A floor (or kind-less) probe: every defect caught. A band probe: the count
-    of caught defects within ``band`` (min..max). ``None`` when not ok, and
-    for a ``contaminated`` start (it saw the answer key: never a catch, nor a
-    miss), whatever its status says.
-    """
+    """Whether an ``ok`` record's answer caught what the probe asks for: every
+    defect (a floor or kind-less probe), or a count within ``band`` (a band
+    probe). ``None`` when not ok, and for a ``contaminated`` start (it saw the
+    answer key: never a catch, nor a miss), whatever its status says."""
     if record.get("status") != "ok" or record.get("contaminated"):
         return None
     caught = record.get("caught") or []
@@ -503,53 +420,38 @@ def record_passed(record: dict[str, Any]) -> bool | None:
     return bool(defects) and all(d in caught for d in defects)
 
 
-class ArmSample:
+class ArmSample(msgspec.Struct):
     """One arm's graded reps of one sample, and its failed starts.
     ``unreadable``: of the graded reps, those whose answer had no field the
     output spec names (``answer_source: "none"``): graded, as misses."""
 
-    __slots__ = ("reps", "caught", "errors", "timeouts", "interrupted", "unreadable")
-
-    def __init__(self, reps: int = 0, caught: int = 0, errors: int = 0, timeouts: int = 0, interrupted: int = 0,
-                 unreadable: int = 0) -> None:
-        self.reps, self.caught, self.errors, self.timeouts, self.interrupted = reps, caught, errors, timeouts, interrupted
-        self.unreadable = unreadable
-
-    def __repr__(self) -> str:
-        return (f"ArmSample(reps={self.reps}, caught={self.caught}, errors={self.errors}, timeouts={self.timeouts}, "
-                f"interrupted={self.interrupted}, unreadable={self.unreadable})")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ArmSample):
-            return NotImplemented
-        return ((self.reps, self.caught, self.errors, self.timeouts, self.interrupted, self.unreadable)
-                == (other.reps, other.caught, other.errors, other.timeouts, other.interrupted, other.unreadable))
+    reps: int = 0
+    caught: int = 0
+    errors: int = 0
+    timeouts: int = 0
+    interrupted: int = 0
+    unreadable: int = 0
 
     @property
     def failed(self) -> int:
+        """The failed starts: errors, timeouts and interruptions."""
         return self.errors + self.timeouts + self.interrupted
 
     @property
     def rate(self) -> float | None:
+        """The caught share of the graded reps (``None`` without any)."""
         return self.caught / self.reps if self.reps else None
 
 
 ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadable")
 
 
-def mostly_unreadable(control: ArmSample, treatment: ArmSample) -> bool:
-    """Whether more than half of the graded reps of both arms together had an
-    answer with no field the output spec names: the sample says how the
-    agent answers, not whether it caught anything."""
-    graded = control.reps + treatment.reps
-    return graded > 0 and 2 * (control.unreadable + treatment.unreadable) > graded
-
-
 def zone_of(control: ArmSample, treatment: ArmSample) -> str:
-    """The calibration zone of a sample (see the module docstring).
-    ``unreadable`` before any other (:func:`mostly_unreadable`): misses that
-    are unread answers are no floor."""
-    if mostly_unreadable(control, treatment):
+    """The calibration zone of a sample, checked in the order of docs/report.md
+    ("Zones"): ``unreadable`` first (more than half of the graded reps of both
+    arms had an unread answer: misses that are unread answers are no floor)."""
+    graded = control.reps + treatment.reps
+    if graded > 0 and 2 * (control.unreadable + treatment.unreadable) > graded:
         return "unreadable"
     if control.reps == 0:
         return "pending"
@@ -588,19 +490,20 @@ class VersionSample:
 
     @property
     def zone(self) -> str:
+        """:func:`zone_of` its arms."""
         return zone_of(self.arms["control"], self.arms["treatment"])
 
 
+_REP_FIELDS = ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha256", "arm", "rep", "agent",
+               "model", "skill_tree_sha256")
+
+
 def rep_identity(record: dict[str, Any]) -> tuple:
-    """What makes two records the same rep: probe, version, the content
-    hashes (probe.json, artifact, SKILL.md), arm, rep number, agent, model and
-    ``skill_tree_sha256`` (every file of the skill folder; last, so the
-    earlier positions keep their meaning). The resume key of the runner. A
-    record written before the tree was hashed has none: its rep is another
-    identity than any rep of a known tree."""
-    return (record.get("probe"), record.get("version"), record.get("probe_sha256"), record.get("artifact_sha256"),
-            record.get("skill_sha256"), record.get("arm"), record.get("rep"), record.get("agent"), record.get("model"),
-            record.get("skill_tree_sha256"))
+    """What makes two records the same rep, the runner's resume key: its
+    :data:`_REP_FIELDS` (docs/format.md, "Rep identity"); ``skill_tree_sha256``
+    last, so the earlier positions keep their meaning, and ``None`` in records
+    written before the tree was hashed."""
+    return tuple(map(record.get, _REP_FIELDS))
 
 
 def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
@@ -610,7 +513,7 @@ def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
     outcome is its latest ``ok`` record; a rep that never ended ok counts its
     latest failure. Starts count every record."""
     samples: dict[tuple, VersionSample] = {}
-    outcomes: dict[tuple, tuple[tuple, bool]] = {}
+    outcomes: dict[tuple, tuple[tuple, bool, bool]] = {}
     failures: dict[tuple, tuple[tuple, dict[str, Any]]] = {}
     for record in records:
         if agent is not None and record.get("agent") != agent:

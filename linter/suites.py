@@ -1,31 +1,17 @@
 """skill-creator eval suites: ``evals.json`` and trigger sets, as read on disk.
 
-The formats are anthropics/skills' skill-creator's
-(``skills/skill-creator/references/schemas.md`` and its SKILL.md), and what
-public skill repositories ship besides (docs/format.md, "skill-creator
-suites"):
-
-- an **eval suite**, ``evals.json``: ``{"skill_name": str, "evals": [{"id":
-  int, "prompt": str, "expected_output": str, "files": [path relative to the
-  skill root], "expectations": [str]}]}`` (``assertions``, strings or objects
-  with a ``description``, is read as ``expectations``);
-- a **trigger set**: a JSON list of ``{"query": str, "should_trigger":
-  bool}``, or a CSV file with the columns ``id,should_trigger,prompt``
-  (``prompts.csv``, ``<skill>.prompts.csv``).
-
-Where they are found (:func:`is_walked_suite`, :func:`is_named_suite`): a
-folder walk picks up the files of :data:`SUITE_NAMES` in a folder named
-``evals`` (``<skill>/evals/evals.json``, ``<skill>/references/evals/evals.json``)
-or one level below one (``evals/<skill>/evals.json``, kept outside the skill
-folder); any such file or ``*.prompts.csv`` named on the command line is read
-too. Parsing never raises: every problem is a :class:`SuiteProblem` with the
-span it is reported at.
+The formats are anthropics/skills' skill-creator's, plus what public skill
+repositories ship besides; docs/format.md ("skill-creator suites") gives
+their shapes and where they are found (:func:`is_walked_suite`,
+:func:`is_named_suite`). Parsing never raises: every problem is a
+:class:`SuiteProblem` with the span it is reported at.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,14 +21,13 @@ from .textfile import Span, TextDocument
 # this module at every start (docs/performance.md).
 
 EVALS_FILE = "evals.json"
-PROMPTS_FILE = "prompts.csv"
 TRIGGER_JSON_FILES = frozenset({
     "trigger-evals.json", "trigger_evals.json", "trigger-eval.json", "trigger_eval.json",
     "trigger-eval-set.json", "trigger_eval_set.json", "eval_set.json",
 })
 """Names a JSON trigger set goes by (skill-creator names none: its viewer
 exports ``eval_set.json``, its script takes ``--eval-set <trigger-eval.json>``)."""
-SUITE_NAMES = frozenset({EVALS_FILE, PROMPTS_FILE, *TRIGGER_JSON_FILES})
+SUITE_NAMES = frozenset({EVALS_FILE, "prompts.csv", *TRIGGER_JSON_FILES})
 """The file names a folder walk picks up as suites (in an ``evals`` folder)."""
 
 EVALS, TRIGGERS = "evals", "triggers"
@@ -52,29 +37,14 @@ FALSE_WORDS = frozenset({"false", "no", "0", "n"})
 
 def is_named_suite(path: Path) -> bool:
     """Whether ``path``, named on the command line, is read as a suite."""
-    name = path.name
-    return name in SUITE_NAMES or name.endswith(".prompts.csv")
+    return path.name in SUITE_NAMES or path.name.endswith(".prompts.csv")
 
 
 def is_walked_suite(path: Path) -> bool:
     """Whether a folder walk that met ``path`` (named one of
     :data:`SUITE_NAMES`) reads it as a suite: it lies in a folder named
     ``evals`` or one level below one."""
-    if path.name not in SUITE_NAMES:
-        return False
-    parent = path.parent
-    return parent.name == "evals" or parent.parent.name == "evals"
-
-
-def suite_kind(path: Path, data: Any = None) -> str:
-    """``evals`` or ``triggers``: by name, else (a JSON file named otherwise
-    on the command line) by its content: a list is a trigger set."""
-    name = path.name
-    if name == EVALS_FILE:
-        return EVALS
-    if name.endswith(".csv") or name in TRIGGER_JSON_FILES:
-        return TRIGGERS
-    return TRIGGERS if isinstance(data, list) else EVALS
+    return path.name in SUITE_NAMES and "evals" in (path.parent.name, path.parent.parent.name)
 
 
 class SuiteProblem(NamedTuple):
@@ -126,36 +96,41 @@ class Suite:
         self.triggers: list[TriggerQuery] = []
         self.problems: list[SuiteProblem] = []
 
-    # -- positions ------------------------------------------------------------------
-
     def value_span(self, *parts: str | int) -> Span:
+        """The span of the JSON value at ``parts`` (the first line when the file is no JSON)."""
         from .probejson import pointer
 
-        if self.json is None:
-            return self.first_line_span()
-        return self.json.value_span(pointer(*parts))
+        return self.first_line_span() if self.json is None else self.json.value_span(pointer(*parts))
 
     def key_span(self, *parts: str | int) -> Span:
+        """The span of the key of the JSON value at ``parts`` (the first line when the file is no JSON)."""
         from .probejson import pointer
 
-        if self.json is None:
-            return self.first_line_span()
-        return self.json.key_span(pointer(*parts))
+        return self.first_line_span() if self.json is None else self.json.key_span(pointer(*parts))
 
     def first_line_span(self) -> Span:
+        """The span of the file's first line (at least one column)."""
         first = self.document.lines[0] if self.document.lines else ""
         return Span.at(self.path, 1, 1, 1, max(len(first), 1) + 1)
 
     def _problem(self, code: str, span: Span, message: str) -> None:
         self.problems.append(SuiteProblem(code, span, message))
 
+    def _wrong_type(self, value: Any, wanted: str, *parts: str | int) -> None:
+        """An SE802 at the value at ``parts``: "<its path> is <its type>: ``wanted``"."""
+        label = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(".")
+        self._problem("SE802", self.value_span(*parts), f"{label} is {_type_name(value)}: {wanted}")
+
 
 def parse_suite(document: TextDocument) -> Suite:
-    """The suite in ``document`` (never raises)."""
+    """The suite in ``document`` (never raises): a CSV file, or a JSON file
+    read as a trigger set when its name says so or (named otherwise) it holds
+    a list, else as an eval suite."""
     from .probejson import ProbeJson
 
     suite = Suite(document)
-    if document.path.name.lower().endswith(".csv"):
+    name = document.path.name
+    if name.lower().endswith(".csv"):
         suite.kind = TRIGGERS
         _parse_csv(suite)
         return suite
@@ -164,36 +139,28 @@ def parse_suite(document: TextDocument) -> Suite:
         error = parsed.syntax_error
         line, column = error.position.line, error.position.column
         suite._problem("SE801", Span.at(document.path, line, column, line, column + 1),
-                       f"{document.path.name} is not valid JSON: {error.message} (line {line}, column {column})")
+                       f"{name} is not valid JSON: {error.message} (line {line}, column {column})")
         return suite
     if parsed.too_deep is not None:
         suite._problem("SE801", parsed.problem_span(parsed.too_deep),
-                       f"{document.path.name} nests too deeply to read; flatten it")
+                       f"{name} nests too deeply to read; flatten it")
         return suite
     suite.json = parsed
     data = parsed.data
-    suite.kind = suite_kind(document.path, data)
-    if suite.kind == EVALS:
+    if name == EVALS_FILE or not (name in TRIGGER_JSON_FILES or isinstance(data, list)):
         _read_evals(suite, data)
     else:
+        suite.kind = TRIGGERS
         _read_trigger_json(suite, data)
     return suite
 
 
+_TYPE_NAMES = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+               list: "an array"}
+
+
 def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    return _TYPE_NAMES.get(type(value), "an object")
 
 
 def _read_evals(suite: Suite, data: Any) -> None:
@@ -212,71 +179,63 @@ def _read_evals(suite: Suite, data: Any) -> None:
         suite.skill_name = skill_name
         suite.skill_name_span = suite.value_span("skill_name")
     elif skill_name is not None:
-        suite._problem("SE802", suite.value_span("skill_name"), f"`skill_name` is {_type_name(skill_name)}: it must be a string")
+        suite._problem("SE802", suite.value_span("skill_name"),
+                       f"`skill_name` is {_type_name(skill_name)}: it must be a string")
     evals = data.get("evals")
     if evals is None:
         suite._problem("SE802", suite.json.object_span(""), "the suite has no `evals` array: nothing to run")
         return
     if not isinstance(evals, list):
-        suite._problem("SE802", suite.value_span("evals"), f"`evals` is {_type_name(evals)}: it must be an array of evals")
+        suite._problem("SE802", suite.value_span("evals"),
+                       f"`evals` is {_type_name(evals)}: it must be an array of evals")
         return
     for index, entry in enumerate(evals):
-        if not isinstance(entry, dict):
-            suite._problem("SE802", suite.value_span("evals", index),
-                           f"evals[{index}] is {_type_name(entry)}: each eval is an object with `id`, `prompt` and `expectations`")
-            continue
-        suite.evals.append(_read_eval(suite, index, entry))
+        if isinstance(entry, dict):
+            suite.evals.append(_read_eval(suite, index, entry))
+        else:
+            suite._wrong_type(entry, "each eval is an object with `id`, `prompt` and `expectations`",
+                              "evals", index)
 
 
 def _read_eval(suite: Suite, index: int, entry: dict) -> EvalCase:
-    where = f"evals[{index}]"
-    eval_id = entry.get("id")
+    where = ("evals", index)
+    eval_id, prompt, expected = entry.get("id"), entry.get("prompt"), entry.get("expected_output")
     if eval_id is None:
-        suite._problem("SE802", suite.key_span("evals", index), f"{where} has no `id`: give it a unique integer")
+        suite._problem("SE802", suite.key_span(*where), f"evals[{index}] has no `id`: give it a unique "
+                       "integer")
     elif isinstance(eval_id, bool) or not isinstance(eval_id, int):
-        suite._problem("SE802", suite.value_span("evals", index, "id"),
-                       f"{where}.id is {_type_name(eval_id)}: skill-creator's ids are integers")
+        suite._wrong_type(eval_id, "skill-creator's ids are integers", *where, "id")
         eval_id = None
-    prompt = entry.get("prompt")
     if prompt is None:
-        suite._problem("SE802", suite.key_span("evals", index), f"{where} has no `prompt`: nothing to give the agent")
+        suite._problem("SE802", suite.key_span(*where),
+                       f"evals[{index}] has no `prompt`: nothing to give the agent")
     elif not isinstance(prompt, str):
-        suite._problem("SE802", suite.value_span("evals", index, "prompt"), f"{where}.prompt is {_type_name(prompt)}: it must be a string")
+        suite._wrong_type(prompt, "it must be a string", *where, "prompt")
         prompt = None
-    expected = entry.get("expected_output")
     if expected is not None and not isinstance(expected, str):
-        suite._problem("SE802", suite.value_span("evals", index, "expected_output"),
-                       f"{where}.expected_output is {_type_name(expected)}: it must be a string")
+        suite._wrong_type(expected, "it must be a string", *where, "expected_output")
         expected = None
     files: list[tuple[int, str]] = []
     raw_files = entry.get("files")
-    if raw_files is not None:
-        if not isinstance(raw_files, list):
-            suite._problem("SE802", suite.value_span("evals", index, "files"),
-                           f"{where}.files is {_type_name(raw_files)}: it must be an array of paths")
+    if raw_files is not None and not isinstance(raw_files, list):
+        suite._wrong_type(raw_files, "it must be an array of paths", *where, "files")
+    for position, item in enumerate(raw_files if isinstance(raw_files, list) else ()):
+        if isinstance(item, str):
+            files.append((position, item))
         else:
-            for position, item in enumerate(raw_files):
-                if isinstance(item, str):
-                    files.append((position, item))
-                else:
-                    suite._problem("SE802", suite.value_span("evals", index, "files", position),
-                                   f"{where}.files[{position}] is {_type_name(item)}: it must be a path (a string)")
+            suite._wrong_type(item, "it must be a path (a string)", *where, "files", position)
     expectations: list[tuple[int, str]] = []
     key = "expectations" if "expectations" in entry else "assertions" if "assertions" in entry else None
-    if key is not None:
-        raw = entry[key]
-        if not isinstance(raw, list):
-            suite._problem("SE802", suite.value_span("evals", index, key),
-                           f"{where}.{key} is {_type_name(raw)}: it must be an array of statements")
+    raw = entry.get(key)
+    if key is not None and not isinstance(raw, list):
+        suite._wrong_type(raw, "it must be an array of statements", *where, key)
+    for position, item in enumerate(raw if isinstance(raw, list) else ()):
+        text = _expectation_text(item)
+        if text is None:
+            suite._wrong_type(item, "an expectation is a string (or an object with a `description`)",
+                              *where, key, position)
         else:
-            for position, item in enumerate(raw):
-                text = _expectation_text(item)
-                if text is None:
-                    suite._problem("SE802", suite.value_span("evals", index, key, position),
-                                   f"{where}.{key}[{position}] is {_type_name(item)}: an expectation is a string "
-                                   "(or an object with a `description`)")
-                else:
-                    expectations.append((position, text))
+            expectations.append((position, text))
     return EvalCase(index, eval_id, prompt, expected, tuple(files), tuple(expectations), key)
 
 
@@ -291,50 +250,47 @@ def _expectation_text(item: Any) -> str | None:
 
 
 def _read_trigger_json(suite: Suite, data: Any) -> None:
-    name = suite.path.name
     if isinstance(data, dict) and isinstance(data.get("queries"), list):
         items, prefix = data["queries"], ("queries",)
     elif isinstance(data, list):
         items, prefix = data, ()
     else:
-        suite._problem("SE802", suite.value_span(),
-                       f"{name} holds {_type_name(data)}: a trigger set is an array of {{\"query\": ..., \"should_trigger\": ...}}")
+        suite._problem("SE802", suite.value_span(), f"{suite.path.name} holds {_type_name(data)}: "
+                       "a trigger set is an array of {\"query\": ..., \"should_trigger\": ...}")
         return
     if isinstance(data, dict) and isinstance(data.get("skill_name"), str):
         suite.skill_name = data["skill_name"]
         suite.skill_name_span = suite.value_span("skill_name")
     for index, entry in enumerate(items):
-        where = f"entry {index}"
         if not isinstance(entry, dict):
             suite._problem("SE802", suite.value_span(*prefix, index),
-                           f"{where} is {_type_name(entry)}: each is an object {{\"query\": ..., \"should_trigger\": ...}}")
+                           f"entry {index} is {_type_name(entry)}: "
+                           "each is an object {\"query\": ..., \"should_trigger\": ...}")
             continue
-        query, flag = entry.get("query"), entry.get("should_trigger")
         bad = False
-        if not isinstance(query, str):
-            suite._problem("SE802", suite.value_span(*prefix, index, "query") if "query" in entry else suite.value_span(*prefix, index),
-                           f"{where}: `query` is {_type_name(query) if 'query' in entry else 'missing'}: it must be a string")
-            bad = True
-        if not isinstance(flag, bool):
-            suite._problem("SE802", suite.value_span(*prefix, index, "should_trigger") if "should_trigger" in entry
-                           else suite.value_span(*prefix, index),
-                           f"{where}: `should_trigger` is {_type_name(flag) if 'should_trigger' in entry else 'missing'}: "
-                           "it must be true or false")
-            bad = True
+        for key, kind, wanted in (("query", str, "it must be a string"),
+                                  ("should_trigger", bool, "it must be true or false")):
+            if not isinstance(entry.get(key), kind):
+                found = key in entry
+                what = _type_name(entry[key]) if found else "missing"
+                suite._problem("SE802", suite.value_span(*prefix, index, *((key,) if found else ())),
+                               f"entry {index}: `{key}` is {what}: {wanted}")
+                bad = True
         if bad:
             continue
         entry_id = entry.get("id")
+        if not isinstance(entry_id, (str, int)) or isinstance(entry_id, bool):
+            entry_id = f"q{index + 1}"
         suite.triggers.append(TriggerQuery(
-            index, str(entry_id) if isinstance(entry_id, (str, int)) and not isinstance(entry_id, bool) else f"q{index + 1}",
-            query, flag, suite.value_span(*prefix, index, "query"), suite.value_span(*prefix, index, "should_trigger")))
+            index, str(entry_id), entry["query"], entry["should_trigger"],
+            suite.value_span(*prefix, index, "query"), suite.value_span(*prefix, index, "should_trigger")))
 
 
 def _parse_csv(suite: Suite) -> None:
     import csv
 
-    document = suite.document
+    document, name = suite.document, suite.path.name
     lines = document.lines
-    name = suite.path.name
     reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
@@ -342,7 +298,8 @@ def _parse_csv(suite: Suite) -> None:
         suite._problem("SE801", document.line_span(1), f"{name} is not valid CSV: {error}")
         return
     if header is None or not any(cell.strip() for cell in header):
-        suite._problem("SE801", document.line_span(1), f"{name} is empty: a trigger set needs the header id,should_trigger,prompt")
+        suite._problem("SE801", document.line_span(1),
+                       f"{name} is empty: a trigger set needs the header id,should_trigger,prompt")
         return
     columns = [cell.strip().lower() for cell in header]
     query_column = next((columns.index(c) for c in ("prompt", "query") if c in columns), None)
@@ -350,42 +307,37 @@ def _parse_csv(suite: Suite) -> None:
     id_column = columns.index("id") if "id" in columns else None
     if query_column is None or flag_column is None:
         missing = [c for c, found in (("should_trigger", flag_column), ("prompt", query_column)) if found is None]
-        suite._problem("SE802", document.line_span(1),
-                       f"{name}'s header has no {' and no '.join(missing)} column: a trigger set's header is id,should_trigger,prompt")
+        suite._problem("SE802", document.line_span(1), f"{name}'s header has no {' and no '.join(missing)} "
+                       "column: a trigger set's header is id,should_trigger,prompt")
         return
-    index = 0
+    width = max(query_column, flag_column) + 1
+    number = 0
     while True:
-        start = reader.line_num + 1
+        line = reader.line_num + 1
         try:
             row = next(reader, None)
         except csv.Error as error:
-            suite._problem("SE801", document.line_span(min(reader.line_num, len(lines))), f"{name} is not valid CSV: {error}")
+            suite._problem("SE801", document.line_span(min(reader.line_num, len(lines))),
+                           f"{name} is not valid CSV: {error}")
             return
         if row is None:
             return
         if not any(cell.strip() for cell in row):
             continue
-        line = start
-        width = max(query_column, flag_column) + 1
+        number += 1
         if len(row) < width:
-            suite._problem("SE802", document.line_span(line),
-                           f"row {index + 1} has {len(row)} column{'s' if len(row) != 1 else ''}, fewer than the header's {len(columns)}")
-            index += 1
+            suite._problem("SE802", document.line_span(line), f"row {number} has {len(row)} "
+                           f"column{'s' if len(row) != 1 else ''}, fewer than the header's {len(columns)}")
             continue
         flag_text = row[flag_column].strip().lower()
+        flag = True if flag_text in TRUE_WORDS else False if flag_text in FALSE_WORDS else None
         flag_span = _cell_span(document, line, row[flag_column])
-        if flag_text in TRUE_WORDS:
-            flag = True
-        elif flag_text in FALSE_WORDS:
-            flag = False
-        else:
+        if flag is None:
             suite._problem("SE802", flag_span, f"should_trigger is {row[flag_column]!r}: it must be true or false")
-            index += 1
             continue
-        row_id = row[id_column].strip() if id_column is not None and len(row) > id_column and row[id_column].strip() else f"row{index + 1}"
-        suite.triggers.append(TriggerQuery(index, row_id, row[query_column], flag,
+        row_id = row[id_column].strip() if id_column is not None and id_column < len(row) else ""
+        suite.triggers.append(TriggerQuery(number - 1, row_id or f"row{number}", row[query_column], flag,
                                            _cell_span(document, line, row[query_column]), flag_span))
-        index += 1
 
 
 def _cell_span(document: TextDocument, line: int, value: str) -> Span:
@@ -427,14 +379,11 @@ def vocabulary(text: str) -> set[str]:
     """The content words of ``text`` as crude stems (lower case, the first
     five letters of each word of three or more letters that is no stopword):
     enough to tell whether two texts share any subject at all."""
-    words = set()
-    for word in _WORD.findall(text.lower()):
-        if len(word) >= 3 and word not in STOPWORDS:
-            words.add(word[:5])
-    return words
+    return {word[:5] for word in _WORD.findall(text.lower()) if len(word) >= 3 and word not in STOPWORDS}
 
 
 def relative_to_root(path: Path, root: Path) -> str:
+    """``path`` relative to ``root``, with forward slashes (as it is when it has no relative form)."""
     try:
         return Path(os.path.relpath(path, root)).as_posix()
     except ValueError:
@@ -455,56 +404,45 @@ class SuiteContext:
 
     @property
     def config(self):
+        """The session's config."""
         return self.session.config
 
-    @property
+    @cached_property
     def document(self):
         """The file's text, or why it cannot be read (a ``FileProblem``)."""
-        memo = self.__dict__.get("_document")
-        if memo is None:
-            memo = self.__dict__["_document"] = self.session.load(self.path)
-        return memo
+        return self.session.load(self.path)
 
-    @property
+    @cached_property
     def suite(self) -> Suite | None:
-        memo = self.__dict__.get("_suite", False)
-        if memo is False:
-            document = self.document
-            memo = self.__dict__["_suite"] = parse_suite(document) if isinstance(document, TextDocument) else None
-        return memo
+        """The parsed suite (``None`` when the file cannot be read)."""
+        document = self.document
+        return parse_suite(document) if isinstance(document, TextDocument) else None
 
-    @property
-    def skill_path(self) -> Path | None:
-        """The SKILL.md of the suite: the nearest above it, or (a suite kept
-        outside the skill's folder) the one whose folder or front-matter
-        ``name`` is the suite's ``skill_name`` (for a trigger set without
-        one, the name its file or folder implies)."""
-        if "_skill" not in self.__dict__:
-            self.__dict__["_skill"] = self._find_skill()
-        return self.__dict__["_skill"]
-
-    @property
-    def inside_skill(self) -> bool:
-        """Whether the suite lies in its skill's folder (found walking up)."""
-        self.skill_path
-        return self.__dict__.get("_inside", False)
-
-    def _find_skill(self) -> Path | None:
+    @cached_property
+    def _skill(self) -> tuple[Path | None, bool]:
+        """The SKILL.md of the suite: the nearest above it (then ``True``: the
+        suite lies in its folder), or (a suite kept outside the skill's folder)
+        the one whose folder or front-matter ``name`` is :attr:`wanted_name`."""
         from .session import FileProblem
         from .workspace import SKILL_FILE
 
         nearest = self.session.nearest(self.folder, SKILL_FILE)
         if nearest is not None:
             found = self.session.resolve_found(nearest)
-            if isinstance(found, FileProblem):
-                return None
-            self.__dict__["_inside"] = True
-            return found
+            return (None, False) if isinstance(found, FileProblem) else (found, True)
         name = self.wanted_name
-        if not name:
-            return None
-        named = self.session.query("skill-named", name)
-        return Path(named[0]) if len(named) == 1 else None
+        named = self.session.query("skill-named", name) if name else ()
+        return (Path(named[0]) if len(named) == 1 else None), False
+
+    @property
+    def skill_path(self) -> Path | None:
+        """The SKILL.md of the suite (see :attr:`_skill`)."""
+        return self._skill[0]
+
+    @property
+    def inside_skill(self) -> bool:
+        """Whether the suite lies in its skill's folder (found walking up)."""
+        return self._skill[1]
 
     @property
     def wanted_name(self) -> str | None:
@@ -527,30 +465,26 @@ class SuiteContext:
             folder = folder.parent
         return folder.parent if folder.name == "evals" else self.folder
 
-    @property
-    def skill_front_matter(self):
-        """The parsed front matter of the skill (``None`` when unreadable)."""
-        skill = self.skill_path
-        if skill is None:
-            return None
-        from .rules.frontmatter._parse import parsed_front_matter, usable
-
-        loaded = self.session.load(skill, resolved=True)
-        if not isinstance(loaded, TextDocument):
-            return None
-        parsed = loaded.derived(parsed_front_matter)
-        return parsed if usable(parsed) else None
-
     def skill_field(self, key: str) -> str | None:
-        parsed = self.skill_front_matter
-        entry = parsed.get(key) if parsed is not None else None
-        return entry.string if entry is not None else None
+        """A string field of the skill's front matter (``None`` when it has none or is unreadable)."""
+        skill = self.skill_path
+        return None if skill is None else _front_matter_string(self.session, skill, key, resolved=True)
+
+
+def _front_matter_string(session, path: Path, key: str, resolved: bool = False) -> str | None:
+    """The string ``key`` of the front matter of the SKILL.md at ``path``
+    (``None`` when it has none or is unreadable)."""
+    from .rules.frontmatter._parse import parsed_front_matter, usable
+
+    loaded = session.load(path, resolved=resolved)
+    parsed = loaded.derived(parsed_front_matter) if isinstance(loaded, TextDocument) else None
+    entry = parsed.get(key) if parsed is not None and usable(parsed) else None
+    return entry.string if entry is not None else None
 
 
 def skills_named(session, name: str) -> tuple[str, ...]:
     """The SKILL.md files of the workspace whose folder's name or
     front-matter ``name`` is ``name`` (the session query ``skill-named``)."""
-    from .rules.frontmatter._parse import parsed_front_matter, usable
     from .workspace import SKILL_FILE
 
     walked = session._walked_fixtures
@@ -559,19 +493,8 @@ def skills_named(session, name: str) -> tuple[str, ...]:
     else:
         candidates = [str(p) for p in session.reader.walk_files(session.root, frozenset({SKILL_FILE}),
                                                                  exclude=session.exclusion or None)]
-    found = []
-    for text in candidates:
-        path = Path(text)
-        if path.parent.name == name:
-            found.append(text)
-            continue
-        loaded = session.load(path)
-        if isinstance(loaded, TextDocument):
-            parsed = loaded.derived(parsed_front_matter)
-            entry = parsed.get("name") if usable(parsed) else None
-            if entry is not None and entry.string == name:
-                found.append(text)
-    return tuple(found)
+    return tuple(text for text in candidates if Path(text).parent.name == name
+                 or _front_matter_string(session, Path(text), "name") == name)
 
 
 def configured_suites(path: Path, root: Path, globs: tuple[str, ...], exclude=None) -> set[Path]:
