@@ -1,8 +1,8 @@
-"""The one interface through which the engine reads files.
+"""The one interface through which the engine reads files (:data:`Reader`).
 
-The linter uses :class:`FileSystemReader`; the language server wraps it in an
-:class:`OverlayReader` that serves unsaved editor buffers first. Nothing in the
-engine opens a file any other way.
+The linter uses :class:`FileSystemReader`; the language server its subclass
+:class:`OverlayReader`, which serves unsaved editor buffers first. Nothing in
+the engine opens a file any other way.
 """
 
 from __future__ import annotations
@@ -12,34 +12,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Protocol
-
-
-class Reader(Protocol):
-    """Where the engine gets file contents and directory listings."""
-
-    def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
-        """The file's bytes, as :func:`read_regular_file` reads them (below
-        ``root`` when given); :class:`OSError` when it cannot be read."""
-
-    def is_file(self, path: Path) -> bool:
-        """Whether ``path`` is a regular file (or an unsaved buffer)."""
-
-    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
-        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
-        ``path`` from its ``lstat``, or ``None``: no such file, not a regular
-        file, or not read from disk (a buffer)."""
-
-    def is_dir(self, path: Path) -> bool:
-        """Whether ``path`` is a directory."""
-
-    def walk_files(
-        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
-    ) -> Iterator[Path]:
-        """Every file below ``root`` whose name is in ``names`` and that
-        ``exclude`` does not match, in sorted order, from :func:`walk_folders`
-        over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
+from typing import Callable, Iterator, Mapping
 
 
 TOOL_FOLDERS = frozenset({
@@ -233,14 +206,11 @@ class OutsideRoot(OSError):
     """A path whose real path is not below the root it was read under (nothing of it was opened)."""
 
 
-_DIR_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-)
-"""How a folder below a root is opened: as a folder only, never through a link."""
-
 _FILE_FLAGS = _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0)
 """How a file below a root is opened: :data:`_OPEN_FLAGS`, not through a link."""
+
+_DIR_FLAGS = _FILE_FLAGS | getattr(os, "O_DIRECTORY", 0)
+"""How a folder below a root is opened: as a folder only, never through a link."""
 
 SEALED = hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd \
     and os.readlink in os.supports_dir_fd
@@ -331,9 +301,8 @@ class SealedRoot:
         """``path`` relative to the root ('/'-separated; empty for the root
         itself), from its text, or from its real path when its text is not
         below the root's (``None``: outside)."""
-        root = self.root
-        if path.startswith(root) and (len(path) == len(root) or path[len(root)] == os.sep or root.endswith(os.sep)):
-            relative = path[len(root):].lstrip(os.sep)
+        if is_below(path, self.root):
+            relative = path[len(self.root):].lstrip(os.sep)
         else:
             if self._root_fd is None:
                 self._root_descriptor()
@@ -341,7 +310,7 @@ class SealedRoot:
             if not is_below(real, self._real_root):
                 return None
             relative = real[len(self._real_root):].lstrip(os.sep)
-        return relative.replace(os.sep, "/") if os.sep != "/" else relative
+        return relative.replace(os.sep, "/")
 
     def _folder(self, folder: str) -> int:
         """The descriptor of the folder ``folder`` (relative to the root; ''
@@ -402,10 +371,10 @@ class SealedRoot:
                 if name == "..":
                     if stack:
                         _close(stack.pop())
-                        continue
-                    rest = self._escape(os.path.join(os.path.dirname(self._real_root), *reversed(pending)), shown)
-                    pending[:] = rest
-                    links += 1
+                    else:
+                        pending[:] = self._escape(os.path.join(os.path.dirname(self._real_root), *reversed(pending)),
+                                                  shown)
+                        links += 1
                     continue
                 last = not pending
                 try:
@@ -421,10 +390,9 @@ class SealedRoot:
                     if links > MAX_LINKS:
                         raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown) from None
                     if os.path.isabs(target):
-                        rest = self._escape(os.path.join(target, *reversed(pending)), shown)
+                        pending[:] = self._escape(os.path.join(target, *reversed(pending)), shown)
                         while stack:
                             _close(stack.pop())
-                        pending[:] = rest
                     else:
                         pending.extend(reversed(target.split(os.sep)))
                     continue
@@ -503,16 +471,21 @@ def sealed_root(root: Path | str) -> SealedRoot:
 
 
 class FileSystemReader:
-    """Reads straight from disk, through :func:`read_regular_file`."""
+    """Where the engine gets file contents and folder listings: straight from disk."""
 
     def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
-        """:func:`read_regular_file` (below ``root`` when given)."""
+        """The file's bytes, as :func:`read_regular_file` reads them (below
+        ``root`` when given); :class:`OSError` when it cannot be read."""
         return read_regular_file(path, limit, root)
 
     def is_file(self, path: Path) -> bool:
+        """Whether ``path`` is a regular file (or an unsaved buffer)."""
         return os.path.isfile(path)
 
     def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
+        ``path`` from its ``lstat``, or ``None``: no such file, not a regular
+        file, or not read from disk (a buffer)."""
         try:
             status = os.lstat(path)
         except (OSError, ValueError):
@@ -522,17 +495,24 @@ class FileSystemReader:
         return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
     def is_dir(self, path: Path) -> bool:
+        """Whether ``path`` is a directory."""
         return os.path.isdir(path)
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
         exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
-        """Depth first, each folder's files before its sub-folders, both sorted: :func:`walk_folders`."""
+        """Every file below ``root`` whose name is in ``names`` and that
+        ``exclude`` does not match, depth first and sorted, from
+        :func:`walk_folders` over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
         for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):
                     yield Path(folder, name)
+
+
+Reader = FileSystemReader
+"""The interface through which the engine reads files: a :class:`FileSystemReader` or a subclass."""
 
 
 class OverlayReader(FileSystemReader):
