@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -111,9 +112,7 @@ def _runs_links_out(session: LintSession) -> tuple[str, ...]:
         found: list[str] = []
         find_runs_files(session.root, found)
         links = found
-    root = os.path.realpath(session.root)
-    return tuple(link for link in runs_links(links)
-                 if os.path.commonpath([root, os.path.realpath(link)]) != root)
+    return tuple(link for link in runs_links(links) if not is_below(os.path.realpath(link), session._real_root))
 
 
 @session_query("suite-runs")
@@ -437,10 +436,7 @@ class LintSession:
         if "\x00" in relative or not _encodable(relative):  # no file can have this name
             return FileProblem(base / relative.replace("\x00", "\\0"), "missing", f"{relative!r} cannot name a file",
                                "fix the path")
-        if os.sep in relative or relative in (".", "..") or (os.altsep and os.altsep in relative):
-            joined = Path(os.path.normpath(os.path.join(base, relative)))
-        else:
-            joined = base / relative  # a plain file name: already normal
+        joined = Path(os.path.normpath(os.path.join(base, relative)))
         if self._walked_inside(str(joined)):
             return joined
         try:
@@ -529,27 +525,19 @@ class LintSession:
 
     def probe(self, json_path: Path) -> ProbeContext:
         """The probe's context, made once per session."""
-        context = self._probes.get(json_path)
-        return context if context is not None else self.fresh_probe(json_path)
+        return self._probes.get(json_path) or self.fresh_probe(json_path)
 
     def skill(self, path: Path) -> SkillContext:
         """The skill's context, made once per session."""
         from .context import SkillContext
 
-        return self._kept_context(self._skills, SkillContext, path)
+        return self._skills.get(path) or self._skills.setdefault(path, SkillContext(self, path))
 
     def output_spec(self, path: Path) -> OutputSpecContext:
         """The output spec's context, made once per session."""
         from .context import OutputSpecContext
 
-        return self._kept_context(self._output_specs, OutputSpecContext, path)
-
-    def _kept_context(self, kept: dict, kind: type, path: Path) -> Any:
-        """The ``kind`` context of ``path`` from ``kept``, made and kept when new."""
-        context = kept.get(path)
-        if context is None:
-            context = kept[path] = kind(self, path)
-        return context
+        return self._output_specs.get(path) or self._output_specs.setdefault(path, OutputSpecContext(self, path))
 
     def probe_refs(self, json_path: Path) -> tuple[Hashable, Hashable, Hashable]:
         """Where the probe's artifact, skill and output spec are (each
@@ -637,10 +625,6 @@ class LintSession:
 def _settled(signature: tuple | None) -> tuple | None:
     """``signature`` when the file's last change (its mtime and ctime) is at
     least :data:`RACY_SECONDS` old, else ``None``."""
-    if signature is None:
-        return None
-    import time
-
-    if max(signature[-1], signature[-2]) >= time.time_ns() - RACY_SECONDS * 1_000_000_000:
+    if signature is None or max(signature[-1], signature[-2]) >= time.time_ns() - RACY_SECONDS * 1_000_000_000:
         return None
     return signature
