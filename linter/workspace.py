@@ -39,17 +39,11 @@ def find_workspace_root(path: Path) -> Path:
     path = absolute(path)
     start = path if path.is_dir() else path.parent
     for folder in (start, *start.parents):
-        if (folder / "skill-eval.toml").is_file():
-            return folder
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and has_pyproject_section(pyproject):
+        if ((folder / "skill-eval.toml").is_file() or (pyproject.is_file() and has_pyproject_section(pyproject))
+                or (folder / ".git").exists()):
             return folder
-        if (folder / ".git").exists():
-            return folder
-    for folder in (start, *start.parents):
-        if (folder / SKILL_FILE).is_file():
-            return folder
-    return start
+    return next((folder for folder in (start, *start.parents) if (folder / SKILL_FILE).is_file()), start)
 
 
 class Targets(msgspec.Struct):
@@ -76,10 +70,7 @@ class Targets(msgspec.Struct):
 
 def sorted_paths(paths: Iterable[Path]) -> list[Path]:
     """``sorted(paths)``, faster by comparing their ``parts`` (docs/performance.md)."""
-    return sorted(paths, key=_parts)
-
-
-_parts = operator.attrgetter("parts")
+    return sorted(paths, key=operator.attrgetter("parts"))
 
 
 class Exclusion:
