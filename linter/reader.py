@@ -1,8 +1,8 @@
-"""The one interface through which the engine reads files.
+"""The one interface through which the engine reads files (:data:`Reader`).
 
-The linter uses :class:`FileSystemReader`; the language server wraps it in an
-:class:`OverlayReader` that serves unsaved editor buffers first. Nothing in the
-engine opens a file any other way.
+The linter uses :class:`FileSystemReader`; the language server its subclass
+:class:`OverlayReader`, which serves unsaved editor buffers first. Nothing in
+the engine opens a file any other way.
 """
 
 from __future__ import annotations
@@ -12,53 +12,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Protocol
-
-
-class Reader(Protocol):
-    """Where the engine gets file contents and directory listings."""
-
-    def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
-        """The file's bytes; raises :class:`OSError` when it cannot be read:
-        :class:`OutsideRoot` when ``root`` is given and the file's real path
-        is not below it (nothing outside is opened, even if the file or a
-        folder above it is swapped for a link meanwhile),
-        :class:`NotRegularFile` for anything but a regular file (a FIFO, a
-        device, a socket: never waited on), :class:`IsADirectoryError` for a
-        folder, :class:`FileTooLarge` when it holds more than ``limit`` bytes
-        (then at most ``limit`` + 1 bytes are read)."""
-
-    def is_file(self, path: Path) -> bool:
-        """Whether ``path`` is a regular file (or an unsaved buffer)."""
-
-    def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
-        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
-        ``path`` from its ``lstat`` (a link is not followed), or ``None``: no
-        such file, not a regular file, or not read from disk (a buffer). Two
-        equal signatures taken some time apart mean the file was not written
-        in between, unless it was written within one tick of the file
-        system's clock (the cache's "racy" case)."""
-
-    def is_dir(self, path: Path) -> bool:
-        """Whether ``path`` is a directory."""
-
-    def walk_files(
-        self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
-        exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
-    ) -> Iterator[Path]:
-        """Every file below ``root`` whose name is in ``names``, in sorted order;
-        ``below`` (a workspace root): ``root`` is opened below it only, no link
-        out of it followed, even one made during the walk.
-
-        VCS and tool folders (:data:`SKIPPED_FOLDERS`), virtual environments
-        and the runner's ``evals/runs`` folders are skipped, and so are the
-        folders ``exclude`` matches (``exclude(path)``, a folder's path, true
-        to leave it out); symbolic links to folders are not followed (a link
-        loop cannot hang the walk). ``pruned``, when given,
-        receives the paths of the folders skipped by name
-        (:data:`SKIPPED_FOLDERS`), e.g. the ``runs`` folders; ``links`` the
-        path of every symbolic link the walk listed.
-        """
+from typing import Callable, Iterator, Mapping
 
 
 TOOL_FOLDERS = frozenset({
@@ -67,38 +21,29 @@ TOOL_FOLDERS = frozenset({
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".skill-eval-cache",  # tools' caches
 })
 """VCS and tool folders: never descended into. Other hidden folders are
-walked: skills live in ``.claude/skills/``, ``.github/skills/``, and the
-openai/skills layout's ``.curated/``, ``.experimental/`` and ``.system/``."""
+walked (skills live in ``.claude/skills/``, ``.github/skills/``...)."""
 
 SKIPPED_FOLDERS = TOOL_FOLDERS | {"runs"}
 """Folder names never descended into while discovering fixtures (``runs``:
 the runner's records, found by :func:`~skill_eval.linter.run_records.runs_files_in`)."""
 
 
+def is_below(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it, told on their text (both absolute and normal)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def list_folder(folder: str, links: list[str] | None = None, fd: int | None = None) -> tuple[list[str], list[str]] | None:
-    """``(file names, sub-folder names)`` of ``folder`` from one ``os.scandir``
-    (its entries tell folders from files without a ``stat`` each); a symbolic
-    link to a folder is in neither (walks do not follow links, so a link loop
-    cannot hang them). ``links``, when given, receives the path of every
-    symbolic link in ``folder`` (also from the entries, no ``stat``). ``None``
-    when the folder cannot be listed, or is itself a symbolic link (opened
-    with ``O_NOFOLLOW``: a folder swapped for a link is not listed).
-    ``fd``: an open descriptor of ``folder`` to list it from (left open)."""
-    if fd is not None or not SEALED:
-        return _listing(folder, links, fd)
-    try:
-        fd = os.open(folder, _DIR_FLAGS)
-    except (OSError, ValueError):
-        return None
-    try:
-        return _listing(folder, links, fd)
-    finally:
-        os.close(fd)
-
-
-def _listing(folder: str, links: list[str] | None, fd: int | None) -> tuple[list[str], list[str]] | None:
-    """:func:`list_folder` of the open folder descriptor ``fd`` (or of
-    ``folder`` by name when there is none)."""
+    """``(file names, sub-folder names)`` of ``folder`` from one ``os.scandir``;
+    a symbolic link to a folder is in neither, and ``links``, when given,
+    receives the path of every link. ``None`` when the folder cannot be listed
+    or is itself a link. ``fd``: an open descriptor of ``folder`` (left open)."""
+    opened = None
+    if fd is None and SEALED:
+        try:
+            fd = opened = os.open(folder, _DIR_FLAGS)
+        except (OSError, ValueError):
+            return None
     files: list[str] = []
     subfolders: list[str] = []
     try:
@@ -118,12 +63,13 @@ def _listing(folder: str, links: list[str] | None, fd: int | None) -> tuple[list
                     files.append(entry.name)
     except OSError:
         return None
+    finally:
+        _close(opened)
     return files, subfolders
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to the file descriptor ``fd`` (``os.write`` may
-    write less than asked)."""
+    """Write all of ``data`` to the file descriptor ``fd``."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -134,88 +80,58 @@ def walk_folders(
     exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``(folder, file names, sub-folder names)`` for ``root`` and every folder
-    below it, depth first and sorted, like a top-down ``os.walk``: folders
-    named in ``skipped``, those ``exclude`` is true for (given the folder's
-    path) and virtual environments (a folder holding ``pyvenv.cfg``) are left
-    out, links to folders are not followed,
-    and a caller that empties the sub-folder list in place prunes the walk
-    there. Each folder below ``root`` is opened relative to its parent's
-    descriptor with ``O_NOFOLLOW`` and listed from its own descriptor: a
-    folder swapped for a link to another place during the walk is not
-    listed (at most ``depth`` descriptors are open at once). ``below`` (a
-    workspace root): ``root`` itself is opened below it only
-    (:meth:`SealedRoot.open`; nothing is listed when it is a link out, even
-    one made just now); else ``root`` is opened as named, links followed. Listing with :func:`list_folder` spares the ``lstat`` per folder
-    that ``os.walk`` spends (a large part of a walk: docs/performance.md).
-    ``pruned``, when given, receives the path of every folder left out because
-    its name is in ``skipped``; ``links`` that of every symbolic link in the
-    folders listed (:func:`list_folder`)."""
+    below it, depth first and sorted, like a top-down ``os.walk`` whose caller
+    may prune the sub-folder list in place. Left out: folders named in
+    ``skipped`` (their paths go to ``pruned`` when given), those ``exclude``
+    is true for, virtual environments (``pyvenv.cfg``) and links to folders
+    (``links`` receives every link's path: :func:`list_folder`).
+
+    Each folder below ``root`` is opened relative to its parent's descriptor
+    with ``O_NOFOLLOW`` (where :data:`SEALED`), so a folder swapped for a link
+    during the walk is not listed; ``below`` (a workspace root): ``root`` is
+    opened below it only (:meth:`SealedRoot.open`)."""
     top = os.fspath(root)
-    if not SEALED:
-        yield from _walk_folders_by_name(top, skipped, pruned, links, exclude)
-        return
     try:
-        if below is not None:
+        if not SEALED:
+            top_fd = None
+        elif below is not None:
             top_fd = sealed_root(below).open(top, _DIR_FLAGS)
         else:
-            top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+            top_fd = os.open(top, _DIR_FLAGS & ~os.O_NOFOLLOW)
     except (OSError, ValueError):
         return
-    # Each frame: a folder yielded, its descriptor, and its sub-folders still to visit (reversed).
-    frames: list[tuple[str, int, list[str]]] = []
+    # A frame per folder listed: its path, its descriptor, its sub-folders still to visit (reversed).
+    frames: list[tuple[str, int | None, list[str]]] = []
     folder, fd = top, top_fd
     try:
         while True:
-            if fd is not None:
-                listing = list_folder(folder, links, fd)
-                subfolders: list[str] = []
-                if listing is not None and "pyvenv.cfg" not in listing[0]:  # a virtual environment: nothing of ours below it
-                    files, subfolders = listing
-                    if pruned is not None:
-                        pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
-                    subfolders[:] = sorted(name for name in subfolders if name not in skipped)
-                    if exclude is not None:
-                        subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
-                    yield folder, files, subfolders
-                frames.append((folder, fd, subfolders[::-1]))
-            while frames and not frames[-1][2]:
-                os.close(frames.pop()[1])
-            if not frames:
-                return
-            parent, parent_fd, remaining = frames[-1]
-            name = remaining.pop()
-            folder = os.path.join(parent, name)
-            try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)  # a folder swapped for a link is not entered
-            except (OSError, ValueError):
-                fd = None
+            listing = list_folder(folder, links, fd)
+            subfolders: list[str] = []
+            if listing is not None and "pyvenv.cfg" not in listing[0]:  # not a virtual environment
+                files, subfolders = listing
+                if pruned is not None:
+                    pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+                subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+                if exclude is not None:
+                    subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
+                yield folder, files, subfolders
+            frames.append((folder, fd, subfolders[::-1]))
+            while True:
+                while frames and not frames[-1][2]:
+                    _close(frames.pop()[1])
+                if not frames:
+                    return
+                parent, parent_fd, remaining = frames[-1]
+                name = remaining.pop()
+                folder = os.path.join(parent, name)
+                try:
+                    fd = None if parent_fd is None else os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+                except (OSError, ValueError):
+                    continue  # no folder now, or one swapped for a link: not entered
+                break
     finally:
         for _folder, frame_fd, _remaining in frames:
-            os.close(frame_fd)
-
-
-def _walk_folders_by_name(
-    top: str, skipped: frozenset[str], pruned: list[str] | None, links: list[str] | None,
-    exclude: Callable[[str], bool] | None,
-) -> Iterator[tuple[str, list[str], list[str]]]:
-    """:func:`walk_folders` by path names, where folders cannot be opened
-    relative to a descriptor (Windows)."""
-    pending = [top]
-    while pending:
-        folder = pending.pop()
-        listing = _listing(folder, links, None)
-        if listing is None:
-            continue
-        files, subfolders = listing
-        if "pyvenv.cfg" in files:
-            continue  # a virtual environment: nothing of ours below it
-        if pruned is not None:
-            pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
-        subfolders[:] = sorted(name for name in subfolders if name not in skipped)
-        if exclude is not None:
-            subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
-        yield folder, files, subfolders
-        pending.extend(os.path.join(folder, name) for name in reversed(subfolders))
+            _close(frame_fd)
 
 
 class NotRegularFile(OSError):
@@ -237,8 +153,7 @@ _OPEN_FLAGS = (
     os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 )
-"""How a file is opened: ``O_NONBLOCK``, so that opening a FIFO returns at
-once (its type is then refused) instead of waiting for a writer."""
+"""How a file is opened: ``O_NONBLOCK``, so that opening a FIFO does not wait for a writer."""
 
 _KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFSOCK: "a socket"}
@@ -246,82 +161,60 @@ _KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device
 
 def read_regular_file(path: Path | str, limit: int | None = None, root: Path | str | None = None) -> bytes:
     """The bytes of the regular file ``path``, read safely: opened with
-    ``O_NONBLOCK`` (a FIFO cannot block), its type checked with ``fstat``
-    before any read (:class:`NotRegularFile`, :class:`IsADirectoryError`), its
-    size too (:class:`FileTooLarge` before reading a byte of a file over
-    ``limit``), and at most ``limit`` + 1 bytes read (a file that grows, or
-    one whose ``fstat`` size is not its length, still cannot make the
-    reader hold more). One ``os.read`` for a small file: no file object
-    (less time per file than an unbuffered ``open``: docs/performance.md).
-
+    ``O_NONBLOCK`` (a FIFO cannot block), its type and size checked with
+    ``fstat`` before any read (:class:`NotRegularFile`,
+    :class:`IsADirectoryError`, :class:`FileTooLarge`), and at most ``limit``
+    + 1 bytes read, with one ``os.read`` for a small file (docs/performance.md).
     ``root``: opened below that folder only (:meth:`SealedRoot.open`;
-    :class:`OutsideRoot` when its real path is not below it, and nothing
-    outside is opened), else by name."""
+    :class:`OutsideRoot`, nothing outside opened), else by name."""
     if root is not None and SEALED:
         fd = sealed_root(root).open(os.fspath(path))
     else:
         fd = os.open(path, _OPEN_FLAGS)
-    return _read_descriptor(fd, path, limit)
-
-
-def _read_descriptor(fd: int, path: Path | str, limit: int | None) -> bytes:
-    """:func:`read_regular_file` of the open descriptor ``fd`` (closed here)."""
     try:
         status = os.fstat(fd)
         kind = stat.S_IFMT(status.st_mode)
+        if kind == stat.S_IFDIR:
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", os.fspath(path))
         if kind != stat.S_IFREG:
-            if kind == stat.S_IFDIR:
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", os.fspath(path))
             raise NotRegularFile(errno.EINVAL, f"is {_KINDS.get(kind, 'not a regular file')}, not a regular file",
                                  os.fspath(path))
-        size = status.st_size
-        if limit is not None and size > limit:
-            raise FileTooLarge(path, size, limit)
-        budget = (limit + 1) if limit is not None else None
+        if limit is not None and status.st_size > limit:
+            raise FileTooLarge(path, status.st_size, limit)
+        budget = None if limit is None else limit + 1
         chunks = []
         total = 0
-        want = max(size, 1 << 16) + 1  # one read for a file whose size fstat told truly
-        while True:
-            if budget is not None:
-                want = min(want, budget - total)
-                if want <= 0:
-                    break
-            chunk = os.read(fd, want)
+        want = max(status.st_size, 1 << 16) + 1  # one read for a file whose size fstat told truly
+        while budget is None or total < budget:
+            chunk = os.read(fd, want if budget is None else min(want, budget - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
             want = 1 << 16
-        if budget is not None and total > limit:
+        if limit is not None and total > limit:
             raise FileTooLarge(path, total, limit)
     finally:
         os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 # -- reading below a root, never outside it, even under a race ------------------------
 
 
 class OutsideRoot(OSError):
-    """A path whose real path is not below the root it was read under. Nothing
-    of it was opened: the walk that found it out opened folders of the root
-    only (and ``lstat``'d or ``readlink``'d a link's target at most)."""
+    """A path whose real path is not below the root it was read under (nothing of it was opened)."""
 
-
-_DIR_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-)
-"""How a folder below a root is opened: as a folder only, never through a link
-(a link is read with ``readlink`` and its target walked in turn)."""
 
 _FILE_FLAGS = _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0)
 """How a file below a root is opened: :data:`_OPEN_FLAGS`, not through a link."""
 
+_DIR_FLAGS = _FILE_FLAGS | getattr(os, "O_DIRECTORY", 0)
+"""How a folder below a root is opened: as a folder only, never through a link."""
+
 SEALED = hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd \
     and os.readlink in os.supports_dir_fd
-"""Whether files are opened relative to folder descriptors (:class:`SealedRoot`);
-else (Windows) by name, after the session's check of the real path."""
+"""Whether files are opened relative to folder descriptors (:class:`SealedRoot`), else (Windows) by name."""
 
 _LINK_ERRORS = frozenset({errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", errno.ELOOP), getattr(errno, "EFTYPE", errno.ELOOP)})
 """What opening a link with ``O_NOFOLLOW`` fails with (Linux: ``ELOOP`` for a
@@ -331,33 +224,20 @@ MAX_LINKS = 40
 """Links followed in one path before it counts as a loop (Linux's limit)."""
 
 FOLDERS_KEPT = 64
-"""Folder descriptors a :class:`SealedRoot` keeps between reads (the folders
-of the last files read): probes read their probe.json and artifact from one
-folder and share their skill's."""
+"""Folder descriptors a :class:`SealedRoot` keeps between reads (the folders of the last files read)."""
 
 
 class SealedRoot:
     """A folder (a workspace root) whose files are opened without ever leaving it.
 
     Every path is opened relative to a descriptor of the root, one component
-    at a time, each folder with ``O_DIRECTORY | O_NOFOLLOW`` relative to the
-    descriptor of the one above and the file itself with ``O_NOFOLLOW``: a
-    path is never checked and then opened by name, so a file or folder
-    swapped for a link meanwhile cannot lead the open outside. A symbolic
-    link met on the way is read (``readlink``) and its target walked the same
-    way from where it points; a target that leaves the root (an absolute one,
-    or ``..`` above the root) is resolved as text (``os.path.realpath``:
-    ``lstat`` and ``readlink``, no open) and, if that lands inside the root,
-    walked from the root again; else :class:`OutsideRoot`, with nothing
-    outside opened. A link inside the workspace to a file inside it is read
-    as before.
-
-    The descriptors of the folders of the last files read are kept
-    (:data:`FOLDERS_KEPT`) and each is used again only while its path
-    (``stat``) still names that folder (device and inode): a folder replaced
-    by another one or by a link is walked afresh, on every read (a language
-    server's life long). Not shared between processes: a forked child starts
-    its own."""
+    at a time with ``O_NOFOLLOW``, so a file or folder swapped for a link
+    meanwhile cannot lead the open outside. A link met on the way is read
+    (``readlink``) and its target walked in turn; a target that leaves the
+    root's descriptor is resolved as text and walked from the root again if
+    inside it, else :class:`OutsideRoot`. The descriptors of the last folders
+    read from are kept (:data:`FOLDERS_KEPT`) while their path still names
+    them (device and inode). A forked child starts its own."""
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -378,22 +258,16 @@ class SealedRoot:
         for fd, _dev, _ino in self._folders.values():
             _close(fd)
         self._folders.clear()
-        if self._root_fd is not None:
-            _close(self._root_fd)
+        _close(self._root_fd)
         self._root_fd = self._root_id = None
 
     def _root_descriptor(self) -> int:
         """The root's descriptor, opened again when the root's path no longer
         names the folder it was opened as."""
-        try:
-            status = os.stat(self.root)
-        except (OSError, ValueError):
-            status = None
-        if self._root_fd is not None and status is not None and (status.st_dev, status.st_ino) == self._root_id:
+        if self._root_fd is not None and _identity(self.root) == self._root_id:
             return self._root_fd
-        if self._root_fd is not None:
-            _close(self._root_fd)
-            self._root_fd = None
+        _close(self._root_fd)
+        self._root_fd = None
         fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
         status = os.fstat(fd)
         self._root_fd, self._root_id = fd, (status.st_dev, status.st_ino)
@@ -404,10 +278,8 @@ class SealedRoot:
 
     def open(self, path: str, flags: int = _FILE_FLAGS) -> int:
         """A new descriptor of ``path`` (absolute and normal), opened with
-        ``flags`` (which must hold ``O_NOFOLLOW``) below the root only;
-        :class:`OutsideRoot` when its real path is not below the root,
-        the open's own :class:`OSError` otherwise (``ELOOP`` after
-        :data:`MAX_LINKS` links)."""
+        ``flags`` (holding ``O_NOFOLLOW``) below the root only, else
+        :class:`OutsideRoot`; ``ELOOP`` after :data:`MAX_LINKS` links."""
         with self._lock:
             relative = self._relative(path)
             if relative is None:
@@ -429,38 +301,28 @@ class SealedRoot:
         """``path`` relative to the root ('/'-separated; empty for the root
         itself), from its text, or from its real path when its text is not
         below the root's (``None``: outside)."""
-        root = self.root
-        if path.startswith(root) and (len(path) == len(root) or path[len(root)] == os.sep or root.endswith(os.sep)):
-            relative = path[len(root):].lstrip(os.sep)
+        if is_below(path, self.root):
+            relative = path[len(self.root):].lstrip(os.sep)
         else:
             if self._root_fd is None:
                 self._root_descriptor()
             real = os.path.realpath(path)
-            base = self._real_root
-            if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+            if not is_below(real, self._real_root):
                 return None
-            relative = real[len(base):].lstrip(os.sep)
-        return relative.replace(os.sep, "/") if os.sep != "/" else relative
+            relative = real[len(self._real_root):].lstrip(os.sep)
+        return relative.replace(os.sep, "/")
 
     def _folder(self, folder: str) -> int:
         """The descriptor of the folder ``folder`` (relative to the root; ''
-        for the root): kept, or opened from the nearest folder above it that
-        is kept (one ``openat`` per folder not kept), each still checked
-        (:meth:`_kept`)."""
-        if not folder:
-            return self._root_descriptor()
-        fd = self._kept(folder)
-        if fd is not None:
-            return fd
-        missing = [folder]
-        parent = folder.rpartition("/")[0]
-        while parent:
-            fd = self._kept(parent)
-            if fd is not None:
-                break
-            missing.append(parent)
-            parent = parent.rpartition("/")[0]
-        else:
+        for the root): kept, or opened from the nearest kept folder above it."""
+        missing = []
+        fd = None
+        while folder and fd is None:
+            fd = self._kept(folder)
+            if fd is None:
+                missing.append(folder)
+                folder = folder.rpartition("/")[0]
+        if fd is None:
             fd = self._root_descriptor()
         for path in reversed(missing):
             name = path.rpartition("/")[2]
@@ -481,21 +343,15 @@ class SealedRoot:
         return fd
 
     def _kept(self, folder: str) -> int | None:
-        """The kept descriptor of ``folder``, if its path still names that
-        folder (``stat``: device and inode), made the most recently used;
-        else ``None`` (and a stale one closed)."""
+        """The kept descriptor of ``folder`` (made the most recently used) if its
+        path still names that folder; else ``None``, and a stale one closed."""
         kept = self._folders.pop(folder, None)
         if kept is None:
             return None
-        fd, dev, ino = kept
-        try:
-            status = os.stat(os.path.join(self.root, folder))
-        except (OSError, ValueError):
-            status = None
-        if status is not None and status.st_dev == dev and status.st_ino == ino:
+        if _identity(os.path.join(self.root, folder)) == kept[1:]:
             self._folders[folder] = kept
-            return fd
-        _close(fd)
+            return kept[0]
+        _close(kept[0])
         return None
 
     def _walk(self, parts: list[str], flags: int, shown: str) -> int:
@@ -515,10 +371,10 @@ class SealedRoot:
                 if name == "..":
                     if stack:
                         _close(stack.pop())
-                        continue
-                    rest = self._escape(os.path.join(os.path.dirname(self._real_root), *reversed(pending)), shown)
-                    pending[:] = rest
-                    links += 1
+                    else:
+                        pending[:] = self._escape(os.path.join(os.path.dirname(self._real_root), *reversed(pending)),
+                                                  shown)
+                        links += 1
                     continue
                 last = not pending
                 try:
@@ -534,10 +390,9 @@ class SealedRoot:
                     if links > MAX_LINKS:
                         raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown) from None
                     if os.path.isabs(target):
-                        rest = self._escape(os.path.join(target, *reversed(pending)), shown)
+                        pending[:] = self._escape(os.path.join(target, *reversed(pending)), shown)
                         while stack:
                             _close(stack.pop())
-                        pending[:] = rest
                     else:
                         pending.extend(reversed(target.split(os.sep)))
                     continue
@@ -553,25 +408,34 @@ class SealedRoot:
                 _close(fd)
 
     def _escape(self, text: str, shown: str) -> list[str]:
-        """Where a walk goes once a link or ``..`` leaves the root's
-        descriptor: ``text`` (an absolute path) resolved as text, as the parts
-        to walk from the root again (reversed, for the walk's stack), or
-        :class:`OutsideRoot`."""
+        """The parts (reversed) to walk from the root once a link or ``..`` leaves
+        its descriptor: ``text`` (absolute) resolved as text; or :class:`OutsideRoot`."""
         real = os.path.realpath(text)
-        base = self._real_root
-        if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+        if not is_below(real, self._real_root):
             raise OutsideRoot(errno.EXDEV, "outside the workspace root", shown)
-        return list(reversed(real[len(base):].lstrip(os.sep).split(os.sep)))
+        return list(reversed(real[len(self._real_root):].lstrip(os.sep).split(os.sep)))
 
 
-def _close(fd: int) -> None:
+def _close(fd: int | None) -> None:
+    """Close ``fd`` (if any), ignoring errors."""
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of what ``path`` names (links followed), or ``None``."""
     try:
-        os.close(fd)
-    except OSError:
-        pass
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _is_link(name: str, dir_fd: int) -> bool:
+    """Whether ``name`` in the folder ``dir_fd`` is a symbolic link."""
     try:
         return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
     except OSError:
@@ -585,8 +449,7 @@ _ROOTS_KEPT = 8
 
 
 def _after_fork_in_child() -> None:
-    """A forked child starts its own :class:`SealedRoot` state: a thread of
-    the parent may have held a lock, and the descriptors kept are copies."""
+    """A forked child starts its own :class:`SealedRoot` state (locks and descriptors)."""
     for sealed in _SEALED_ROOTS.values():
         sealed._lock = _thread.allocate_lock()
         sealed._close_all()
@@ -608,16 +471,21 @@ def sealed_root(root: Path | str) -> SealedRoot:
 
 
 class FileSystemReader:
-    """Reads straight from disk, through :func:`read_regular_file`."""
+    """Where the engine gets file contents and folder listings: straight from disk."""
 
     def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
-        """:func:`read_regular_file` (below ``root`` when given)."""
+        """The file's bytes, as :func:`read_regular_file` reads them (below
+        ``root`` when given); :class:`OSError` when it cannot be read."""
         return read_regular_file(path, limit, root)
 
     def is_file(self, path: Path) -> bool:
+        """Whether ``path`` is a regular file (or an unsaved buffer)."""
         return os.path.isfile(path)
 
     def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
+        ``path`` from its ``lstat``, or ``None``: no such file, not a regular
+        file, or not read from disk (a buffer)."""
         try:
             status = os.lstat(path)
         except (OSError, ValueError):
@@ -627,19 +495,24 @@ class FileSystemReader:
         return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
     def is_dir(self, path: Path) -> bool:
+        """Whether ``path`` is a directory."""
         return os.path.isdir(path)
 
     def walk_files(
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
         exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
-        """Depth first, each folder's files before its sub-folders, both sorted
-        (the order of ``os.walk`` with sorted sub-folders): :func:`walk_folders`
-        (``below``: ``root`` opened below that workspace root only)."""
+        """Every file below ``root`` whose name is in ``names`` and that
+        ``exclude`` does not match, depth first and sorted, from
+        :func:`walk_folders` over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
         for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):
                     yield Path(folder, name)
+
+
+Reader = FileSystemReader
+"""The interface through which the engine reads files: a :class:`FileSystemReader` or a subclass."""
 
 
 class OverlayReader(FileSystemReader):
@@ -662,8 +535,7 @@ class OverlayReader(FileSystemReader):
         return super().read_bytes(path, limit, root)
 
     def _buffer(self, path: Path | str) -> str | None:
-        """The buffer of ``path``, if one is open (no ``Path`` made when
-        none is: the cache checks thousands of paths, given as text)."""
+        """The buffer of ``path``, if one is open (no ``Path`` made when none is)."""
         buffers = self.buffers
         if not buffers:
             return None

@@ -1,28 +1,25 @@
 """One lint session per workspace root: every file the engine reads, read once
 and safely, and (for the cache) a record of what each unit of work asked.
 
-A session answers *queries* — a file's content, where a probe.json's path
-leads, the nearest SKILL.md above a folder, the probes below one — each at
-most once. Rules reach them through the contexts (:mod:`.context`); the
-engine and the cache through :meth:`LintSession.answer`. While a unit is
-linted with :meth:`LintSession.recording`, every query it asks is noted, so
+A session answers *queries* (a file's content, where a probe.json's path
+leads, the nearest SKILL.md above a folder, the probes below one), each at
+most once, and notes those a unit asks (:meth:`LintSession.record_into`) so
 that the cache can tell later whether each answer is still the same
-(:mod:`.cache`): a unit's findings are a function of its answers, the
-config and the tool.
+(:mod:`.cache`, docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Hashable, Iterable, Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._cached import cached_property
 from .config import Config
-from .reader import FileTooLarge, NotRegularFile, OutsideRoot, Reader
+from .reader import FileTooLarge, NotRegularFile, OutsideRoot, Reader, is_below
 from .textfile import Span, TextDocument, UnreadableFile
 from .workspace import OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Exclusion
 
@@ -31,21 +28,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RECORDS_MAX_SIZE = 64 * 1024 * 1024
 """The size limit of the files the calibration rules read (runs files,
-frozen.json) when ``max-file-size`` is lower: a runs file holds one record per
-start, and may well pass the text files' 1 MiB."""
+frozen.json) when ``max-file-size`` is lower."""
 
 RACY_SECONDS = 2
-"""A file changed this recently before it was read gets no stat signature
-(:meth:`LintSession.read_safely`): a later change within the same tick of the
-file system's clock would keep its size and times, so the next run must
-compare its content, not its ``stat`` (git's "racily clean" entries)."""
+"""A file changed this recently before it was read gets no stat signature: a
+later change within the same clock tick would keep its ``stat`` (git's "racily
+clean" entries)."""
 
 
 def _encodable(name: str) -> bool:
-    """Whether ``name`` can be given to the operating system (a lone
-    surrogate that is no escaped byte cannot)."""
-    if name.isascii():
-        return True
+    """Whether ``name`` can be given to the operating system (no lone surrogate)."""
     try:
         os.fsencode(name)
     except UnicodeError:
@@ -77,6 +69,7 @@ class FileProblem(NamedTuple):
 
 
 def _answer_of(found: Path | FileProblem | None) -> Hashable:
+    """``found`` as a query's answer: a path's text, a problem's answer or ``None``."""
     if isinstance(found, FileProblem):
         return found.answer()
     return None if found is None else str(found)
@@ -87,11 +80,9 @@ _QUERIES: dict[str, Callable[..., Hashable]] = {}
 
 
 def session_query(name: str) -> Callable[[Callable[..., Hashable]], Callable[..., Hashable]]:
-    """Register ``function(session, *args)`` as the session query ``name``:
-    :meth:`LintSession.query` answers it once per session, notes it while a
-    unit is recorded, and the cache asks it again to validate an entry. Its
-    answer must be plain data (strings, numbers, tuples) and depend only on
-    the files it reads."""
+    """Register ``function(session, *args)`` as the session query ``name``
+    (:meth:`LintSession.query`); its answer must be plain data and depend only
+    on the files it reads, so that the cache can ask it again."""
 
     def register(function: Callable[..., Hashable]) -> Callable[..., Hashable]:
         _QUERIES[name] = function
@@ -103,9 +94,7 @@ def session_query(name: str) -> Callable[[Callable[..., Hashable]], Callable[...
 @session_query("workspace-runs")
 def _workspace_runs(session: LintSession) -> tuple[str, ...]:
     """Every ``evals/runs/*.jsonl`` of the workspace (from the folders the
-    CLI's walk left out, when it walked the whole workspace): what the
-    calibration rules read. Registered here, not beside those rules, so that
-    the cache can ask it again without importing every rule."""
+    CLI's walk left out, when there was one): what the calibration rules read."""
     from .run_records import find_runs_files, runs_files_in
 
     pruned = session.pruned_folders
@@ -114,13 +103,8 @@ def _workspace_runs(session: LintSession) -> tuple[str, ...]:
 
 @session_query("runs-links-out")
 def _runs_links_out(session: LintSession) -> tuple[str, ...]:
-    """The symbolic links that would hide or redirect run records (an
-    ``evals`` or ``evals/runs`` folder, or a runs file in one:
-    :func:`~skill_eval.linter.run_records.runs_links`) and lead out of the
-    workspace: SE004 reports them; nothing behind them is listed or read.
-    The links come from the CLI's walk, else from a walk of the workspace
-    for runs files (as ``workspace-runs``); where they lead is resolved as
-    text (``readlink``), never opened."""
+    """The symbolic links to run records (:func:`~skill_eval.linter.run_records.runs_links`)
+    that lead out of the workspace, resolved as text, never opened (SE004)."""
     from .run_records import find_runs_files, runs_links
 
     links: Iterable[str] | None = session._walked_links
@@ -128,9 +112,7 @@ def _runs_links_out(session: LintSession) -> tuple[str, ...]:
         found: list[str] = []
         find_runs_files(session.root, found)
         links = found
-    root = os.path.realpath(session.root)
-    return tuple(link for link in runs_links(links)
-                 if os.path.commonpath([root, os.path.realpath(link)]) != root)
+    return tuple(link for link in runs_links(links) if not is_below(os.path.realpath(link), session._real_root))
 
 
 @session_query("suite-runs")
@@ -143,8 +125,7 @@ def _suite_runs(session: LintSession, suite: str) -> tuple[str, ...]:
 
 @session_query("skill-named")
 def _skill_named(session: LintSession, name: str) -> tuple[str, ...]:
-    """The SKILL.md files whose folder or front-matter ``name`` is ``name``:
-    the skill of a skill-creator suite kept outside it (:mod:`.suites`)."""
+    """The SKILL.md files whose folder or front-matter ``name`` is ``name`` (:mod:`.suites`)."""
     from .suites import skills_named
 
     return skills_named(session, name)
@@ -164,19 +145,12 @@ class LintSession:
         walked_links: list[str] | None = None,
         observe: bool = False,
     ) -> None:
-        """``probe_paths``, when the caller already walked the whole workspace,
-        spares :attr:`all_probe_paths` a second walk; ``walked_fixtures`` (every
-        SKILL.md and output-spec.md that walk found) spares :meth:`nearest` a
-        ``stat`` in each folder without one; ``pruned_folders`` (the folders it
-        left out by name) spares the calibration rules a walk for the runs
-        files; ``walked_links`` (every symbolic link it listed), given when
-        the fixtures are exactly those that walk found, spares :meth:`resolve`
-        an ``lstat`` for each file in a folder of theirs that is no link (~2
-        per probe). All describe the files as they are for this session (the
-        CLI's); a long-lived session leaves them out.
-
-        ``observe``: keep, for each file read, a digest of its bytes and its
-        ``stat`` signature (:meth:`content_answer`), for the cache."""
+        """The optional arguments come from a walk of the whole workspace (the
+        CLI's; a long-lived session leaves them out) and spare walks, ``stat``
+        and ``lstat`` calls: its probes, SKILL.md and output-spec.md files, the
+        folders it left out by name, and every symbolic link it listed.
+        ``observe``: keep a digest and ``stat`` signature of each file read
+        (:meth:`content_answer`), for the cache."""
         self.root = root
         self.config = config
         self.reader = reader
@@ -193,13 +167,10 @@ class LintSession:
         self._observed: dict[tuple, tuple[Hashable, tuple | None]] = {}
         self._recording: set[tuple] | None = None
         self.derived: dict[Hashable, Any] = {}
-        """What rule helpers make of the session's answers (parsed runs files,
-        a suite's frozen.json path), memoized for the session; a helper that
-        serves a memo notes the queries behind it (:meth:`note`) on every use."""
+        """What rule helpers make of the session's answers, memoized; a helper
+        that serves a memo notes the queries behind it (:meth:`note`) on each use."""
         self.probe_facts: dict[Path, Any] = {}
-        """Per probe.json, what the engine computed of it for the workspace-wide
-        rules and the reverse index (:class:`~skill_eval.linter.records.ProbeFacts`),
-        read by :meth:`probe_refs` and ``WorkspaceContext.probe_facts``."""
+        """Per probe.json, its :class:`~skill_eval.linter.records.ProbeFacts`."""
         if probe_paths is not None:
             self.__dict__["all_probe_paths"] = list(probe_paths)
         self._walked_fixtures = walked_fixtures
@@ -216,10 +187,8 @@ class LintSession:
 
     @cached_property
     def path_table(self) -> dict[str, Path]:
-        """One ``Path`` per path's text, for what comes from other processes
-        and the cache (:meth:`path_of`, :meth:`~skill_eval.linter.cache.Codec.decode`): the walk's
-        own paths to begin with, so that findings and facts loaded share them
-        rather than each holding a copy."""
+        """One ``Path`` per path's text (the walk's own to begin with), shared
+        by what comes from other processes and the cache."""
         table: dict[str, Path] = {}
         for paths in (self.__dict__.get("all_probe_paths"), self._walked_fixtures):
             for path in paths or ():
@@ -227,16 +196,13 @@ class LintSession:
         return table
 
     def adopt_paths(self, paths: Iterable[Path]) -> None:
-        """Make ``paths`` (a discovery's) the :attr:`path_table`'s paths of
-        their texts, where it has none yet."""
+        """Add ``paths`` (a discovery's) to :attr:`path_table` where it has none."""
         table = self.path_table
         for path in paths:
             table.setdefault(str(path), path)
 
     def path_of(self, text: str) -> Path:
-        """The ``Path`` of ``text`` from :attr:`path_table` (made and kept
-        there when new): what keeps one ``Path`` per file when many probes
-        name the same SKILL.md."""
+        """The ``Path`` of ``text`` from :attr:`path_table` (made and kept there when new)."""
         table = self.path_table
         found = table.get(text)
         if found is None:
@@ -244,37 +210,24 @@ class LintSession:
         return found
 
     def known_path(self, text: str) -> Path:
-        """The :attr:`path_table`'s ``Path`` of ``text`` if it holds one, else
-        a new one, not kept (a language server answering the cache's queries
-        about 10,000 probes would keep them all: docs/performance.md)."""
+        """The :attr:`path_table`'s ``Path`` of ``text``, else a new one, not kept."""
         found = self.path_table.get(text)
         return found if found is not None else Path(text)
 
     @cached_property
-    def resolved_root(self) -> Path:
-        return Path(os.path.realpath(self.root))
+    def _real_root(self) -> str:
+        """The workspace root's real path."""
+        return os.path.realpath(self.root)
 
     # -- recording what a unit asks ---------------------------------------------------
 
-    @contextmanager
-    def recording(self) -> Iterator[set[tuple]]:
-        """Note every query asked inside the block (the set yielded): a unit's
-        dependencies. Not reentrant."""
-        queries: set[tuple] = set()
-        self._recording = queries
-        try:
-            yield queries
-        finally:
-            self._recording = None
-
     def record_into(self, queries: set[tuple] | None) -> None:
-        """Note the queries asked from now on into ``queries`` (``None``: stop
-        noting): :meth:`recording` for a caller that switches between units."""
+        """Note the queries asked from now on (a unit's dependencies) into
+        ``queries``; ``None``: stop noting."""
         self._recording = queries
 
     def note(self, query: tuple) -> None:
-        """Note ``query`` for the unit being recorded (a helper that memoizes
-        what it made of a query's answer calls this on each use)."""
+        """Note ``query`` for the unit being recorded, if one is."""
         recording = self._recording
         if recording is not None:
             recording.add(query)
@@ -283,28 +236,23 @@ class LintSession:
         """The answer of the registered query ``name`` (:func:`session_query`)
         for ``args``, computed once per session."""
         key = (name, *args)
-        recording = self._recording
-        if recording is not None:
-            recording.add(key)
+        self.note(key)
         try:
             return self._answers[key]
         except KeyError:
-            pass
-        answer = self._answers[key] = _QUERIES[name](self, *args)
-        return answer
+            answer = self._answers[key] = _QUERIES[name](self, *args)
+            return answer
 
     def answer(self, query: tuple) -> Hashable:
-        """What ``query`` (as noted while recording) answers now, in this
-        session (paths are their text: a walked workspace's answers need no
-        ``Path``)."""
+        """What ``query`` (as noted while recording) answers now, in this session."""
         kind = query[0]
         if kind == "content":
             return self.content_answer(query[1], query[2])[0]
         if kind == "resolve":
-            joined = self._walked_join(query[1], query[2]) or self._plain_join(query[1], query[2])
+            joined = self._plain_join(query[1], query[2])
             return joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
         if kind == "found":
-            found = self._walked_join(*os.path.split(query[1])) or self._plain_join(*os.path.split(query[1]))
+            found = self._plain_join(*os.path.split(query[1]))
             return found if found is not None else _answer_of(self.resolve_found(Path(query[1])))
         if kind == "nearest":
             return _answer_of(self._nearest_below(query[1], query[2], True))
@@ -314,51 +262,32 @@ class LintSession:
             return self.probe_refs(self.known_path(query[1]))
         return self.query(*query)
 
-    def _walked_join(self, base: str, relative: str) -> str | None:
-        """``base/relative`` when :meth:`resolve` would give it from the walk
-        alone (a plain name, in a walked folder, no link): else ``None``."""
-        if self._walked_links is None or os.sep in relative or relative in (".", "..", "") or "\x00" in relative:
-            return None
-        if os.altsep and os.altsep in relative:
-            return None
-        joined = os.path.join(base, relative)
-        if joined not in self._walked_links and base in self._walked_folders and relative.isascii():
-            return joined
-        return None
-
     def _plain_join(self, base: str, relative: str) -> str | None:
-        """``base/relative`` when :meth:`resolve` would give it and it is a
-        plain name whose real path is inside the workspace (told on text:
-        :meth:`_inside`); else ``None`` (then :meth:`resolve` answers, with
-        the problem)."""
+        """``base/relative`` when :meth:`resolve` would give it, told on text: a
+        plain name inside the workspace; else ``None`` (:meth:`resolve` answers)."""
         if os.sep in relative or relative in (".", "..", "") or (os.altsep and os.altsep in relative):
             return None
         joined = os.path.join(base, relative)
+        if "\x00" not in relative and _encodable(relative) and self._walked_inside(joined):
+            return joined
         return joined if self._inside(joined) else None
 
     def _inside(self, path: str) -> bool:
-        """Whether ``path`` (absolute, normal) is inside the workspace once
-        its links are followed, as :meth:`_resolve` checks it, without a
-        ``Path`` (the cache checks thousands of paths)."""
+        """Whether ``path`` (absolute, normal) is inside the workspace once its
+        links are followed, as :meth:`_resolve` checks it."""
         if "\x00" in path or not _encodable(path):
             return False
         try:
             real = self._realpath(path, False)
         except (OSError, RuntimeError, ValueError):
             return False
-        root = self._real_root_text
-        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-
-    @cached_property
-    def _real_root_text(self) -> str:
-        return str(self.resolved_root)
+        return is_below(real, self._real_root)
 
     def content_answer(self, path: Path | str, limit: int) -> tuple[Hashable, tuple | None]:
-        """``(answer, stat signature)`` of reading ``path`` with ``limit``: the
-        answer is ``("bytes", digest)`` or the problem (:meth:`FileProblem.answer`);
-        the signature is ``None`` when the file changed too recently to be
-        trusted by its ``stat`` (:data:`RACY_SECONDS`) or is not on disk as
-        read (an unsaved buffer). Read now unless observed already."""
+        """``(answer, stat signature)`` of reading ``path`` with ``limit``, read now
+        unless observed already: the answer is ``("bytes", digest)`` or the
+        problem's; the signature ``None`` for a file changed within
+        :data:`RACY_SECONDS` or not read from disk (an unsaved buffer)."""
         key = ("content", str(path), limit)
         found = self._observed.get(key)
         if found is None:
@@ -378,28 +307,22 @@ class LintSession:
 
     def load(self, path: Path, resolved: bool = False) -> TextDocument | FileProblem:
         """Read and decode ``path`` once per session, through :meth:`read_safely`
-        (``resolved``: the caller got ``path`` from :meth:`resolve`, which
-        already required it inside the workspace)."""
-        recording = self._recording
-        if recording is not None:
-            recording.add(("content", str(path), self.config.max_file_size))
+        (``resolved``: the caller got ``path`` from :meth:`resolve`)."""
+        self.note(("content", str(path), self.config.max_file_size))
         cached = self._documents.get(path)
         if cached is None:
             cached = self._documents[path] = self._load(path, resolved)
         return cached
 
     def read_raw(self, path: Path) -> bytes | None:
-        """``path``'s bytes through :meth:`read_safely` (bounded by
-        :data:`RECORDS_MAX_SIZE`), or ``None`` when it cannot be read (then
-        :meth:`raw_problem` tells why); once per session (the probes of a
-        suite share its frozen.json, which most suites do not have)."""
+        """``path``'s bytes (up to :attr:`records_limit`), read once per session,
+        or ``None`` when it cannot be read (:meth:`raw_problem` tells why)."""
         raw = self.raw_problem(path)
         return raw if isinstance(raw, bytes) else None
 
     @property
     def records_limit(self) -> int:
-        """The size limit of :meth:`read_raw` (:data:`RECORDS_MAX_SIZE`, or
-        ``max-file-size`` when higher)."""
+        """The size limit of :meth:`read_raw`: :data:`RECORDS_MAX_SIZE` or ``max-file-size``."""
         return max(self.config.max_file_size, RECORDS_MAX_SIZE)
 
     def raw_problem(self, path: Path) -> bytes | FileProblem:
@@ -409,27 +332,16 @@ class LintSession:
         try:
             return self._raw[path]
         except KeyError:
-            pass
-        raw = self._raw[path] = self.read_safely(path, limit)
-        return raw
+            raw = self._raw[path] = self.read_safely(path, limit)
+            return raw
 
     def read_safely(self, path: Path, limit: int, resolved: bool = False) -> bytes | FileProblem:
-        """The one way the engine reads a file of the workspace: ``path``'s
-        bytes, or why it is not read. Its real path must be inside the
-        workspace root (``outside`` otherwise, and nothing is opened: a link
-        out of a stranger's repository must not leak a file; the reader opens
-        it below the root's descriptor, so a link made after this check is
-        refused too, :class:`~skill_eval.linter.reader.SealedRoot`), it must be a
-        regular file (a FIFO, a device or a folder is ``unreadable``, never
-        waited on) of at most ``limit`` bytes (checked with ``fstat`` before
-        reading; at most ``limit`` + 1 bytes are ever read). Read through the
-        session's reader, so an editor's unsaved buffer counts.
-        ``resolved``: the caller got ``path`` from :meth:`resolve`.
-
-        An observing session (``observe``) keeps what was read as
-        :meth:`content_answer` tells it, the ``stat`` signature taken before
-        the read (a change during or after the read then shows in the next
-        run's ``stat``)."""
+        """The one way the engine reads a file of the workspace: ``path``'s bytes,
+        or why it is not read (outside the workspace root, not a regular file,
+        over ``limit`` bytes: :meth:`~skill_eval.linter.reader.Reader.read_bytes`).
+        ``resolved``: the caller got ``path`` from :meth:`resolve`. An observing
+        session keeps the answer and the ``stat`` signature taken before the
+        read (:meth:`content_answer`)."""
         signature = self.reader.signature(path) if self.observe else None
         found = self._read_safely(path, limit, resolved)
         if self.observe:
@@ -443,55 +355,50 @@ class LintSession:
         return found
 
     def _read_safely(self, path: Path, limit: int, resolved: bool) -> bytes | FileProblem:
-        if not resolved and not self._walked_inside(path):
+        """:meth:`read_safely` without observing."""
+        if not resolved and not self._walked_inside(str(path)):
             found = self._resolve(path.parent, path.name, remember=False)
             if isinstance(found, FileProblem):
                 return found
         try:
             return self.reader.read_bytes(path, limit, self.root)
-        except OutsideRoot:  # a link out, made after the check above or missed by it: nothing outside was opened
+        except OutsideRoot:  # a link out, made after the check above: nothing outside was opened
             return FileProblem(path, "outside", f"{path.name} resolves outside the workspace root {self.root}",
                                "keep skills, specs and artifacts inside the workspace")
-        except FileNotFoundError:
-            return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
         except IsADirectoryError:
             return FileProblem(path, "unreadable", f"{path.name} is a folder, not a file", "point at a file")
         except NotRegularFile as error:
             return FileProblem(path, "unreadable", f"{path.name} {error.strerror}", "replace it with a regular file")
         except FileTooLarge as error:
-            return FileProblem(path, "unreadable", f"file is {error.size:,} bytes, over the {error.limit:,}-byte size limit",
+            return FileProblem(path, "unreadable",
+                               f"file is {error.size:,} bytes, over the {error.limit:,}-byte size limit",
                                "shorten the file, or raise `max-file-size` in skill-eval.toml")
         except OSError as error:
             if error.errno == errno.ELOOP:
                 return FileProblem(path, "loop", f"{path.name} is a symbolic-link loop", "replace the link with a file")
-            if error.errno in (errno.ENOTDIR, errno.ENAMETOOLONG):
+            if isinstance(error, FileNotFoundError) or error.errno in (errno.ENOTDIR, errno.ENAMETOOLONG):
                 return FileProblem(path, "missing", f"{path.name} does not exist", "create it or fix the path")
-            return FileProblem(path, "unreadable", f"cannot read {path.name}: {error.strerror or error}", "check the file's permissions")
+            return FileProblem(path, "unreadable", f"cannot read {path.name}: {error.strerror or error}",
+                               "check the file's permissions")
         except ValueError:  # a NUL in the path, or a name the file system cannot encode: no such file
             return FileProblem(path, "missing", f"{path.name!r} cannot name a file", "fix the path")
 
     def unchanged_since(self, path: str, signature: tuple) -> bool:
-        """Whether ``path`` is, by its ``stat``, the file that had ``signature``
-        (a settled one, :meth:`content_answer`) and inside the workspace as
-        when it was read: what reading it again would answer is then what it
-        answered then."""
+        """Whether ``path`` is, by its ``stat``, the file that had the settled
+        ``signature`` and still inside the workspace: reading it again would
+        answer what it answered then."""
         if self.reader.signature(path) != signature:
             return False
-        if self._walked_links is not None and path not in self._walked_links \
-                and os.path.dirname(path) in self._walked_folders:
-            return True
-        return self._inside(path)
+        return self._walked_inside(path) or self._inside(path)
 
-    def _walked_inside(self, path: Path) -> bool:
+    def _walked_inside(self, path: str) -> bool:
         """Whether the CLI's walk listed ``path`` as no link in a folder it
-        walked (so inside the workspace), told without making a ``Path``
-        (:meth:`_resolve`'s first test, for the walked files themselves)."""
-        if self._walked_links is None:
-            return False
-        text = str(path)
-        return text not in self._walked_links and os.path.dirname(text) in self._walked_folders
+        walked (so inside the workspace)."""
+        links = self._walked_links
+        return links is not None and path not in links and os.path.dirname(path) in self._walked_folders
 
     def _load(self, path: Path, resolved: bool) -> TextDocument | FileProblem:
+        """:meth:`load` of a file not loaded yet."""
         raw = self.read_safely(path, self.config.max_file_size, resolved)
         if isinstance(raw, FileProblem):
             return raw
@@ -505,24 +412,19 @@ class LintSession:
     def resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
         """``relative`` (from probe.json) joined to ``base``; a problem if it leaves
         the workspace (symlinks resolved first) or loops. Memoized: probes that
-        share a SKILL.md share its resolution; a probe's own default artifact
-        (``question.md`` in its folder) is resolved once, so not remembered
-        (``remember=False``; in a language server those entries took memory
-        for nothing: docs/performance.md)."""
-        recording = self._recording
-        if recording is not None:
-            recording.add(("resolve", str(base), relative))
-        if not remember:
-            return self._resolved.get((base, relative)) or self._resolve(base, relative, remember=False)
+        share a SKILL.md share its resolution; what is resolved once (a probe's
+        own ``question.md``) passes ``remember=False``."""
+        self.note(("resolve", str(base), relative))
         key = (base, relative)
         found = self._resolved.get(key)
         if found is None:
-            found = self._resolved[key] = self._resolve(base, relative)
+            found = self._resolve(base, relative, remember)
+            if remember:
+                self._resolved[key] = found
         return found
 
     def resolve_found(self, path: Path) -> Path | FileProblem:
-        """:meth:`resolve` of a file found by :meth:`nearest`, memoized by its
-        path (the probes that find one SKILL.md share it)."""
+        """:meth:`resolve` of a file found by :meth:`nearest`, memoized by its path."""
         self.note(("found", str(path)))
         found = self._resolved_found.get(path)
         if found is None:
@@ -530,37 +432,28 @@ class LintSession:
         return found
 
     def _resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
-        if "\x00" in relative or not _encodable(relative):
-            # no file can have this name: os calls would raise ValueError
+        """:meth:`resolve` without memo or note."""
+        if "\x00" in relative or not _encodable(relative):  # no file can have this name
             return FileProblem(base / relative.replace("\x00", "\\0"), "missing", f"{relative!r} cannot name a file",
                                "fix the path")
-        if os.sep in relative or relative in (".", "..") or (os.altsep and os.altsep in relative):
-            joined = Path(os.path.normpath(os.path.join(base, relative)))
-        else:
-            joined = base / relative  # a plain file name: already normal
-        if self._walked_links is not None:
-            text = str(joined)
-            if text not in self._walked_links and os.path.dirname(text) in self._walked_folders:
-                return joined  # in a folder the walk listed, and no link there: inside the workspace
+        joined = Path(os.path.normpath(os.path.join(base, relative)))
+        if self._walked_inside(str(joined)):
+            return joined
         try:
             real = self._realpath(str(joined), remember)
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
-            return FileProblem(joined, "missing", f"{relative} cannot be found: {error.strerror or error}", "fix the path")
-        except (RuntimeError, ValueError):
+        except (OSError, RuntimeError, ValueError) as error:
+            if isinstance(error, OSError) and error.errno != errno.ELOOP:
+                message = f"{relative} cannot be found: {error.strerror or error}"
+                return FileProblem(joined, "missing", message, "fix the path")
             return FileProblem(joined, "loop", f"{relative} is a symbolic-link loop", "replace the link with a file")
-        root = str(self.resolved_root)
-        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        if not is_below(real, self._real_root):
             return FileProblem(joined, "outside", f"{relative} resolves outside the workspace root {self.root}",
                                "keep skills, specs and artifacts inside the workspace")
         return joined
 
     def _realpath(self, path: str, remember_folder: bool = True) -> str:
-        """``os.path.realpath`` with the real paths of folders memoized: probes
-        share their ancestors, so each new folder costs one ``lstat``
-        (``remember_folder=False``: the file's own folder is not remembered,
-        its ancestors are)."""
+        """``os.path.realpath`` with the real paths of folders memoized
+        (``remember_folder=False``: only those above the file's own folder)."""
         parent, name = os.path.split(path)
         if not name:
             return parent
@@ -572,46 +465,23 @@ class LintSession:
         candidate = os.path.join(real_parent, name)
         return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
-    def takes_directives(self, path: Path, fixture_paths: set[str] | None = None) -> bool:
-        """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: SKILL.md
-        and output-spec files do; an artifact never does (it travels to the agent
-        byte for byte, so a directive there would leak the defect).
-
-        ``fixture_paths`` is :attr:`markdown_fixture_paths`, when the caller has it."""
+    def takes_directives(self, path: Path, fixture_paths: set[str]) -> bool:
+        """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: a SKILL.md
+        or output spec (``fixture_paths``: those the probes reference) does; an
+        artifact never does (it travels to the agent byte for byte)."""
         if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
             return True
-        if path.suffix.lower() != ".md":
-            return False
-        return str(path) in (self.markdown_fixture_paths if fixture_paths is None else fixture_paths)
-
-    @property
-    def markdown_fixture_paths(self) -> set[str]:
-        """Skill and output-spec paths (their text) that probes of this session reference."""
-        paths = set()
-        for probe in self._probes.values():
-            for key in ("skill_ref", "output_spec_ref"):
-                ref = probe.__dict__.get(key)
-                if isinstance(ref, Path):
-                    paths.add(str(ref))
-        for facts in self.probe_facts.values():
-            paths.update(ref for ref in facts.refs[1:] if isinstance(ref, str))
-        return paths
+        return path.suffix.lower() == ".md" and str(path) in fixture_paths
 
     def nearest(self, start: Path, name: str, remember: bool = True) -> Path | None:
-        """The nearest ``name`` walking up from ``start`` to the workspace root
-        (memoized per folder: sibling probes share the walk). A probe asks
-        for its own folder once, so it passes ``remember=False``: only the
-        folders above, which siblings share, are remembered."""
-        recording = self._recording
-        if recording is not None:
-            recording.add(("nearest", str(start), name))
+        """The nearest ``name`` walking up from ``start`` to the workspace root,
+        memoized per folder (``remember=False``: only the folders above ``start``)."""
+        self.note(("nearest", str(start), name))
         return self._nearest_below(str(start), name, remember)
 
     def _nearest_below(self, folder: str, name: str, remember: bool) -> Path | None:
-        """:meth:`nearest` on folder names (memo keys are strings: hashing and
-        comparing ``Path`` objects runs Python code, and a walk up made a
-        ``Path`` per folder). A file the CLI's walk found is returned as the
-        walk's own ``Path``."""
+        """:meth:`nearest` on folder names (a file the CLI's walk found is
+        returned as the walk's own ``Path``)."""
         key = (folder, name)
         if key in self._nearest:
             return self._nearest[key]
@@ -620,7 +490,7 @@ class LintSession:
         found = walked.get(candidate) if walked is not None else Path(candidate)
         if found is not None and not self.reader.is_file(found):
             found = None  # e.g. a dangling link the walk listed
-        if found is None and folder != self._root_text and folder.startswith(self._root_prefix):
+        if found is None and folder != self._root_prefix and folder.startswith(self._root_prefix):
             found = self._nearest_below(os.path.dirname(folder), name, True)
         if remember:
             self._nearest[key] = found
@@ -628,9 +498,8 @@ class LintSession:
 
     @cached_property
     def _walked_folders(self) -> frozenset[str]:
-        """The folders of the walked fixtures (only with ``walked_links``):
-        folders the walk listed, below the workspace root and reached
-        without following a link, so their real paths are inside it."""
+        """The folders of the walked fixtures (only with ``walked_links``): reached
+        without following a link, so inside the workspace."""
         paths = self.all_probe_paths + list(self._walked_fixtures or ())
         return frozenset(os.path.dirname(str(path)) for path in paths)
 
@@ -640,61 +509,46 @@ class LintSession:
         return None if self._walked_fixtures is None else {str(path): path for path in self._walked_fixtures}
 
     @cached_property
-    def _root_text(self) -> str:
-        return str(self.root)
-
-    @cached_property
     def _root_prefix(self) -> str:
+        """The workspace root's text, ending with a separator."""
         return str(self.root).rstrip(os.sep) + os.sep
 
     # -- contexts ------------------------------------------------------------------------
 
     def fresh_probe(self, json_path: Path) -> ProbeContext:
-        """A new context of the probe, replacing any this session kept: what
-        a recorded unit reads through it is then asked while recording, never
-        served from a memo filled before."""
+        """A new context of the probe, replacing any kept: what a recorded unit
+        reads through it is asked while recording, not served from a memo."""
         from .context import ProbeContext
 
         context = self._probes[json_path] = ProbeContext(self, json_path)
         return context
 
     def probe(self, json_path: Path) -> ProbeContext:
-        context = self._probes.get(json_path)
-        if context is None:
-            from .context import ProbeContext
-
-            context = self._probes[json_path] = ProbeContext(self, json_path)
-        return context
+        """The probe's context, made once per session."""
+        return self._probes.get(json_path) or self.fresh_probe(json_path)
 
     def skill(self, path: Path) -> SkillContext:
-        context = self._skills.get(path)
-        if context is None:
-            from .context import SkillContext
+        """The skill's context, made once per session."""
+        from .context import SkillContext
 
-            context = self._skills[path] = SkillContext(self, path)
-        return context
+        return self._skills.get(path) or self._skills.setdefault(path, SkillContext(self, path))
 
     def output_spec(self, path: Path) -> OutputSpecContext:
-        context = self._output_specs.get(path)
-        if context is None:
-            from .context import OutputSpecContext
+        """The output spec's context, made once per session."""
+        from .context import OutputSpecContext
 
-            context = self._output_specs[path] = OutputSpecContext(self, path)
-        return context
+        return self._output_specs.get(path) or self._output_specs.setdefault(path, OutputSpecContext(self, path))
 
     def probe_refs(self, json_path: Path) -> tuple[Hashable, Hashable, Hashable]:
-        """Where the probe's artifact, skill and output spec are: each a path's
-        text, a problem (:meth:`FileProblem.answer`) or ``None``; from its
-        computed facts when there are some, else from its context."""
+        """Where the probe's artifact, skill and output spec are (each
+        :func:`_answer_of`): from its computed facts, else from a context."""
         self.note(("refs", str(json_path)))
         facts = self.probe_facts.get(json_path)
         if facts is not None:
             return facts.refs
         from .context import ProbeContext
 
-        # A context of its own, not kept: the probe's unit, recorded, must find
-        # its references itself (a kept context would serve them from its memo).
-        context = ProbeContext(self, json_path)
+        context = ProbeContext(self, json_path)  # not kept: the probe's unit must find its refs itself
         recording, self._recording = self._recording, None  # the answer is noted, not how it was found
         try:
             return (_answer_of(context.artifact_ref), _answer_of(context.skill_ref), _answer_of(context.output_spec_ref))
@@ -712,8 +566,7 @@ class LintSession:
         return list(self.reader.walk_files(self.root, frozenset({PROBE_FILE}), exclude=self.exclusion or None))
 
     def probe_paths_below(self, folder: Path) -> list[Path]:
-        """Every probe.json under ``folder``: filtered from :attr:`all_probe_paths`
-        when the workspace was already walked, else walked from ``folder``."""
+        """Every probe.json under ``folder`` (from :attr:`all_probe_paths` when walked)."""
         self.note(("below", str(folder)))
         if "all_probe_paths" not in self.__dict__:
             return list(self.reader.walk_files(folder, frozenset({PROBE_FILE}), exclude=self.exclusion or None,
@@ -724,37 +577,22 @@ class LintSession:
     # -- after changes (the language server) ----------------------------------------------
 
     def forget(self, path: Path) -> None:
-        """Drop what this session cached about ``path`` after its content changed
-        (an editor buffer, or the file on disk), or it was created or deleted.
-
-        Its text is read again on next use, and every context that read it (a
-        probe whose probe.json, artifact, skill or output spec it is; the skill or
-        output spec itself; output specs, whose skills are found around them) is
-        rebuilt. A created or deleted SKILL.md or output-spec.md can change which
-        file the probes below its folder find by walking up, so those are dropped
-        too; a created or deleted probe.json changes the workspace's probe list.
-        The language server keeps one session per workspace root and calls this
-        instead of re-reading the whole workspace on every edit.
-        """
+        """Drop what this session cached about ``path`` after it changed, was
+        created or deleted: its text, every context that read it, and, for a
+        SKILL.md or output-spec.md, the probes below its folder (the language
+        server's way to stay current without re-reading the workspace)."""
         self.forget_many((path,))
 
     def forget_many(self, paths: Iterable[Path]) -> None:
-        """:meth:`forget` each of ``paths``, in one pass over the caches (a
-        deleted folder of 1,000 probes forgets ~2,000 files: one pass each over
-        the ~10,000 probes of a large workspace took minutes). The facts of
-        the probes dropped are dropped too; those of probes that read a
-        forgotten file without a context here are the caller's to drop
-        (:meth:`forget_facts`: the language server knows them from its reverse
-        index)."""
+        """:meth:`forget` each of ``paths``, in one pass over the caches. The facts
+        of the probes dropped go too; those of other probes that read a
+        forgotten file are the caller's to drop (:meth:`forget_facts`)."""
         paths = set(paths)
         if not paths:
             return
         for path in paths:
-            self._documents.pop(path, None)
-            self._raw.pop(path, None)
-            self._skills.pop(path, None)
-            self._output_specs.pop(path, None)
-            self.probe_facts.pop(path, None)
+            for memo in (self._documents, self._raw, self._skills, self._output_specs, self.probe_facts):
+                memo.pop(path, None)
             text = str(path)
             for key in [key for key in self._observed if key[1] == text]:
                 del self._observed[key]
@@ -770,13 +608,9 @@ class LintSession:
         walked_below = tuple(str(folder) + os.sep for folder in walked)
         for key, probe in list(self._probes.items()):
             cached = probe.__dict__
-            if (
-                key in paths
-                or cached.get("artifact_ref") in paths
-                or cached.get("skill_ref") in paths
-                or cached.get("output_spec_ref") in paths
-                or (walked_below and (str(probe.folder) + os.sep).startswith(walked_below))
-            ):
+            refs = (cached.get("artifact_ref"), cached.get("skill_ref"), cached.get("output_spec_ref"))
+            if key in paths or any(ref in paths for ref in refs) or (
+                    walked_below and (str(probe.folder) + os.sep).startswith(walked_below)):
                 del self._probes[key]
                 self.probe_facts.pop(key, None)
         if any(path.name == PROBE_FILE for path in paths):
@@ -791,10 +625,6 @@ class LintSession:
 def _settled(signature: tuple | None) -> tuple | None:
     """``signature`` when the file's last change (its mtime and ctime) is at
     least :data:`RACY_SECONDS` old, else ``None``."""
-    if signature is None:
-        return None
-    import time
-
-    if max(signature[-1], signature[-2]) >= time.time_ns() - RACY_SECONDS * 1_000_000_000:
+    if signature is None or max(signature[-1], signature[-2]) >= time.time_ns() - RACY_SECONDS * 1_000_000_000:
         return None
     return signature

@@ -1,11 +1,9 @@
 """Where things are: the workspace root and the fixtures below a path.
 
-fixture-format.md, "Layout": the workspace root is the folder holding
-``skill-eval.toml``, a ``pyproject.toml`` with ``[tool.skill-eval]``, or
-``.git``, nearest above the linted path; else (an extension, docs/format.md)
-the folder of the nearest ``SKILL.md`` at or above it, so that a probe linted
-alone finds its skill as a lint of the whole skill does; else the linted path
-itself.
+The workspace root (fixture-format.md, "Layout"; docs/format.md) is the
+nearest folder above the linted path holding ``skill-eval.toml``, a
+``pyproject.toml`` with ``[tool.skill-eval]``, or ``.git``; else that of the
+nearest ``SKILL.md``; else the linted path itself.
 """
 
 from __future__ import annotations
@@ -16,6 +14,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
 from .config import has_pyproject_section
 from .reader import Reader
 from .suites import SUITE_NAMES, is_named_suite, is_walked_suite
@@ -25,8 +25,7 @@ SKILL_FILE = "SKILL.md"
 OUTPUT_SPEC_FILE = "output-spec.md"
 FIXTURE_NAMES = frozenset({PROBE_FILE, SKILL_FILE, OUTPUT_SPEC_FILE})
 WALKED_NAMES = FIXTURE_NAMES | SUITE_NAMES
-"""What a folder walk looks for: the fixtures and skill-creator suites
-(:mod:`.suites`: ``evals.json`` and trigger sets in an ``evals`` folder)."""
+"""What a folder walk looks for: the fixtures and skill-creator suites (:mod:`.suites`)."""
 CONFIG_FILES = frozenset({"skill-eval.toml", "pyproject.toml"})
 
 
@@ -40,58 +39,29 @@ def find_workspace_root(path: Path) -> Path:
     path = absolute(path)
     start = path if path.is_dir() else path.parent
     for folder in (start, *start.parents):
-        if (folder / "skill-eval.toml").is_file():
-            return folder
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and has_pyproject_section(pyproject):
+        if ((folder / "skill-eval.toml").is_file() or (pyproject.is_file() and has_pyproject_section(pyproject))
+                or (folder / ".git").exists()):
             return folder
-        if (folder / ".git").exists():
-            return folder
-    for folder in (start, *start.parents):
-        if (folder / SKILL_FILE).is_file():
-            return folder
-    return start
+    return next((folder for folder in (start, *start.parents) if (folder / SKILL_FILE).is_file()), start)
 
 
-class Targets:
-    """What to lint below some paths: probe files, skills and output specs.
+class Targets(msgspec.Struct):
+    """What to lint below some paths: probe files, skills, output specs and
+    skill-creator suites (:mod:`.suites`)."""
 
-    A plain class, not a dataclass: importing :mod:`dataclasses` adds to every
-    start (docs/performance.md)."""
-
-    __slots__ = ("probes", "skills", "output_specs", "pruned", "links", "suites")
-
-    def __init__(
-        self,
-        probes: set[Path] | None = None,
-        skills: set[Path] | None = None,
-        output_specs: set[Path] | None = None,
-        pruned: list[str] | None = None,
-        links: list[str] | None = None,
-    ) -> None:
-        self.probes: set[Path] = set() if probes is None else probes
-        self.skills: set[Path] = set() if skills is None else skills
-        self.output_specs: set[Path] = set() if output_specs is None else output_specs
-        self.pruned = pruned
-        """When these came from walking a folder: the folders that walk left out
-        by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.run_records.runs_files_in`."""
-        self.suites: set[Path] = set()
-        """skill-creator suites (``evals.json``, trigger sets: :mod:`.suites`)."""
-        self.links = links
-        """When these came from walking a folder: every symbolic link that walk
-        listed (for :class:`~skill_eval.linter.context.LintSession`, which
-        then resolves a file the walk listed as no link without a ``stat``)."""
-
-    def __repr__(self) -> str:
-        return f"Targets({len(self.probes)} probes, {len(self.skills)} skills, {len(self.output_specs)} output specs)"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Targets):
-            return NotImplemented
-        return (self.probes, self.skills, self.output_specs, self.pruned, self.links, self.suites) == (
-            other.probes, other.skills, other.output_specs, other.pruned, other.links, other.suites)
+    probes: set[Path] = msgspec.field(default_factory=set)
+    skills: set[Path] = msgspec.field(default_factory=set)
+    output_specs: set[Path] = msgspec.field(default_factory=set)
+    pruned: list[str] | None = None
+    """When these came from walking a folder: the folders that walk left out
+    by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.run_records.runs_files_in`."""
+    links: list[str] | None = None
+    """When these came from walking a folder: every symbolic link it listed."""
+    suites: set[Path] = msgspec.field(default_factory=set)
 
     def update(self, other: "Targets") -> None:
+        """Add the fixtures of ``other`` to these."""
         self.probes |= other.probes
         self.skills |= other.skills
         self.output_specs |= other.output_specs
@@ -99,24 +69,15 @@ class Targets:
 
 
 def sorted_paths(paths: Iterable[Path]) -> list[Path]:
-    """``sorted(paths)`` in the order ``Path`` comparison gives (part by part),
-    several times faster: comparing two ``Path`` objects runs Python code,
-    comparing their ``parts`` tuples does not (docs/performance.md)."""
-    return sorted(paths, key=_parts)
-
-
-_parts = operator.attrgetter("parts")
+    """``sorted(paths)``, faster by comparing their ``parts`` (docs/performance.md)."""
+    return sorted(paths, key=operator.attrgetter("parts"))
 
 
 class Exclusion:
-    """The config's ``exclude`` and ``extend-exclude`` patterns, as a test of
-    one path a folder walk meets (a folder or a fixture file): true to leave
-    it out. The globs of ``per-file-ignores`` (:mod:`fnmatch`): a pattern
-    without ``/`` matches a file or folder name anywhere below the root
-    (``drafts``, ``*.wip``); one with ``/`` matches the path relative to the
-    workspace root (``skills/legacy``, ``skills/*/evals/probes/old-*``; a
-    leading or trailing ``/`` is ignored). VCS and tool folders
-    (:data:`~skill_eval.linter.reader.TOOL_FOLDERS`) are left out always."""
+    """The config's ``exclude`` and ``extend-exclude`` patterns, as a test of a
+    path a folder walk meets: true to leave it out. A glob (:mod:`fnmatch`)
+    without ``/`` matches a name anywhere below the root; one with ``/`` the
+    path relative to the workspace root (a leading or trailing ``/`` ignored)."""
 
     __slots__ = ("root", "names", "paths")
 
@@ -147,18 +108,11 @@ class Exclusion:
 def discover(path: Path, reader: Reader, exclude: Exclusion | None = None) -> Targets:
     """The fixtures ``path`` stands for.
 
-    A folder: every probe.json, SKILL.md and output-spec.md below it, and
-    the skill-creator suites in its ``evals`` folders (:func:`~skill_eval.linter.suites.is_walked_suite`).
-    A suite file (:func:`~skill_eval.linter.suites.is_named_suite`): that suite. A
-    probe.json: its probe. A SKILL.md or output-spec.md: that file and every
-    probe below its folder (they depend on it). Any other file: the probe of
-    its folder, if it has one (a changed question.md re-checks its probe). A
-    config file (skill-eval.toml, pyproject.toml): everything below its folder,
-    since a config change can change every finding.
-
-    ``exclude`` (the config's
-    ``exclude``/``extend-exclude``) leaves out what a folder walk meets; a
-    file named explicitly is linted all the same, as ruff does.
+    A folder: every fixture and skill-creator suite below it. A suite file or
+    a probe.json: itself. A SKILL.md or output-spec.md: itself and every probe
+    below its folder. A config file: everything below its folder. Any other
+    file: the probe of its folder, if any. ``exclude`` leaves out what a folder
+    walk meets; a file named explicitly is linted all the same, as ruff does.
     """
     walk_exclude = exclude if exclude else None
     path = absolute(path)
@@ -186,6 +140,7 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None) -> Ta
 
 
 def _add(targets: Targets, path: Path) -> None:
+    """Add the fixture or suite ``path`` to ``targets``."""
     if path.name == PROBE_FILE:
         targets.probes.add(path)
     elif path.name == SKILL_FILE:
