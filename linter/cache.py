@@ -79,7 +79,6 @@ class Cache:
     def __init__(self, session: LintSession, folder_fd: int, key: str) -> None:
         self.session = session
         self._folder_fd: int | None = folder_fd
-        self.key = key
         self.file_name = f"cache-{key}"
         self.run_file_name = f"cache-{key}.run"
         self._entries: dict[tuple[str, str], tuple[UnitResult, tuple]] = {}

@@ -141,6 +141,7 @@ def lint_paths(
     result the same. Raises :class:`~skill_eval.linter.config.ConfigError`
     and :class:`FileNotFoundError` for unusable input; rule crashes never escape.
     """
+    from .cache import Cache
     from .config import resolve_config
 
     reader = reader or FileSystemReader()
@@ -184,11 +185,7 @@ def lint_paths(
         else:
             session = LintSession(root, root_config, reader, observe=cache)
         result.sessions.append(session)
-        store = None
-        if cache:
-            from .cache import Cache
-
-            store = Cache.open(session)
+        store = Cache.open(session) if cache else None
         # A lint of the whole workspace, walked: entries it did not use are of
         # files that are gone, and its findings are worth a run record.
         whole_run = store is not None and root in whole and session._walked_links is not None
@@ -272,12 +269,10 @@ def lint_targets(
     units.extend((SPEC, path) for path in specs if plan.spec_rules)
     suites = sorted_paths(targets.suites)
     units.extend((SUITE, path) for path in suites if plan.suite_rules)
-    results = run_units(session, units, plan, jobs=jobs, cache=cache, start_method=start_method)
-    diagnostics: list[Diagnostic] = []
-    for unit in units:
-        found = results[unit].diagnostics
-        if found and unit[0] != FACTS:
-            diagnostics.extend(found)
+    chunks = run_units(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache,
+                       start_method=start_method)
+    results = dict(itertools.chain.from_iterable(chunks))
+    diagnostics = [d for unit in units if unit[0] != FACTS for d in results[unit].diagnostics or ()]
     if probes and plan.workspace_rules:
         diagnostics.extend(_workspace_pass(session, probes, plan, cache))
     checked = {str(path) for path in itertools.chain(probes, skills, specs, suites)}
@@ -312,15 +307,12 @@ def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache:
     if found is not None:
         return found.diagnostics
     queries: set[tuple] = set()
-    if cache is not None:
-        session.record_into(queries)
+    workspace = WorkspaceContext(session, probes)
     try:
         if cache is not None:  # the facts' digest is only ever read from the cache
+            session.record_into(queries)
             session.query("facts", linted)
-        workspace = WorkspaceContext(session, probes)
-        diagnostics: list[Diagnostic] = []
-        for rule in plan.workspace_rules:
-            diagnostics.extend(_run(rule, workspace, session.root, None))
+        diagnostics = [d for rule in plan.workspace_rules for d in _run(rule, workspace, session.root, None)]
         diagnostics.extend(workspace.fact_errors)
     finally:
         session.record_into(None)
@@ -381,30 +373,14 @@ def lint_probe_chunks(
     Probes come from ``cache`` when it still holds them; the rest are linted
     in ``workers`` worker processes (none: here). Their facts are kept in
     ``session.probe_facts``."""
-    from .execution import SERIAL_CHUNK, run_in_chunks
     from .rules.base import Scope
 
     plan = Plan(session.config, frozenset({Scope.PROBE}))
-    pending: list[Unit] = []
-    cached: list[tuple[Unit, UnitResult]] = []
-    for path in sorted_paths(probe_paths):
-        unit = (PROBE, path)
-        found = cache.lookup(unit) if cache is not None else None
-        if found is None:
-            pending.append(unit)
-        else:
-            session.probe_facts[path] = found.facts
-            cached.append((unit, found))
-    chunks = [cached[start:start + SERIAL_CHUNK] for start in range(0, len(cached), SERIAL_CHUNK)]
-    computed = run_in_chunks(session, pending, plan, workers=workers, cache=cache)
-    for chunk in itertools.chain(chunks, computed):
-        yield _finished_chunk(session, chunk)
-
-
-def _finished_chunk(session: LintSession, chunk: list[tuple[Unit, UnitResult]]) -> tuple[list[Path], list[Diagnostic]]:
-    paths = [unit[1] for unit, _result in chunk]
-    found = [d for _unit, result in chunk for d in result.diagnostics or ()]
-    return paths, finish(session, found, paths)
+    units = [(PROBE, path) for path in sorted_paths(probe_paths)]
+    for chunk in run_units(session, units, plan, workers=workers, cache=cache):
+        paths = [unit[1] for unit, _result in chunk]
+        found = [d for _unit, result in chunk for d in result.diagnostics or ()]
+        yield paths, finish(session, found, paths)
 
 
 def run_units(
@@ -412,18 +388,18 @@ def run_units(
     units: Sequence[Unit],
     plan: Plan,
     *,
-    jobs: int = 1,
+    workers: int = 0,
     cache: Cache | None = None,
     start_method: str | None = None,
-) -> dict[Unit, UnitResult]:
-    """Every unit's result: from ``cache`` when its answers still hold, else
-    computed (in ``jobs`` worker processes when that pays off,
-    :func:`~skill_eval.linter.execution.run_in_chunks`). Probe facts are
-    kept in ``session.probe_facts`` as they come; the output-spec units,
-    which read them, are linted last, here."""
-    from .execution import run_in_chunks
+) -> Iterator[list[tuple[Unit, UnitResult]]]:
+    """``[(unit, result), ...]`` per chunk of ``units``: first those ``cache``
+    still holds, then the rest computed (in ``workers`` worker processes when
+    that pays off, :func:`~skill_eval.linter.execution.run_in_chunks`). Probe
+    facts are kept in ``session.probe_facts`` as they come; the output-spec
+    units, which read them, are linted last, here."""
+    from .execution import SERIAL_CHUNK, run_in_chunks
 
-    results: dict[Unit, UnitResult] = {}
+    served: list[tuple[Unit, UnitResult]] = []
     pending: list[Unit] = []
     specs: list[Unit] = []
     facts_only = not plan.probe_rules
@@ -433,20 +409,19 @@ def run_units(
         if unit[0] == FACTS or (facts_only and unit[0] == PROBE):
             known = session.probe_facts.get(unit[1])
             if known is not None:  # computed earlier in this session (the language server's)
-                results[unit] = UnitResult(None if unit[0] == FACTS else (), known)
+                served.append((unit, UnitResult(None if unit[0] == FACTS else (), known)))
                 continue
         found = cache.lookup(unit) if cache is not None else None
         if found is None:
             (specs if unit[0] == SPEC else pending).append(unit)
         else:
-            results[unit] = found
+            served.append((unit, found))
             if found.facts is not None:
                 session.probe_facts[unit[1]] = found.facts
-    computed = run_in_chunks(session, pending, plan, workers=jobs if jobs > 1 else 0, cache=cache,
-                             start_method=start_method)
-    for chunk in itertools.chain(computed, run_in_chunks(session, specs, plan, cache=cache)):
-        results.update(chunk)
-    return results
+    for start in range(0, len(served), SERIAL_CHUNK):
+        yield served[start:start + SERIAL_CHUNK]
+    yield from run_in_chunks(session, pending, plan, workers=workers, cache=cache, start_method=start_method)
+    yield from run_in_chunks(session, specs, plan, cache=cache)
 
 
 def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, record: bool) -> list[tuple[Unit, UnitResult]]:
