@@ -1,16 +1,13 @@
 """The on-disk cache: one file per workspace root and config in
 ``.skill-eval-cache/``, as ruff's (docs/performance.md, docs/architecture.md).
 
-Each unit's entry (:class:`~skill_eval.linter.records.UnitResult`) keeps every
-query the unit asked of its session (:mod:`.session`) with its answer, and is
-used only when every one answers the same now: a file's answer is its
-content's digest, spared by a settled ``stat`` signature (git's index, see
-:data:`~skill_eval.linter.session.RACY_SECONDS`). The file's name holds the
-key (:meth:`Cache.open`): the tool, its modules and libraries, the Python,
-the root and the resolved config. A whole-workspace lint also leaves a run
-record (:meth:`Cache.replay`). The files are typed MessagePack (:data:`CODEC`),
-so loading one runs no code a workspace could plant; they are written to a
-new name and renamed, and opened relative to the root without following links.
+Each unit's entry keeps every query the unit asked of its session with its
+answer, and serves only while every one answers the same: a file's answer is
+its content's digest, spared by a settled ``stat`` signature (git's index:
+:data:`~skill_eval.linter.session.RACY_SECONDS`). A whole-workspace lint also
+leaves a run record (:meth:`Cache.replay`). The files are typed MessagePack
+(:data:`CODEC`): loading one runs no code a workspace could plant. They are
+written to a new name and renamed, and opened without following links.
 """
 
 from __future__ import annotations
@@ -136,10 +133,9 @@ class Cache:
             return None
         current = self._current
         for query, answer in dependencies:
-            now = current.get(query, _UNKNOWN)
-            if now is _UNKNOWN:
-                now = current[query] = self._answer_now(query)
-            if now != answer:
+            if query not in current:
+                current[query] = self._answer_now(query)
+            if current[query] != answer:
                 return None
         self._used.add(key)
         return result
@@ -259,7 +255,8 @@ class Cache:
                 self._changed = True
         if not self._changed:
             return
-        pairs = dict.fromkeys(pair for _result, dependencies in self._entries.values() for pair in dependencies)
+        pairs = dict.fromkeys(pair for _result, dependencies in self._entries.values()
+                              for pair in dependencies)
         for query, (answer, signature) in self._signatures.items():
             pairs[(query, answer)] = signature
         index = {pair: number for number, pair in enumerate(pairs)}
@@ -281,9 +278,6 @@ class Cache:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter exit
             self.close()
-
-
-_UNKNOWN = object()
 
 
 def _unit_key(unit: Unit) -> tuple[str, str]:

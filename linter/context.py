@@ -337,6 +337,8 @@ class WorkspaceContext:
         computed, else computed here (and kept in the session). A probe whose
         facts the rule failed to compute is left out, and its SE000 goes to
         :attr:`fact_errors`."""
+        from .engine import enabled_rules, fact_rules
+
         session = self.session
         known = session.probe_facts
         code = rule.code
@@ -344,7 +346,9 @@ class WorkspaceContext:
         for path in session.all_probe_paths:
             facts = known.get(path)
             if facts is None or (code not in facts.values and code not in facts.errors):
-                rules = rules or _fact_rules(session, rule)
+                if rules is None:  # every rule that compares probes, so that the probe is visited once
+                    rules = fact_rules(enabled_rules(session.config))
+                    rules = rules if any(r.code == code for r in rules) else [*rules, rule]
                 facts = known[path] = compute_probe_facts(session.probe(path), rules)
             error = facts.errors.get(code)
             if error is not None:
@@ -357,12 +361,3 @@ class WorkspaceContext:
     @property
     def config(self) -> Config:
         return self.session.config
-
-
-def _fact_rules(session: LintSession, rule) -> list:
-    """The rules whose facts to compute for a probe that lacks ``rule``'s:
-    every enabled rule that compares probes, so that the probe is visited once."""
-    from .engine import enabled_rules, fact_rules
-
-    rules = fact_rules(enabled_rules(session.config))
-    return rules if any(r.code == rule.code for r in rules) else [*rules, rule]

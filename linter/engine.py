@@ -80,7 +80,7 @@ class Plan:
         self.scopes = frozenset(Scope) if scopes is None else scopes
         """The scopes whose checks run: with the config, what rebuilds this plan in a worker."""
         self.rules = enabled_rules(config)
-        by_scope = {scope: [rule for rule in self.rules if scope in rule.scopes()] if scope in self.scopes else []
+        by_scope = {scope: [rule for rule in self.rules if scope in rule.scopes() and scope in self.scopes]
                     for scope in Scope}
         self.probe_rules = by_scope[Scope.PROBE]
         self.skill_rules = by_scope[Scope.SKILL]
@@ -356,8 +356,10 @@ def finish(session: LintSession, diagnostics: list[Diagnostic], probes: Iterable
         for path in probes:
             fixture_paths.update(ref for ref in session.probe_refs(path)[1:] if isinstance(ref, str))
     kept = [d for d in diagnostics if _is_reported(d, session, fixture_paths)]
-    kept.sort(key=Diagnostic.sort_key)
-    return _dedupe(kept)
+    unique: dict[tuple, Diagnostic] = {}
+    for diagnostic in sorted(kept, key=Diagnostic.sort_key):
+        unique.setdefault((diagnostic.code, diagnostic.span, diagnostic.message), diagnostic)
+    return list(unique.values())
 
 
 def lint_probe_chunks(
@@ -445,12 +447,14 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
             contexts[unit] = SuiteContext(session, path)
         else:
             contexts[unit] = session.skill(path) if kind == SKILL else session.output_spec(path)
-    passes = {PROBE: plan.probe_rules, SKILL: plan.skill_rules, SPEC: plan.spec_rules, SUITE: plan.suite_rules}
+    passes = {PROBE: plan.probe_rules, SKILL: plan.skill_rules, SPEC: plan.spec_rules,
+              SUITE: plan.suite_rules}
     facts: dict[Unit, ProbeFacts] = {}
     try:
         for kind, rules in passes.items():
             members = [(contexts[unit], found[unit], queries[unit], unit[1],
-                        contexts[unit].folder if kind == PROBE else None) for unit in units if unit[0] == kind]
+                        contexts[unit].folder if kind == PROBE else None)
+                       for unit in units if unit[0] == kind]
             for rule in rules:
                 for context, bucket, asked, path, folder in members:
                     if record:
@@ -475,7 +479,8 @@ def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: se
     if diagnostic.probe is not None:
         json_path = diagnostic.probe / PROBE_FILE
         facts = session.probe_facts.get(json_path)
-        if diagnostic.code in (facts.disabled if facts is not None else session.probe(json_path).disabled_codes):
+        disabled = facts.disabled if facts is not None else session.probe(json_path).disabled_codes
+        if diagnostic.code in disabled:
             return False
     if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path, fixture_paths):
         loaded = session.load(diagnostic.path)
@@ -487,12 +492,5 @@ def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: se
     return True
 
 
-def _dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """``diagnostics`` without repeats of one code, span and message (the first kept)."""
-    unique: dict[tuple, Diagnostic] = {}
-    for diagnostic in diagnostics:
-        unique.setdefault((diagnostic.code, diagnostic.span, diagnostic.message), diagnostic)
-    return list(unique.values())
-
-
-__all__ = ["LintResult", "Plan", "UnitResult", "enabled_rules", "lint_paths", "lint_targets", "lint_units_here"]
+__all__ = ["LintResult", "Plan", "UnitResult", "enabled_rules", "lint_paths", "lint_targets",
+           "lint_units_here"]

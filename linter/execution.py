@@ -1,15 +1,9 @@
-"""Running units of work in this process or in a pool of worker processes.
-
-As pylint's ``parallel.py``: the units are cut into contiguous chunks
-(neighbouring probes share a SKILL.md) and handed to a
-:class:`concurrent.futures.ProcessPoolExecutor` with ``map``; a worker builds
-its session once (:func:`_start_worker`) and returns each chunk's results
-(:data:`ChunkResults`) in the cache's codec (:data:`~skill_eval.linter.cache.CODEC`).
-The start method (:func:`start_method_for`) is ``fork`` for the CLI (one
+"""Running units of work in this process or, as pylint's ``parallel.py``, in
+contiguous chunks through a :class:`concurrent.futures.ProcessPoolExecutor`
+``map`` (docs/performance.md). Start methods: ``fork`` for the CLI (one
 thread), ``forkserver`` for the language server (which has threads), ``spawn``
-where there is no ``fork``; findings never depend on it
-(``tests/linter/test_execution.py``). A chunk whose result never comes (its
-worker killed, or raising) is linted here, with every chunk after it.
+where there is no ``fork``; findings never depend on it. A chunk whose result
+never comes (its worker killed, or raising) is linted here, with the rest.
 """
 
 from __future__ import annotations
@@ -57,7 +51,8 @@ PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval
 
 def start_method_for(threads: bool) -> str:
     """The start method for a pool started by a process that has other
-    threads running (``threads``) or not (see the module's docstring)."""
+    threads running (``threads``) or not: forking a process with threads can
+    leave a lock held forever in the child."""
     if not hasattr(os, "fork"):
         return "spawn"
     return "forkserver" if threads else "fork"
