@@ -95,10 +95,8 @@ class ProbeContext:
         return self.probe.key_span(pointer(*parts))
 
     def edit_span(self, *parts: str | int, key: bool = False) -> Span | None:
-        """Where a fix may edit the value (with ``key``, the key) at ``parts``:
-        ``None`` when its position is not known exactly
-        (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`), and the
-        fix is then not offered."""
+        """Where a fix may edit the value (with ``key``, the key) at ``parts``,
+        or ``None`` (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`)."""
         if self.probe is None:
             return None
         return self.probe.edit_span(pointer(*parts), key=key)
@@ -275,10 +273,8 @@ class OutputSpecContext(_FileContext):
 
 def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = True) -> ProbeFacts:
     """The :class:`ProbeFacts` of ``probe`` for the workspace-wide ``rules``
-    that compare probes; a rule that crashes leaves the probe out of its
-    comparison, with SE000 for the probe's probe.json. Without ``digest``
-    (a run without the cache) the facts' digest is left empty: only the
-    cache reads it, and :func:`with_digest` fills it in when needed."""
+    that compare probes (a rule that crashes: SE000 for probe.json). Without
+    ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`)."""
     values: dict[str, Any] = {}
     errors: dict[str, Diagnostic] = {}
     for rule in rules:
@@ -331,12 +327,10 @@ class WorkspaceContext:
         """SE000 diagnostics of probes whose facts a rule failed to compute."""
 
     def probe_facts(self, rule) -> Iterator[tuple[Path, Any]]:
-        """``(probe.json path, facts)`` for every probe of the workspace whose
-        ``rule.probe_facts`` is not ``None``, in the order of
-        :attr:`~LintSession.all_probe_paths`: from the facts the engine
-        computed, else computed here (and kept in the session). A probe whose
-        facts the rule failed to compute is left out, and its SE000 goes to
-        :attr:`fact_errors`."""
+        """``(probe.json path, facts)`` for every probe whose ``rule.probe_facts``
+        is not ``None``, in :attr:`~LintSession.all_probe_paths` order, computed
+        here when the engine has not; a probe whose facts the rule failed to
+        compute is left out, its SE000 in :attr:`fact_errors`."""
         from .engine import enabled_rules, fact_rules
 
         session = self.session

@@ -63,8 +63,7 @@ def default_jobs() -> int:
 
 PROBE, FACTS, SKILL, SPEC, WORKSPACE, SUITE = "probe", "facts", "skill", "spec", "workspace", "suite"
 """Kinds of unit: a probe linted (and its facts), a probe's facts alone, a
-SKILL.md, an output-spec.md, the workspace-wide rules of one lint (cached
-only)."""
+SKILL.md, an output-spec.md, the workspace-wide rules (cached only), a suite."""
 
 Unit = tuple[str, Path]
 """``(kind, path)``: the probe.json, SKILL.md or output-spec.md of a unit."""
@@ -88,9 +87,8 @@ class Plan:
         self.workspace_rules = by_scope[Scope.WORKSPACE]
         self.suite_rules = by_scope[Scope.SUITE]
         self.fact_rules = fact_rules(self.rules)
-        """Every enabled rule that compares probes: a probe's facts hold all of
-        theirs whatever the scopes, so that facts kept in a session (or the
-        cache) serve any later lint."""
+        """Every enabled rule that compares probes, whatever the scopes: facts
+        kept in a session (or the cache) then serve any later lint."""
 
 
 def dependencies(session: LintSession, queries: Iterable[tuple]) -> Dependencies:
@@ -427,11 +425,10 @@ def run_units(
 
 
 def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, record: bool) -> list[tuple[Unit, UnitResult]]:
-    """One chunk of :func:`~skill_eval.linter.execution.run_in_chunks`, in
-    this process: each unit's result (its findings; a probe's facts; with
-    ``record``, every query it asked, for the cache), computed rule by rule
-    over the chunk (docs/performance.md). A recorded probe gets a fresh
-    context, so that nothing it reads is served from a memo filled unrecorded."""
+    """One chunk of :func:`~skill_eval.linter.execution.run_in_chunks` here:
+    each unit's result (with ``record``, every query it asked), rule by rule
+    over the chunk. A recorded probe gets a fresh context, so that nothing it
+    reads is served from a memo filled unrecorded."""
     from .context import compute_probe_facts
 
     found: dict[Unit, list[Diagnostic]] = {unit: [] for unit in units}

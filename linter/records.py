@@ -35,9 +35,8 @@ class ProbeFacts(Record):
     errors: dict[str, Diagnostic]
     """Rule code -> SE000 for probe.json when the rule's ``probe_facts`` crashed."""
     digest: bytes = b""
-    """A digest of all the above: two equal digests, equal facts (the cache
-    keeps the workspace-wide rules' findings while the digests of every
-    probe's facts stay the same)."""
+    """A digest of all the above (the cache keeps the workspace-wide rules'
+    findings while every probe's stays the same)."""
 
 
 Signature = tuple[int, int, int, int, int]
