@@ -1,12 +1,6 @@
-"""BLAKE2b and a constant-time comparison without loading OpenSSL.
-
-``hashlib`` and ``hmac`` load OpenSSL's ``_hashlib`` on import (a cost on
-every start of the linter and of each worker process: docs/performance.md),
-though BLAKE2b is
-CPython's own ``_blake2`` and needs none of it. These are the same functions
-``hashlib.blake2b`` and ``hmac.compare_digest`` are (CPython builds always
-have ``_blake2``; ``hashlib`` is the fallback elsewhere).
-"""
+"""BLAKE2b from CPython's own ``_blake2``, as ``hashlib.blake2b`` is, without
+the import of OpenSSL's ``_hashlib`` that ``hashlib`` costs every start
+(docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -15,9 +9,4 @@ try:
 except ImportError:  # pragma: no cover - a Python without CPython's own BLAKE2
     from hashlib import blake2b
 
-try:
-    from _operator import _compare_digest as compare_digest
-except ImportError:  # pragma: no cover
-    from hmac import compare_digest
-
-__all__ = ["blake2b", "compare_digest"]
+__all__ = ["blake2b"]

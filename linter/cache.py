@@ -1,53 +1,21 @@
 """The on-disk cache: one file per workspace root and config in
-``.skill-eval-cache/``, as ruff's.
+``.skill-eval-cache/``, as ruff's (docs/performance.md, docs/architecture.md).
 
-What it holds: for each unit (a probe, a SKILL.md, an output-spec.md), its
-findings before filtering and, for a probe, its facts
-(:class:`~skill_eval.linter.records.UnitResult`), with every query the unit
-asked of its session and the answer it got (:mod:`.session`): the content of
-each file it read (a BLAKE2b digest of its bytes, or why it could not be
-read), where each path of probe.json led, the nearest SKILL.md above each
-folder, the probes below a folder, the runs files of a suite... This is what
-makes it more exact than a cache keyed by each file's own content: a unit's
-findings are a function of all its answers, the config and the tool.
-
-What it is keyed by: the file's name holds the tool (its version, the
-modified times and sizes of its own modules, which hold its registry of
-rules, the versions of the libraries that parse for it, the Python that runs
-it), the workspace root, the resolved config and the config file's path:
-any change there starts a new cache. The config file's bytes are not part
-of it: its sections that are not the linter's (the runner's ``[agents]``)
-change nothing it reports, and a rule that reads the file (SE503, SE506
-point into it) asks it of its session like any other file, so its entries
-alone are recomputed when it changes. An entry is used only when
-every query it asked gives the same answer now. A file's answer is its
-content's digest; a ``stat`` fast path (git's index) spares reading it again
-when its device, inode, size, mtime and ctime are those it had when it was
-read, and that was at least :data:`~skill_eval.linter.session.RACY_SECONDS`
-after its last change (a later change within one tick of the file system's
-clock keeps all of them: such a file is read and hashed instead).
-
-A whole-workspace lint also leaves a **run record** (:meth:`Cache.replay`)
-in a small file beside it: its findings as reported, and every query its
-units and its filtering asked, with their answers (and settled ``stat``
-signatures). A repeat lint of the same targets whose every answer is the
-same prints those findings: it would have served every unit from its
-entry, so it needs neither the rules nor the entries.
-
-The files are MessagePack (:data:`CODEC`), decoded as :class:`CacheFile`
-and :class:`RunRecord`: loading one builds data and the engine's own
-records, and runs no code a workspace could plant. Safe when several lints
-run at once: the file is written to a new name and renamed over the old one
-(a reader sees the old or the new, never a torn one); the last writer wins,
-and a lost entry only costs its recomputation. The folder and the file are opened
-relative to the root's descriptor without following links (a
-``.skill-eval-cache`` that is a link, or holds links, is not used).
+Each unit's entry keeps every query the unit asked of its session with its
+answer, and serves only while every one answers the same: a file's answer is
+its content's digest, spared by a settled ``stat`` signature (git's index:
+:data:`~skill_eval.linter.session.RACY_SECONDS`). A whole-workspace lint also
+leaves a run record (:meth:`Cache.replay`). The files are typed MessagePack
+(:data:`CODEC`): loading one runs no code a workspace could plant. They are
+written to a new name and renamed, and opened without following links.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import sys
 from array import array
 from collections.abc import Callable, Hashable
 from functools import partial
@@ -79,9 +47,9 @@ cache is read (their ``*.dist-info`` folders' names go into the key)."""
 
 
 class CacheFile(msgspec.Struct, array_like=True):
-    """The cache file: every distinct ``(query, answer)`` once (units of one
-    skill ask the same queries), with the file's settled ``stat`` signature
-    for a content query's; each unit's result names its pairs by index."""
+    """The cache file: every distinct ``(query, answer)`` once, with the file's
+    settled ``stat`` signature for a content query's; each unit's result names
+    its pairs by index."""
 
     pairs: dict[Any, Optional[Signature]]
     entries: dict[tuple[str, str], tuple[UnitResult, list[int]]]
@@ -108,7 +76,8 @@ class Cache:
     def __init__(self, session: LintSession, folder_fd: int, key: str) -> None:
         self.session = session
         self._folder_fd: int | None = folder_fd
-        self.key = key
+        self.file_name = f"cache-{key}"
+        self.run_file_name = f"cache-{key}.run"
         self._entries: dict[tuple[str, str], tuple[UnitResult, tuple]] = {}
         """Unit key -> (result without its dependencies, its ``(query, answer)`` pairs)."""
         self._signatures: dict[tuple, tuple[Hashable, tuple]] = {}
@@ -120,8 +89,7 @@ class Cache:
         self._used: set[tuple[str, str]] = set()
         self._loaded = False
         self._unrecorded = False
-        """Whether a unit's result came without its queries (not stored): a
-        run record would then miss what that unit read, and is not written."""
+        """Whether a unit's result came without its queries: no run record is then written."""
         self._filtering: dict[tuple, tuple] = {}
         """What the run's filtering asked (:meth:`note_filtering`), for the run record."""
 
@@ -133,15 +101,7 @@ class Cache:
         folder_fd = _open_cache_folder(session.root)
         if folder_fd is None:
             return None
-        return cls(session, folder_fd, cache_key(session))
-
-    @property
-    def file_name(self) -> str:
-        return f"cache-{self.key}"
-
-    @property
-    def run_file_name(self) -> str:
-        return f"cache-{self.key}.run"
+        return cls(session, folder_fd, _key(session.root, session.config))
 
     def _load(self) -> None:
         if self._loaded:
@@ -160,8 +120,6 @@ class Cache:
         except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
             self._entries, self._signatures = {}, {}
 
-    # -- entries ------------------------------------------------------------------------
-
     def lookup(self, unit: Unit) -> UnitResult | None:
         """The cached result of ``unit`` when every answer it recorded is the
         answer now, else ``None``. A facts-only entry serves a facts-only unit."""
@@ -175,10 +133,9 @@ class Cache:
             return None
         current = self._current
         for query, answer in dependencies:
-            now = current.get(query, _UNKNOWN)
-            if now is _UNKNOWN:
-                now = current[query] = self._answer_now(query)
-            if now != answer:
+            if query not in current:
+                current[query] = self._answer_now(query)
+            if current[query] != answer:
                 return None
         self._used.add(key)
         return result
@@ -214,15 +171,12 @@ class Cache:
         self._used.add(key)
         self._changed = True
 
-    # -- the run record -----------------------------------------------------------------
-
     def replay(self, targets: str) -> tuple[list, set[str]] | None:
         """The findings and checked files of the last whole-workspace lint of
-        ``targets`` (:func:`~skill_eval.linter.engine._targets_digest`),
-        when every query its run record holds answers the same now; else
-        ``None``. Only the run record is read. A file found rewritten with
-        the same content gets its new signature recorded (the record is
-        written again), so that the next run trusts its ``stat``."""
+        ``targets`` (:func:`~skill_eval.linter.engine._targets_digest`) when
+        every query its run record holds answers the same now, else ``None``.
+        A file found rewritten with the same content gets its new signature
+        recorded (the record is written again)."""
         data = _read_file(self._folder_fd, self.run_file_name)
         if data is None:
             return None
@@ -258,13 +212,11 @@ class Cache:
 
     def record_run(self, targets: str, diagnostics: list, checked: set[str], probes: frozenset[str]) -> None:
         """Write the run record of a whole-workspace lint of ``targets``:
-        ``diagnostics`` as reported, ``checked``, and every query of every
-        entry the run used (served or stored) and of its filtering, with
-        its answer and settled signature. Left out, as derived from queries
-        the record holds: the probes' facts (``facts``: the workspace-wide
-        rules' input) and where a linted probe's (one of ``probes``)
-        references lead (``refs``): its own unit asked what they came from.
-        Not written when a unit's result was not stored (its queries unknown)."""
+        ``diagnostics`` as reported, ``checked``, and every query (with its
+        answer and settled signature) of the entries the run used and of its
+        filtering, but for what those queries derive: the probes' ``facts``
+        and the ``refs`` of the linted ``probes``. Not written when a unit's
+        result was not stored (its queries unknown)."""
         if self._unrecorded:
             return
         pairs: dict[tuple, Hashable] = {}
@@ -303,35 +255,29 @@ class Cache:
                 self._changed = True
         if not self._changed:
             return
+        pairs = dict.fromkeys(pair for _result, dependencies in self._entries.values()
+                              for pair in dependencies)
+        for query, (answer, signature) in self._signatures.items():
+            pairs[(query, answer)] = signature
+        index = {pair: number for number, pair in enumerate(pairs)}
+        layout = CacheFile(pairs, {key: (result, [index[pair] for pair in dependencies])
+                                   for key, (result, dependencies) in self._entries.items()})
         try:
-            data = CODEC.encode(self._layout())
+            data = CODEC.encode(layout)
         except (TypeError, ValueError, OverflowError):  # a rule's facts of a type the codec does not know
             return
         _write_file(self._folder_fd, self.file_name, data)
         self._changed = False
 
-    def _layout(self) -> CacheFile:
-        """The file's data (:class:`CacheFile`)."""
-        pairs = dict.fromkeys(pair for _result, dependencies in self._entries.values() for pair in dependencies)
-        for query, (answer, signature) in self._signatures.items():
-            pairs[(query, answer)] = signature
-        index = {pair: number for number, pair in enumerate(pairs)}
-        return CacheFile(pairs, {key: (result, [index[pair] for pair in dependencies])
-                                 for key, (result, dependencies) in self._entries.items()})
-
     def close(self) -> None:
+        """Close the cache folder's descriptor."""
         if self._folder_fd is not None:
             os.close(self._folder_fd)
             self._folder_fd = None
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # at interpreter exit
             self.close()
-        except Exception:  # noqa: BLE001, S110 - at interpreter exit
-            pass
-
-
-_UNKNOWN = object()
 
 
 def _unit_key(unit: Unit) -> tuple[str, str]:
@@ -339,16 +285,12 @@ def _unit_key(unit: Unit) -> tuple[str, str]:
     return ("probe" if kind in ("probe", "facts") else kind, str(path))
 
 
-# -- the codec ------------------------------------------------------------------------
-
-
 class Codec:
     """MessagePack of typed records (msgspec): what workers send back
     (:mod:`.execution`) and the cache's files. A path travels as its bytes
-    (``os.fsencode``: a name that is no UTF-8 too), a byte array as an
-    extension type; a rule's facts decode as its
-    :attr:`~skill_eval.linter.rules.base.Rule.facts_type`. Decoding builds
-    only the type asked for: nothing is looked up by a name the data gives."""
+    (``os.fsencode``), a byte array as an extension type; a rule's facts
+    decode as its :attr:`~skill_eval.linter.rules.base.Rule.facts_type`.
+    Decoding builds only the type asked for."""
 
     ARRAY = 1
 
@@ -358,9 +300,8 @@ class Codec:
 
     def decode(self, data: bytes, kind: Any, path_of: Callable[[str], Path] = Path) -> Any:
         """``data`` as a ``kind``, each path made by ``path_of`` from its text
-        (a session's :meth:`~skill_eval.linter.session.LintSession.path_of`:
-        findings and facts from workers or the cache then share one ``Path``
-        of each file)."""
+        (:meth:`~skill_eval.linter.session.LintSession.path_of`: one ``Path``
+        per file)."""
         hook = partial(self._dec_hook, path_of)
         return msgspec.msgpack.Decoder(kind, dec_hook=hook, ext_hook=self._ext_hook).decode(data)
 
@@ -397,27 +338,17 @@ class Codec:
 CODEC = Codec()
 
 
-# -- the key --------------------------------------------------------------------------
-
-
-def cache_key(session: LintSession) -> str:
-    """What the cache of ``session`` is keyed by, as a hex digest (see the
-    module's docstring)."""
-    return key_for(session.root, session.config)
-
-
-def key_for(root: Path, config: Config) -> str:
-    """:func:`cache_key` of a session of ``root`` and ``config``."""
-    import sys
-    from ._hashing import blake2b
-
+def _key(root: Path, config: Config) -> str:
+    """The cache's key for ``root`` and ``config``, as a hex digest. Not the
+    config file's bytes: a rule that reads the file asks it of its session."""
     from skill_eval import __version__
 
-    source = config.source
+    from ._hashing import blake2b
+
     parts = [
         f"format {FORMAT}", f"skill-eval {__version__}", *_code_fingerprint(), *_library_versions(),
         f"python {sys.implementation.cache_tag} {sys.hexversion} {sys.maxsize}",
-        f"root {root}", f"config {config._replace(source=None)!r}", f"config file {source}",
+        f"root {root}", f"config {config._replace(source=None)!r}", f"config file {config.source}",
     ]
     digest = blake2b(digest_size=16)
     for part in parts:
@@ -430,40 +361,26 @@ def _code_fingerprint() -> list[str]:
     development or after a reinstall of the same version, starts a new cache)."""
     root = os.path.dirname(os.path.abspath(__file__))
     found = []
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
-                        pending.append(entry.path)
-                    elif entry.name.endswith((".py", ".json", ".toml")):
-                        status = entry.stat()
-                        found.append(f"{os.path.relpath(entry.path, root)} {status.st_size} {status.st_mtime_ns}")
-        except OSError:
-            continue
+    for folder, _folders, names in os.walk(root):
+        for name in names:
+            if name.endswith((".py", ".json", ".toml")):
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    status = os.stat(path)
+                    found.append(f"{os.path.relpath(path, root)} {status.st_size} {status.st_mtime_ns}")
     return sorted(found)
 
 
 def _library_versions() -> list[str]:
     """The ``*.dist-info`` folders of :data:`LIBRARIES` on ``sys.path`` (their
     names hold their versions)."""
-    import sys
-
     wanted = tuple(name.lower() + "-" for name in LIBRARIES)
     found = []
     for entry in sys.path:
-        try:
-            with os.scandir(entry or ".") as items:
-                found.extend(item.name for item in items
-                             if item.name.endswith(".dist-info") and item.name.lower().startswith(wanted))
-        except OSError:
-            continue
+        with contextlib.suppress(OSError), os.scandir(entry or ".") as items:
+            found.extend(item.name for item in items
+                         if item.name.endswith(".dist-info") and item.name.lower().startswith(wanted))
     return sorted(found)
-
-
-# -- files, relative to the root without following links ------------------------------------
 
 
 _DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -484,26 +401,19 @@ def _open_cache_folder(root: Path) -> int | None:
         try:
             folder_fd = os.open(CACHE_DIR, _DIRECTORY_FLAGS, dir_fd=root_fd)
         except FileNotFoundError:
-            try:
+            with contextlib.suppress(FileExistsError):
                 os.mkdir(CACHE_DIR, 0o755, dir_fd=root_fd)
-            except FileExistsError:
-                pass
-            except OSError:
-                return None
-            try:
-                folder_fd = os.open(CACHE_DIR, _DIRECTORY_FLAGS, dir_fd=root_fd)
-            except OSError:
-                return None
+            folder_fd = os.open(CACHE_DIR, _DIRECTORY_FLAGS, dir_fd=root_fd)
             _write_file(folder_fd, "CACHEDIR.TAG", CACHEDIR_TAG, replace=False)
             _write_file(folder_fd, ".gitignore", b"# Automatically created by skill-eval.\n*\n", replace=False)
-        except OSError:
-            return None  # a link (ELOOP), a file, no permission
-        if not stat.S_ISDIR(os.fstat(folder_fd).st_mode):
-            os.close(folder_fd)
-            return None
-        return folder_fd
+    except OSError:
+        return None  # a link (ELOOP), a file, no permission
     finally:
         os.close(root_fd)
+    if not stat.S_ISDIR(os.fstat(folder_fd).st_mode):
+        os.close(folder_fd)
+        return None
+    return folder_fd
 
 
 def _read_file(folder_fd: int, name: str) -> bytes | None:
@@ -516,21 +426,14 @@ def _read_file(folder_fd: int, name: str) -> bytes | None:
         return None
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_CACHE_SIZE:
-            return None
-        chunks = []
-        remaining = status.st_size
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 24))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        if stat.S_ISREG(status.st_mode) and status.st_size <= MAX_CACHE_SIZE:
+            with open(fd, "rb", closefd=False) as handle:
+                return handle.read(status.st_size)
     except OSError:
-        return None
+        pass
     finally:
         os.close(fd)
+    return None
 
 
 def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) -> None:
@@ -552,14 +455,10 @@ def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) ->
             os.close(fd)
         if replace:
             os.rename(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-        else:
-            try:
-                os.link(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
-            except FileExistsError:
-                pass
-            os.unlink(temporary, dir_fd=folder_fd)
+            return
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
     except OSError:
-        try:
-            os.unlink(temporary, dir_fd=folder_fd)
-        except OSError:
-            pass
+        pass
+    with contextlib.suppress(OSError):
+        os.unlink(temporary, dir_fd=folder_fd)

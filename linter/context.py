@@ -83,8 +83,6 @@ class ProbeContext:
         value = self.get("x-skill-eval-disable", list)
         return frozenset(v.strip().upper() for v in value or () if isinstance(v, str))
 
-    # -- positions in probe.json ------------------------------------------------
-
     def value_span(self, *parts: str | int) -> Span:
         """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
         if self.probe is None:
@@ -97,15 +95,11 @@ class ProbeContext:
         return self.probe.key_span(pointer(*parts))
 
     def edit_span(self, *parts: str | int, key: bool = False) -> Span | None:
-        """Where a fix may edit the value (with ``key``, the key) at ``parts``:
-        ``None`` when its position is not known exactly
-        (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`), and the
-        fix is then not offered."""
+        """Where a fix may edit the value (with ``key``, the key) at ``parts``,
+        or ``None`` (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`)."""
         if self.probe is None:
             return None
         return self.probe.edit_span(pointer(*parts), key=key)
-
-    # -- referenced files -------------------------------------------------------
 
     def _reference(self, key: str, default_name: str | None, walk_name: str | None) -> Path | FileProblem | None:
         if self.data is None:
@@ -171,8 +165,6 @@ class ProbeContext:
         document = self.output_spec_document
         return output_spec_of(document) if isinstance(document, TextDocument) else None
 
-    # -- anchoring ----------------------------------------------------------------
-
     @property
     def step_heading(self) -> str | None:
         return self.get("step_heading", str)
@@ -196,8 +188,6 @@ class ProbeContext:
     def heading_span(self, heading: Heading) -> Span:
         """The span of ``heading`` in SKILL.md."""
         return Span.at(self.skill_document.path, heading.line, heading.column, heading.line, heading.end_column)
-
-    # -- defects --------------------------------------------------------------------
 
     @cached_property
     def defects(self) -> list[tuple[int, dict[str, Any]]]:
@@ -268,10 +258,8 @@ class OutputSpecContext(_FileContext):
         (the probes' references are read from their facts when the engine
         has them: no probe is loaded for this)."""
         session = self.session
-        paths: list[Path] = []
         nearest = session.nearest(self.path.parent, SKILL_FILE)
-        if nearest is not None:
-            paths.append(nearest)
+        paths = [nearest] if nearest is not None else []
         named = {str(path) for path in paths}
         this = str(self.path)
         for probe_path in session.probe_paths_below(self.path.parent):
@@ -279,20 +267,14 @@ class OutputSpecContext(_FileContext):
             if spec == this and isinstance(skill, str) and skill not in named:
                 named.add(skill)
                 paths.append(Path(skill))
-        documents = []
-        for path in paths:
-            loaded = session.load(path)
-            if isinstance(loaded, TextDocument):
-                documents.append(markdown_of(loaded))
-        return documents
+        loaded = [session.load(path) for path in paths]
+        return [markdown_of(document) for document in loaded if isinstance(document, TextDocument)]
 
 
 def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = True) -> ProbeFacts:
     """The :class:`ProbeFacts` of ``probe`` for the workspace-wide ``rules``
-    that compare probes; a rule that crashes leaves the probe out of its
-    comparison, with SE000 for the probe's probe.json. Without ``digest``
-    (a run without the cache) the facts' digest is left empty: only the
-    cache reads it, and :func:`with_digest` fills it in when needed."""
+    that compare probes (a rule that crashes: SE000 for probe.json). Without
+    ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`)."""
     values: dict[str, Any] = {}
     errors: dict[str, Diagnostic] = {}
     for rule in rules:
@@ -312,10 +294,8 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
 
 _NO_CODES: frozenset[str] = frozenset()
 _NO_ERRORS: dict[str, Diagnostic] = {}
-"""What most probes' facts hold, one object for all (never mutated): facts
-travel pickled, and a pickle holds an object met again once, so that a
-language server holding 10,000 probes' facts does not keep 10,000 empty
-sets (216 bytes each) and dicts."""
+"""What most probes' facts hold, one object for all (never mutated), not one
+empty set and dict per probe."""
 
 
 def with_digest(facts: ProbeFacts) -> ProbeFacts:
@@ -346,20 +326,13 @@ class WorkspaceContext:
         self.fact_errors: list[Diagnostic] = []
         """SE000 diagnostics of probes whose facts a rule failed to compute."""
 
-    @cached_property
-    def probes(self) -> list[ProbeContext]:
-        """The contexts of the probes being linted, in path order (loaded when asked)."""
-        from .workspace import sorted_paths
-
-        return [self.session.probe(path) for path in sorted_paths(self.linted)]
-
     def probe_facts(self, rule) -> Iterator[tuple[Path, Any]]:
-        """``(probe.json path, facts)`` for every probe of the workspace whose
-        ``rule.probe_facts`` is not ``None``, in the order of
-        :attr:`~LintSession.all_probe_paths`: from the facts the engine
-        computed, else computed here (and kept in the session). A probe whose
-        facts the rule failed to compute is left out, and its SE000 goes to
-        :attr:`fact_errors`."""
+        """``(probe.json path, facts)`` for every probe whose ``rule.probe_facts``
+        is not ``None``, in :attr:`~LintSession.all_probe_paths` order, computed
+        here when the engine has not; a probe whose facts the rule failed to
+        compute is left out, its SE000 in :attr:`fact_errors`."""
+        from .engine import enabled_rules, fact_rules
+
         session = self.session
         known = session.probe_facts
         code = rule.code
@@ -367,7 +340,9 @@ class WorkspaceContext:
         for path in session.all_probe_paths:
             facts = known.get(path)
             if facts is None or (code not in facts.values and code not in facts.errors):
-                rules = rules or _fact_rules(session, rule)
+                if rules is None:  # every rule that compares probes, so that the probe is visited once
+                    rules = fact_rules(enabled_rules(session.config))
+                    rules = rules if any(r.code == code for r in rules) else [*rules, rule]
                 facts = known[path] = compute_probe_facts(session.probe(path), rules)
             error = facts.errors.get(code)
             if error is not None:
@@ -380,17 +355,3 @@ class WorkspaceContext:
     @property
     def config(self) -> Config:
         return self.session.config
-
-    def all_probes(self) -> Iterator[ProbeContext]:
-        """Every probe of the workspace, linted or not (each loaded)."""
-        for path in self.session.all_probe_paths:
-            yield self.session.probe(path)
-
-
-def _fact_rules(session: LintSession, rule) -> list:
-    """The rules whose facts to compute for a probe that lacks ``rule``'s:
-    every enabled rule that compares probes, so that the probe is visited once."""
-    from .engine import enabled_rules, fact_rules
-
-    rules = fact_rules(enabled_rules(session.config))
-    return rules if any(r.code == rule.code for r in rules) else [*rules, rule]

@@ -39,11 +39,8 @@ class TextEdit(Record):
 
 
 class Fix(Record):
-    """A change that resolves a diagnostic.
-
-    ``safe`` fixes are applied by ``skill-eval-lint --fix`` and the editor's
-    "fix all"; unsafe ones are offered as quick fixes only.
-    """
+    """A change that resolves a diagnostic: ``safe`` fixes are applied by
+    ``--fix`` and the editor's "fix all", unsafe ones offered as quick fixes."""
 
     title: str
     edits: tuple[TextEdit, ...]

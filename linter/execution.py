@@ -1,37 +1,15 @@
-"""Running units of work in this process or in a pool of worker processes.
-
-One executor for the CLI and the language server, as pylint's
-``parallel.py``: the units are cut into contiguous chunks (neighbouring
-probes share a SKILL.md, so each worker parses few of them) and handed to a
-:class:`concurrent.futures.ProcessPoolExecutor` with ``map``; a worker builds
-its session once (:func:`_start_worker`, from
-:meth:`~skill_eval.linter.session.LintSession.spec`) and returns each chunk's
-results (:data:`ChunkResults`) in the cache's codec (typed MessagePack,
-:data:`~skill_eval.linter.cache.CODEC`): one codec for what workers send and
-what the cache keeps.
-
-Start methods (:func:`start_method_for`):
-
-* ``fork`` for the CLI: the cheapest (a worker inherits the imports and the
-  walk), and safe there: the CLI has one thread when the pool starts, and
-  the pool forks every worker before it starts its own threads.
-* ``forkserver`` for the language server, which has threads (forking a
-  process with threads can leave a lock held forever in the child): a fresh,
-  single-threaded interpreter imports the engine once (:data:`PRELOAD`) and
-  forks the workers.
-* ``spawn`` where there is no ``fork``.
-
-Findings never depend on the start method: everything a worker needs comes
-from the session's spec and the files (``tests/linter/test_execution.py``).
-
-A chunk whose result never comes (its worker was killed, or raised) is
-linted in this process, with every chunk after it: ``map`` yields the
-results in order, so no unit is lost and none is reported twice.
+"""Running units of work in this process or, as pylint's ``parallel.py``, in
+contiguous chunks through a :class:`concurrent.futures.ProcessPoolExecutor`
+``map`` (docs/performance.md). Start methods: ``fork`` for the CLI (one
+thread), ``forkserver`` for the language server (which has threads), ``spawn``
+where there is no ``fork``; findings never depend on it. A chunk whose result
+never comes (its worker killed, or raising) is linted here, with the rest.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .records import UnitResult
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .cache import Cache
     from .engine import Plan, Unit
     from .session import LintSession
 
@@ -62,10 +41,8 @@ LARGEST_CHUNK = 200
 """Bounds of a chunk's size for the pool: :func:`chunk_size`."""
 
 CHUNKS_PER_WORKER = 16
-"""Chunks per worker: few enough that per-task costs stay low, enough that
-no worker is left with a long last chunk while the others wait (costly
-probes cluster: a skill whose artifacts all pass the judgement's pre-check
-sits in one stretch of the sorted paths)."""
+"""Chunks per worker: enough that no worker is left with a long last chunk
+while the others wait (costly probes cluster: docs/performance.md)."""
 
 PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval.linter.probejson",
            "markdown_it", "yaml"]
@@ -74,9 +51,8 @@ PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval
 
 def start_method_for(threads: bool) -> str:
     """The start method for a pool started by a process that has other
-    threads running (``threads``) or not (see the module's docstring)."""
-    import os
-
+    threads running (``threads``) or not: forking a process with threads can
+    leave a lock held forever in the child."""
     if not hasattr(os, "fork"):
         return "spawn"
     return "forkserver" if threads else "fork"
@@ -98,25 +74,35 @@ def run_in_chunks(
     plan: Plan,
     *,
     workers: int = 0,
-    record: bool = False,
+    cache: Cache | None = None,
     start_method: str | None = None,
 ) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``[(unit, result), ...]`` per chunk of ``units``, every unit exactly
     once: in a pool of ``workers`` processes when there are any and the work
-    reaches :data:`PARALLEL_MIN_WORK`, else here."""
+    reaches :data:`PARALLEL_MIN_WORK`, else here. Probe facts are kept in
+    ``session.probe_facts`` as they come; with ``cache``, every query a unit
+    asks is recorded and its result stored there."""
     from .engine import lint_units_here
 
+    record = cache is not None
     if workers < 1 or work_of(units) < PARALLEL_MIN_WORK:
-        for start in range(0, len(units), SERIAL_CHUNK):
-            yield lint_units_here(session, units[start:start + SERIAL_CHUNK], plan, record)
-        return
-    probes = [unit for unit in units if unit[0] != "skill"]
-    size = chunk_size(len(probes), workers)
-    chunks = [probes[start:start + size] for start in range(0, len(probes), size)]
-    skills = [unit for unit in units if unit[0] == "skill"]
-    if skills:
-        chunks.insert(0, skills)  # the heaviest first, so that it does not finish last
-    yield from _map(session, chunks, plan, workers, record, start_method)
+        chunks = (lint_units_here(session, units[start:start + SERIAL_CHUNK], plan, record)
+                  for start in range(0, len(units), SERIAL_CHUNK))
+    else:
+        probes = [unit for unit in units if unit[0] != "skill"]
+        size = chunk_size(len(probes), workers)
+        batches = [probes[start:start + size] for start in range(0, len(probes), size)]
+        skills = [unit for unit in units if unit[0] == "skill"]
+        if skills:
+            batches.insert(0, skills)  # the heaviest first, so that it does not finish last
+        chunks = _map(session, batches, plan, workers, record, start_method)
+    for chunk in chunks:
+        for unit, result in chunk:
+            if result.facts is not None:
+                session.probe_facts[unit[1]] = result.facts
+            if cache is not None:
+                cache.store(unit, result)
+        yield chunk
 
 
 def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: int, record: bool,
@@ -135,7 +121,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     if method == "forkserver":
         context.set_forkserver_preload(PRELOAD)
     pool = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=context, initializer=_start_worker,
-                               initargs=(session.spec(), *plan.codes(), record, method != "fork"))
+                               initargs=(session.spec(), plan.scopes, record, method != "fork"))
     done = 0
     try:
         for data in pool.map(_lint_chunk, chunks):
@@ -153,22 +139,17 @@ _WORKER: dict[str, Any] = {}
 """A worker process's session, plan and whether it records (set once by :func:`_start_worker`)."""
 
 
-def _start_worker(spec: tuple, codes: tuple[str, ...], scopes, record: bool, quiet_stdout: bool) -> None:
+def _start_worker(spec: tuple, scopes: frozenset, record: bool, quiet_stdout: bool) -> None:
     """A worker's start: its session and plan. A worker not forked from this
     process keeps its standard output off the parent's (the language
     server's protocol channel): it writes to standard error instead."""
-    import os
-
     if quiet_stdout:
         os.dup2(2, 1)
     from .engine import Plan
-    from .rules import BY_CODE
     from .session import LintSession
 
     session = LintSession(*spec)
-    _WORKER["session"] = session
-    _WORKER["plan"] = Plan(session.config, [BY_CODE[code]() for code in codes], scopes)
-    _WORKER["record"] = record
+    _WORKER.update(session=session, plan=Plan(session.config, scopes), record=record)
 
 
 def _lint_chunk(units: list[Unit]) -> bytes:

@@ -22,10 +22,8 @@ class FactValues(dict):
 
 
 class ProbeFacts(Record):
-    """What the engine keeps of one probe for the workspace-wide rules and for
-    the language server's reverse index (``compute_probe_facts``): the map
-    step of the workspace-wide rules, computed where the probe is linted (a
-    worker, the cache) and read in one place (``WorkspaceContext``)."""
+    """What the engine keeps of one probe (``compute_probe_facts``): the map
+    step of the workspace-wide rules, and the language server's reverse index."""
 
     values: FactValues
     """Rule code -> the rule's :meth:`~skill_eval.linter.rules.base.Rule.probe_facts`
@@ -37,10 +35,8 @@ class ProbeFacts(Record):
     errors: dict[str, Diagnostic]
     """Rule code -> SE000 for probe.json when the rule's ``probe_facts`` crashed."""
     digest: bytes = b""
-    """A digest of all the above: two equal digests, equal facts (the cache
-    keeps the workspace-wide rules' findings while the digests of every
-    probe's facts stay the same)."""
-
+    """A digest of all the above (the cache keeps the workspace-wide rules'
+    findings while every probe's stays the same)."""
 
 
 Signature = tuple[int, int, int, int, int]

@@ -190,7 +190,7 @@ def test_a_worker_not_forked_from_here_writes_nothing_to_standard_output(tmp_pat
         from skill_eval.linter.reader import FileSystemReader
         from skill_eval.linter.session import LintSession
         session = LintSession(Path({str(tmp_path)!r}), Config(), FileSystemReader())
-        execution._start_worker(session.spec(), ("SE001",), None, False, True)
+        execution._start_worker(session.spec(), None, False, True)
         print("from the worker")
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
