@@ -622,6 +622,11 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
     if located is not None and located in defect_parts:
         part = structure.parts[located]
         return Relation("defect", defect_parts[located], f"sits in the {_part_name(part)} holding {defect_parts[located].defect_id}'s quote")
+    if exclude is not None and exclude < len(structure.parts) and ("above" in phrase or "below" in phrase
+                                                                   or "previous" in phrase or "next" in phrase):
+        relative = _relative(phrase, structure, exclude, defect_parts)
+        if relative is not None:
+            return relative
     numbers: list[tuple[str, str]] = []
     for match in _NUMBERED.finditer(phrase):
         value = match.group(2).lower()
@@ -715,6 +720,41 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
     return Relation("none", None, "names no part of the artifact that holds a defect")
 
 
+_RELATIVE = re.compile(
+    r"\b(?:the|that|those|these)\s+(?:\w+\s+){0,2}?(?P<noun>\w+?)(?P<plural>s)?\s+(?:just\s+|right\s+|directly\s+)?"
+    r"(?P<side>above|below)\b"
+    r"|\bthe\s+(?P<order>previous|preceding|next|following)\s+(?P<noun2>\w+?)(?P<plural2>s)?\b",
+    re.IGNORECASE,
+)
+
+
+def _relative(phrase: str, structure: Structure, own: int, defect_parts: dict[int, Anchor]) -> Relation | None:
+    """A part named by its place next to the sentence's own part, in the
+    same block ("the row above", "the previous item", "the controls
+    above": the block's parts on that side): the defect's part when it is
+    among them."""
+    for match in _RELATIVE.finditer(phrase):
+        side = (match.group("side") or match.group("order") or "").lower()
+        plural = bool(match.group("plural") or match.group("plural2"))
+        noun = (match.group("noun") or match.group("noun2") or "").lower()
+        if noun in _STOP and noun != "one":
+            continue
+        block = structure.parts[own].block
+        siblings = [i for i, part in enumerate(structure.parts) if part.block == block and i != own]
+        before = [i for i in siblings if i < own]
+        after = [i for i in siblings if i > own]
+        upward = side in ("above", "previous", "preceding")
+        near = before if upward else after
+        named = near if plural else (near[-1:] if upward else near[:1])
+        for index in named:
+            if index in defect_parts:
+                anchor = defect_parts[index]
+                part = structure.parts[index]
+                return Relation("defect", anchor, f"names by its place ({match.group().strip()!r}) the "
+                                                  f"{_part_name(part)} holding {anchor.defect_id}'s quote")
+    return None
+
+
 def _first_cell_with(part: Part, value: str) -> str:
     """The first word of a row's cells that starts with the letter ``value`` (wells "C1-C2")."""
     for word in words_of(part.text):
@@ -776,7 +816,9 @@ _KEYS = {
     "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
         swallow swallows swallowed silently quietly hides hide hidden drops drop dropped discards discard discarded
         cut reduced lose lost fails fail failing failures failure longer cannot unproven untested bypass bypasses
-        bypassed still green success lets let n't not"""),
+        bypassed still green success lets let n't not leak leaks leaked leaking overlap overlaps overlapping inflated
+        inflates unescaped unsanitized unsanitised injectable vulnerable exploitable unsafe stale wrong incorrect broken
+        misleading deferred postponed left always"""),
 }
 """For each pattern of the reading, words one of which every match holds: a
 text none of whose words is among them is not searched (Python's regular
@@ -847,6 +889,11 @@ _DOUBT = _lazy(
     r"|\b(?:does not|doesn't|do not|don't) (?:quite )?(?:add up|sit right|feel right|hold (?:up|water)|look right|seem right)\b"
     r"|\bmore (?:weight|than it should)\b|\bless (?:reassuring|than it)\b|\bdoing (?:no|less) (?:work|than)\b"
     r"|\bexcept (?:for )?one\b|\bbut one\b|\bnot (?:every|all)\b[^.;]{0,60}\b(?:actually|really|backed|what|as|the way|did|was|were)\b"
+    r"|\b(?:looks?|reads?|seems?|sounds?)\s+(?:\w+\s+)?(?:better|cleaner|safer|stronger|healthier|tidier|neater|more \w+)\s+"
+    r"than\s+(?:it|they)\s+(?:\w+\s+)?(?:is|are|was|were)\b"
+    r"|\b(?:smells?|feels?|looks?|seems?|sounds?)\s+(?:a (?:bit|little)\s+)?(?:off|fishy|wrong)\b"
+    r"|\bmeans?\s+(?:less|more|something else|something different)\s+than\s+(?:it|they)\s+(?:seems?|looks?|appears?|suggests?)\b"
+    r"|\b(?:not|n't) mean what (?:it|they) (?:seems?|looks?|appears?|says?)\b"
     r"|\bmore forgiving\b|\btolerates more\b|\bchanges? (?:what|the meaning of)\b|\bthe one that matters\b"
     r"|\beats failures\b|\bweak link\b|\bgets shaky\b|\bdoing a lot of\b|\bchanged more than\b"
     r"|\bmore favou?rabl[ey]\b[^.;]{0,40}\bthan it should\b|\bnot what (?:we|was) (?:agreed|negotiated)\b"
@@ -870,6 +917,24 @@ _DOUBT = _lazy(
 )
 """Doubt about the material: a fault said to exist, appearance set against
 reality, a hedge, a reading called generous."""
+
+_APPEARANCE = _lazy(
+    r"\b(?:than|as)\s+(?:it|they|he|she|the \w+)\s+(?:\w+\s+)?(?:looks?|reads?|seems?|appears?|suggests?|claims?|sounds?|"
+    r"is written up|makes it sound)\b"
+    r"|\b(?:looks?|reads?|seems?|sounds?)\s+(?:\w+\s+)?(?:better|cleaner|safer|stronger|healthier|tidier|neater|more \w+)\s+"
+    r"than\s+(?:it|they)\s+(?:\w+\s+)?(?:is|are|was|were)\b"
+    r"|\b(?:smells?|feels?|looks?|seems?|sounds?)\s+(?:a (?:bit|little)\s+)?(?:off|fishy|wrong)\b"
+    r"|\b(?:does not|doesn't|do not|don't) (?:quite )?(?:add up|sit right|feel right|hold (?:up|water)|look right|seem right)\b"
+    r"|\bmeans?\s+(?:less|more|something else|something different)\s+than\s+(?:it|they)\s+(?:seems?|looks?|appears?|suggests?)\b"
+    r"|\bnot (?:quite |really )?(?:mean )?what (?:it|they) (?:seems?|looks?|appears?|claims?|says?)\b",
+    re.IGNORECASE,
+)
+"""Doubt that sets a part of the material's appearance against its reality
+("not as solid as it reads", "looks better than it probably is", "doesn't
+sit right"): said of anything in a probe's artifact, it tells the reader
+that a flaw exists there, whichever part it names (a hope, a plan or a
+third party's intent doubted, "I doubt the partner will change", is not
+of this kind)."""
 
 _RESOLVED = _lazy(
     r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|addressed|patched|"
@@ -908,7 +973,7 @@ _FAULT_TARGET = _lazy(
 """What a quiz asks the reader to find: a fault, or what falls short."""
 
 _ANSWER_KEY = _lazy(
-    r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
+    r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected(?:\s+\w+)?\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
     r"|\bthe agent\b|\b(?:must|should) (?:catch|flag|notice|spot)\b|\btrap\b|\bseeded\b|\bplanted\b|\bdefect\b",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -916,11 +981,15 @@ _ANSWER_KEY_CASED = re.compile(r"\b(?:FIXME|XXX|BUG|HACK)\b")
 _NEGATIVE = _lazy(
     r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
     r"silently|quietly|hides?|hidden|drops?|dropped|discards?|discarded|cut|reduced|lose|lost|fails?|failing|failures?|"
-    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b"
+    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still(?!\s+(?:needs?|deserves?|merits?|requires?|wants?|worth)\b)|green|success|leak(?:s|ed|ing)?|overlap(?:s|ping)?|"
+    r"inflated|inflates|unescaped|unsanitized|unsanitised|injectable|vulnerable|exploitable|unsafe|stale|wrong|incorrect|"
+    r"broken|misleading|deferred|postponed|left until|always pass(?:es|ed)?)\b"
     r"|\blets?\b[^.;]{0,80}\b(?:pass|through|merge)\b",
     re.IGNORECASE,
 )
-"""A description of what goes wrong (in a comment or a title: the flaw told)."""
+"""A description of what goes wrong (in a comment or a title: the flaw told):
+a loss, an absence, a failure, or a word that judges the thing faulty
+("leaks", "unescaped", "still", "deferred")."""
 
 
 class Reading(NamedTuple):
@@ -1080,46 +1149,59 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
             continue
         if unit.kind in HIDDEN_KINDS:
             judgement = _judge_hidden(unit, structure, anchors)
+            if judgement is None:
+                # not an answer key, but a comment may still point at the flaw
+                # ("# double-check this one" on the defect's line): errors only
+                judgement = _judge_unit(unit, structure, anchors)
+                if judgement is not None and not judgement.error:
+                    judgement = None
             if judgement is not None:
                 found.append(judgement)
             continue
         if any(line <= unit.line <= end or line <= unit.end_line <= end for line, end in defect_lines) \
                 and any(a.quote and _squash(a.quote) in _squash(unit.text) for a in anchors):
             continue  # the defect's own sentence is the material, not a pointer at it
-        reading = read_sentence(unit.text)
-        located = unit.part if unit.kind == "cell" else None
-        if reading.quiz:
-            relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-            found.append(Judgement("SE302", True, unit, relation, "asks the agent to hunt for a fault"))
-            continue
-        if reading.doubt is not None:
-            relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-            if relation.relates:
-                found.append(Judgement("SE301", True, unit, relation,
-                                       f"voices doubt ({reading.doubt.group().strip()!r})"))
-                continue
-        if reading.scrutiny is not None:
-            focus = _focus(unit.text.strip().strip("*_`>#- ").replace("’", "'"), reading.scrutiny)
-            if reading.label:
-                focus = _LABEL.sub("", focus)
-            relation = resolve(focus, structure, anchors, exclude=unit.part, located=located, strict=reading.weak)
-            if relation.relates:
-                found.append(Judgement("SE301", True, unit, relation,
-                                       f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
-            else:
-                found.append(Judgement("SE301", False, unit, relation,
-                                       f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
-            continue
-        if reading.label:
-            rest = _LABEL.sub("", unit.text)
-            relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
-            if relation.kind == "defect" and len(rest.split()) <= 4:
-                found.append(Judgement("SE301", True, unit, relation, "a bare hint"))
-                continue
-        judgement = None if reading.resolved else _judge_stance(unit, structure, anchors, located)
+        judgement = _judge_unit(unit, structure, anchors)
         if judgement is not None:
             found.append(judgement)
     return tuple(found)
+
+
+def _judge_unit(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> Judgement | None:
+    """What one unit does, related to the defects: a quiz (SE302), doubt or
+    scrutiny (SE301: an error when it relates to a defect), a bare hint, or
+    a stance the patterns do not read. A cell is located in its row, a code
+    comment on its line (a plain pointer excepted: "see RETRY.md" on the
+    defect's line points elsewhere)."""
+    reading = read_sentence(unit.text)
+    located = unit.part if unit.kind == "cell" or (unit.kind == "code-comment" and not reading.weak) else None
+    if reading.quiz:
+        relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+        return Judgement("SE302", True, unit, relation, "asks the agent to hunt for a fault")
+    if reading.doubt is not None:
+        relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+        if not relation.relates and anchors:
+            appearance = _APPEARANCE.search(unit.text.replace("’", "'"))
+            if appearance is not None:
+                named = f" ({relation.description.removeprefix('refers to ')})" if relation.kind == "other" else ""
+                relation = Relation("whole", anchors[0], "sets the material's appearance against its reality"
+                                    f"{named}: it says a flaw exists in the artifact, which holds "
+                                    + ", ".join(a.defect_id for a in anchors))
+        if relation.relates:
+            return Judgement("SE301", True, unit, relation, f"voices doubt ({reading.doubt.group().strip()!r})")
+    if reading.scrutiny is not None:
+        focus = _focus(unit.text.strip().strip("*_`>#- ").replace("’", "'"), reading.scrutiny)
+        if reading.label:
+            focus = _LABEL.sub("", focus)
+        relation = resolve(focus, structure, anchors, exclude=unit.part, located=located, strict=reading.weak)
+        return Judgement("SE301", relation.relates, unit, relation,
+                         f"directs scrutiny ({reading.scrutiny.group().strip()!r})")
+    if reading.label:
+        rest = _LABEL.sub("", unit.text)
+        relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
+        if relation.kind == "defect" and len(rest.split()) <= 4:
+            return Judgement("SE301", True, unit, relation, "a bare hint")
+    return None if reading.resolved else _judge_stance(unit, structure, anchors, located)
 
 
 _CLOSING = frozenset(".!?:;)]\"'`*_")
@@ -1194,7 +1276,10 @@ def _squash(text: str) -> str:
 def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> Judgement | None:
     """An answer key: a comment, title or alt text that marks the answer
     (FIXME, "answer", "graders"...) or tells what is wrong with a defect's
-    part, or that sits on a defect's code line and tells a flaw."""
+    part, or that sits on a defect's code line and tells a flaw. Doubt that
+    only sets appearance against reality ("the figure may not mean what it
+    seems") says that a flaw exists, not what it is: it is left to the
+    unit's reading as a signpost."""
     text = unit.text
     marker = _ANSWER_KEY_CASED.search(text) or _ANSWER_KEY.search(text)
     located = unit.part if unit.kind == "code-comment" else None
@@ -1209,6 +1294,6 @@ def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -
     negative = _NEGATIVE.search(text)
     if marker is not None:
         return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
-    if negative is not None and relation.kind in ("defect", "block"):
+    if negative is not None and relation.kind in ("defect", "block") and not _APPEARANCE.search(text):
         return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")
     return None
