@@ -811,6 +811,8 @@ _KEYS = {
         done safe met closed migrated run ready really actually bad trap without match doesn't isn't not can"""),
     "request": _keys("""your can could see tell find identify point figure work name pick flag list decide spot locate
         determine go"""),
+    "presupposed": _keys("""missed overlooked reopen renegotiate unfair invisible still differently change open gone
+        trust behind ship safe fair accept approve sign rely hold leave pass true actually really"""),
     "answer": _keys("""fixme xxx bug hack answer key expected grader graders reviewer reviewers agent must should trap
         seeded planted defect"""),
     "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
@@ -972,6 +974,34 @@ _FAULT_TARGET = _lazy(
 )
 """What a quiz asks the reader to find: a fault, or what falls short."""
 
+_TASK = _lazy(
+    r"(?:^|[,;:]\s*|\b(?:and|then|after|before)\s+)(?:please\s+)?(?:tell|find|identify|point out|figure out|work out|"
+    r"working out|name|naming|pick out|flag|list|decide|spot|locate|determine|explain|explaining|call out|come up with|"
+    r"single out|say|mention|mentioning|note down|write up|have a go at|try to|see if you can)\b"
+    r"|^(?:please\s+)?(?:write|draft|prepare|put together|leave|give|send|produce|compile)\b[^.?!]{0,80}?"
+    r"\b(?:which|whose|that names|naming|mentioning|listing|on which|anything|any \w+ (?:that|whose|which))\b",
+    re.IGNORECASE,
+)
+"""A task given to the reader anywhere in a sentence: a verb of finding or
+telling at a clause's start ("Walk through the config and *call out*
+...", "Draft the sign-off after *working out* ..."), or a piece of work to
+write whose content is a selection ("Write up *which* action items ...",
+"Leave a review *that names* the setting ...")."""
+
+_PRESUPPOSED = _lazy(
+    r"\b(?:which|what|whatever|anything|any \w+|whether|why|whose|the \w+ (?:that|which))\b[^.?!]{0,80}?"
+    r"(?:\b(?:would|could|can|should|will|do|does|is|are)(?:\s+not|n't)\s+(?:\w+\s+){0,2}?(?:trust|stand behind|ship|"
+    r"safe|fair|accept|approve|sign|rely|hold|leave|pass)\b|\b(?:wouldn't|can't|cannot|couldn't|shouldn't|isn't|aren't|"
+    r"won't|don't|doesn't)\s+(?:\w+\s+){0,2}?(?:trust|stand behind|ship|safe|fair|accept|approve|sign|rely|hold|leave|"
+    r"pass)\b|\b(?:missed|overlooked|reopen|renegotiate|unfair|invisible|still|too good to be true|differently|"
+    r"(?:would|should) you change|keeps? [^.?!]{0,30}open|(?:is|are) (?:actually|really) \w+ing|really gone)\b)",
+    re.IGNORECASE,
+)
+"""What a task presupposes is at fault: its object is a selection (which,
+what, anything that, the one that) of something not to be trusted, not
+safe, missed, to reopen, still wrong, or really otherwise than it seems:
+the reader is sent to hunt for a flaw."""
+
 _ANSWER_KEY = _lazy(
     r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected(?:\s+\w+)?\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
     r"|\bthe agent\b|\b(?:must|should) (?:catch|flag|notice|spot)\b|\btrap\b|\bseeded\b|\bplanted\b|\bdefect\b",
@@ -1023,6 +1053,9 @@ def read_sentence(sentence: str) -> Reading:
             quiz = True
         elif _QUESTION.match(body) and re.search(r"\breally\b|\ball (?:of )?(?:these|those|the)\b", body, re.IGNORECASE):
             quiz = True
+    if not quiz and not resolved and _has("presupposed", words) and (_TASK.search(body) or _QUESTION.match(body)) \
+            and _PRESUPPOSED.search(body):
+        quiz = True
     pointer = _WEAK_CUE.search(body) if scrutiny is None and _has("pointer", words) else None
     weak = pointer is not None and len(body[pointer.end():].split()) <= 4
     if weak:
@@ -1120,6 +1153,8 @@ def may_hold_findings(text: str) -> bool:
         return True
     if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
             and _FAULT_TARGET.search(plain()):
+        return True
+    if _has("presupposed", words) and _PRESUPPOSED.search(plain()) and _TASK.search(plain()):
         return True
     if _may_hide(raw):
         return True
