@@ -783,6 +783,7 @@ def _keys(text: str) -> frozenset[str]:
 
 _KEYS = {
     "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
+        focus spend
         look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
         skim gloss face slow slowing focus worth deserve deserves merit merits one check scrutiny suspicion skepticism
         scepticism lean rely bet interesting important matters compare eyes revisited reconsidered once
@@ -850,7 +851,9 @@ _SCRUTINY = _lazy(
     r"|\bdouble[- ]check\b|\breread\b|\bre-read\b|\bkeep an eye (?:on|out)\b|\bwatch (?:out for|the)\b|\bmind the\b"
     r"|\bbe (?:careful|wary|cautious|suspicious|skeptical|sceptical)\b|\bcareful with\b|\bwary of\b"
     r"|\b(?:do not|don't|dont|never) (?:just )?(?:skim|gloss over|take [^.;]{0,30}at face value)\b|\bat face value\b"
-    r"|\bslow down\b|\bslowing down\b|\bwhere to focus\b|\bfocus on\b|\bworth (?:a|checking|reading|slowing|another)\b"
+    r"|\bslow down\b|\bslowing down\b|\bwhere to focus\b|\bfocus on\b|\b(?:should|must|to) focus\b"
+    r"|\bworth (?:a|checking|reading|slowing|another|asking|questioning)\b|\bthink twice\b"
+    r"|\bspend (?:your|some|more|the most|most of your) time on\b"
     r"|\bdeserves?\b|\bmerits?\b|\bthe one to\b|\bthe (?:part|line|row|one) (?:worth|to (?:read|check|look|watch))\b"
     r"|\b(?:look|read|check) (?:at )?(?:\w+ ){0,3}(?:twice|again)\b|\blook twice\b|\bscrutiny\b|\bmore attention\b"
     r"|\blook again\b|\bwith (?:some |a little |a bit of )?(?:suspicion|skepticism|scepticism|care)\b"
