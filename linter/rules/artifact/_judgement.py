@@ -978,12 +978,12 @@ _FAULT_TARGET = _lazy(
 """What a quiz asks the reader to find: a fault, or what falls short."""
 
 _TASK = _lazy(
-    r"(?:^|[,;:]\s*|\b(?:and|then|after|before)\s+)(?:please\s+)?(?:tell|find|identify|point out|figure out|work out|"
+    r"(?:^[\s>*#|_-]*|[.!?]\s+|[,;:]\s*|\b(?:and|then|after|before)\s+)(?:please\s+)?(?:tell|find|identify|point out|figure out|work out|"
     r"working out|name|naming|pick out|flag|list|decide|spot|locate|determine|explain|explaining|call out|come up with|"
     r"single out|say|mention|mentioning|note down|write up|have a go at|try to|see if you can)\b"
-    r"|^(?:please\s+)?(?:write|draft|prepare|put together|leave|give|send|produce|compile)\b[^.?!]{0,80}?"
-    r"\b(?:which|whose|that names|naming|mentioning|listing|on which|anything|any \w+ (?:that|whose|which))\b",
-    re.IGNORECASE,
+    r"|(?:^[\s>*#|_-]*|[.!?]\s+)(?:please\s+)?(?:write|draft|prepare|put together|leave|give|send|produce|compile)\b"
+    r"[^.?!\n]{0,80}?\b(?:which|whose|that names|naming|mentioning|listing|on which|anything|any \w+ (?:that|whose|which))\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 """A task given to the reader anywhere in a sentence: a verb of finding or
 telling at a clause's start ("Walk through the config and *call out*
@@ -1157,7 +1157,7 @@ def may_hold_findings(text: str) -> bool:
     if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
             and _FAULT_TARGET.search(plain()):
         return True
-    if _has("presupposed", words) and _PRESUPPOSED.search(plain()) and _TASK.search(plain()):
+    if _has("presupposed", words) and _PRESUPPOSED.search(plain()) and _TASK.search(raw):
         return True
     if _may_hide(raw):
         return True
