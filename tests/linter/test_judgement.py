@@ -311,6 +311,7 @@ def test_a_plain_pointer_on_the_defect_line_points_elsewhere(tmp_path: Path) -> 
     ("The rollout figure looks better than it probably is.", True),
     ("Something smells off in how the rollout was counted.", True),
     ("I doubt the partner will change their format before Q3.", False),
+    ("The rerun is not as bad as it sounds: it takes five minutes.", False),
 ])
 def test_appearance_set_against_reality_says_a_flaw_exists(tmp_path: Path, sentence: str, error: bool) -> None:
     """The rollout holds no defect; doubt that its appearance is its

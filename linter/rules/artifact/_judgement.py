@@ -941,6 +941,14 @@ that a flaw exists there, whichever part it names (a hope, a plan or a
 third party's intent doubted, "I doubt the partner will change", is not
 of this kind)."""
 
+_REASSURANCE = _lazy(
+    r"\bnot (?:as|so|that) (?:bad|hard|difficult|scary|complicated|slow|expensive|costly|risky|painful|serious|"
+    r"worrying|big|complex|messy|long|disruptive)\b|\b(?:looks?|reads?|seems?|sounds?) (?:\w+ )?worse than\b",
+    re.IGNORECASE,
+)
+"""Appearance set against reality the other way ("it is not as bad as it
+sounds", "looks worse than it is"): reassurance, no flaw said to exist."""
+
 _RESOLVED = _lazy(
     r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|addressed|patched|"
     r"reverted)\b|\bfixed in\b|\bno (?:issues|problems|errors|bugs)\b|\bdid not affect\b|\bif (?:a|an|any|the)\b"
@@ -1219,8 +1227,9 @@ def _judge_unit(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> 
     if reading.doubt is not None:
         relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
         if not relation.relates and anchors:
-            appearance = _APPEARANCE.search(unit.text.replace("’", "'"))
-            if appearance is not None:
+            plain = unit.text.replace("’", "'")
+            appearance = _APPEARANCE.search(plain)
+            if appearance is not None and not _REASSURANCE.search(plain):
                 named = f" ({relation.description.removeprefix('refers to ')})" if relation.kind == "other" else ""
                 relation = Relation("whole", anchors[0], "sets the material's appearance against its reality"
                                     f"{named}: it says a flaw exists in the artifact, which holds "

@@ -40,7 +40,8 @@ class Signposting(Rule):
     names, even one that holds no defect (the headline figure a flawed
     configuration produced): it is an error too. Doubt about a plan or a
     third party ("I doubt the partner will change their format") is not
-    of that kind.
+    of that kind, nor is reassurance ("the rerun is not as bad as it
+    sounds").
 
     A sentence the patterns of scrutiny and doubt do not read is also read
     by its words (the *stance* score): a linear model over the average of
