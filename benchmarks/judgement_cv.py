@@ -34,7 +34,7 @@ import train_judgement_scorer as train  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patterns", action="store_true", help="keep the phrase patterns' reading on")
-    parser.add_argument("--l2", type=float, default=0.3)
+    parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--precision", type=float, default=0.97)
     args = parser.parse_args()
 

@@ -205,7 +205,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cv", action="store_true", help="print leave-one-domain-out figures for each regulariser")
     parser.add_argument("--check", action="store_true", help="fail if the committed table differs from a fresh one")
-    parser.add_argument("--l2", type=float, default=0.3)
+    parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--precision", type=float, default=0.97, help="training precision the threshold is set for")
     args = parser.parse_args()
     data = load_dev()

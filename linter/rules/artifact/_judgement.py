@@ -622,6 +622,11 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
     if located is not None and located in defect_parts:
         part = structure.parts[located]
         return Relation("defect", defect_parts[located], f"sits in the {_part_name(part)} holding {defect_parts[located].defect_id}'s quote")
+    if exclude is not None and exclude < len(structure.parts) and ("above" in phrase or "below" in phrase
+                                                                   or "previous" in phrase or "next" in phrase):
+        relative = _relative(phrase, structure, exclude, defect_parts)
+        if relative is not None:
+            return relative
     numbers: list[tuple[str, str]] = []
     for match in _NUMBERED.finditer(phrase):
         value = match.group(2).lower()
@@ -715,6 +720,41 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
     return Relation("none", None, "names no part of the artifact that holds a defect")
 
 
+_RELATIVE = re.compile(
+    r"\b(?:the|that|those|these)\s+(?:\w+\s+){0,2}?(?P<noun>\w+?)(?P<plural>s)?\s+(?:just\s+|right\s+|directly\s+)?"
+    r"(?P<side>above|below)\b"
+    r"|\bthe\s+(?P<order>previous|preceding|next|following)\s+(?P<noun2>\w+?)(?P<plural2>s)?\b",
+    re.IGNORECASE,
+)
+
+
+def _relative(phrase: str, structure: Structure, own: int, defect_parts: dict[int, Anchor]) -> Relation | None:
+    """A part named by its place next to the sentence's own part, in the
+    same block ("the row above", "the previous item", "the controls
+    above": the block's parts on that side): the defect's part when it is
+    among them."""
+    for match in _RELATIVE.finditer(phrase):
+        side = (match.group("side") or match.group("order") or "").lower()
+        plural = bool(match.group("plural") or match.group("plural2"))
+        noun = (match.group("noun") or match.group("noun2") or "").lower()
+        if noun in _STOP and noun != "one":
+            continue
+        block = structure.parts[own].block
+        siblings = [i for i, part in enumerate(structure.parts) if part.block == block and i != own]
+        before = [i for i in siblings if i < own]
+        after = [i for i in siblings if i > own]
+        upward = side in ("above", "previous", "preceding")
+        near = before if upward else after
+        named = near if plural else (near[-1:] if upward else near[:1])
+        for index in named:
+            if index in defect_parts:
+                anchor = defect_parts[index]
+                part = structure.parts[index]
+                return Relation("defect", anchor, f"names by its place ({match.group().strip()!r}) the "
+                                                  f"{_part_name(part)} holding {anchor.defect_id}'s quote")
+    return None
+
+
 def _first_cell_with(part: Part, value: str) -> str:
     """The first word of a row's cells that starts with the letter ``value`` (wells "C1-C2")."""
     for word in words_of(part.text):
@@ -743,6 +783,7 @@ def _keys(text: str) -> frozenset[str]:
 
 _KEYS = {
     "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
+        focus spend
         look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
         skim gloss face slow slowing focus worth deserve deserves merit merits one check scrutiny suspicion skepticism
         scepticism lean rely bet interesting important matters compare eyes revisited reconsidered once
@@ -771,12 +812,16 @@ _KEYS = {
         done safe met closed migrated run ready really actually bad trap without match doesn't isn't not can"""),
     "request": _keys("""your can could see tell find identify point figure work name pick flag list decide spot locate
         determine go"""),
+    "presupposed": _keys("""missed overlooked reopen renegotiate unfair invisible still differently change open gone
+        trust behind ship safe fair accept approve sign rely hold leave pass true actually really"""),
     "answer": _keys("""fixme xxx bug hack answer key expected grader graders reviewer reviewers agent must should trap
         seeded planted defect"""),
     "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
         swallow swallows swallowed silently quietly hides hide hidden drops drop dropped discards discard discarded
         cut reduced lose lost fails fail failing failures failure longer cannot unproven untested bypass bypasses
-        bypassed still green success lets let n't not"""),
+        bypassed still green success lets let n't not leak leaks leaked leaking overlap overlaps overlapping inflated
+        inflates unescaped unsanitized unsanitised injectable vulnerable exploitable unsafe stale wrong incorrect broken
+        misleading deferred postponed left always"""),
 }
 """For each pattern of the reading, words one of which every match holds: a
 text none of whose words is among them is not searched (Python's regular
@@ -806,7 +851,9 @@ _SCRUTINY = _lazy(
     r"|\bdouble[- ]check\b|\breread\b|\bre-read\b|\bkeep an eye (?:on|out)\b|\bwatch (?:out for|the)\b|\bmind the\b"
     r"|\bbe (?:careful|wary|cautious|suspicious|skeptical|sceptical)\b|\bcareful with\b|\bwary of\b"
     r"|\b(?:do not|don't|dont|never) (?:just )?(?:skim|gloss over|take [^.;]{0,30}at face value)\b|\bat face value\b"
-    r"|\bslow down\b|\bslowing down\b|\bwhere to focus\b|\bfocus on\b|\bworth (?:a|checking|reading|slowing|another)\b"
+    r"|\bslow down\b|\bslowing down\b|\bwhere to focus\b|\bfocus on\b|\b(?:should|must|to) focus\b"
+    r"|\bworth (?:a|checking|reading|slowing|another|asking|questioning)\b|\bthink twice\b"
+    r"|\bspend (?:your|some|more|the most|most of your) time on\b"
     r"|\bdeserves?\b|\bmerits?\b|\bthe one to\b|\bthe (?:part|line|row|one) (?:worth|to (?:read|check|look|watch))\b"
     r"|\b(?:look|read|check) (?:at )?(?:\w+ ){0,3}(?:twice|again)\b|\blook twice\b|\bscrutiny\b|\bmore attention\b"
     r"|\blook again\b|\bwith (?:some |a little |a bit of )?(?:suspicion|skepticism|scepticism|care)\b"
@@ -847,6 +894,11 @@ _DOUBT = _lazy(
     r"|\b(?:does not|doesn't|do not|don't) (?:quite )?(?:add up|sit right|feel right|hold (?:up|water)|look right|seem right)\b"
     r"|\bmore (?:weight|than it should)\b|\bless (?:reassuring|than it)\b|\bdoing (?:no|less) (?:work|than)\b"
     r"|\bexcept (?:for )?one\b|\bbut one\b|\bnot (?:every|all)\b[^.;]{0,60}\b(?:actually|really|backed|what|as|the way|did|was|were)\b"
+    r"|\b(?:looks?|reads?|seems?|sounds?)\s+(?:\w+\s+)?(?:better|cleaner|safer|stronger|healthier|tidier|neater|more \w+)\s+"
+    r"than\s+(?:it|they)\s+(?:\w+\s+)?(?:is|are|was|were)\b"
+    r"|\b(?:smells?|feels?|looks?|seems?|sounds?)\s+(?:a (?:bit|little)\s+)?(?:off|fishy|wrong)\b"
+    r"|\bmeans?\s+(?:less|more|something else|something different)\s+than\s+(?:it|they)\s+(?:seems?|looks?|appears?|suggests?)\b"
+    r"|\b(?:not|n't) mean what (?:it|they) (?:seems?|looks?|appears?|says?)\b"
     r"|\bmore forgiving\b|\btolerates more\b|\bchanges? (?:what|the meaning of)\b|\bthe one that matters\b"
     r"|\beats failures\b|\bweak link\b|\bgets shaky\b|\bdoing a lot of\b|\bchanged more than\b"
     r"|\bmore favou?rabl[ey]\b[^.;]{0,40}\bthan it should\b|\bnot what (?:we|was) (?:agreed|negotiated)\b"
@@ -870,6 +922,32 @@ _DOUBT = _lazy(
 )
 """Doubt about the material: a fault said to exist, appearance set against
 reality, a hedge, a reading called generous."""
+
+_APPEARANCE = _lazy(
+    r"\b(?:than|as)\s+(?:it|they|he|she|the \w+)\s+(?:\w+\s+)?(?:looks?|reads?|seems?|appears?|suggests?|claims?|sounds?|"
+    r"is written up|makes it sound)\b"
+    r"|\b(?:looks?|reads?|seems?|sounds?)\s+(?:\w+\s+)?(?:better|cleaner|safer|stronger|healthier|tidier|neater|more \w+)\s+"
+    r"than\s+(?:it|they)\s+(?:\w+\s+)?(?:is|are|was|were)\b"
+    r"|\b(?:smells?|feels?|looks?|seems?|sounds?)\s+(?:a (?:bit|little)\s+)?(?:off|fishy|wrong)\b"
+    r"|\b(?:does not|doesn't|do not|don't) (?:quite )?(?:add up|sit right|feel right|hold (?:up|water)|look right|seem right)\b"
+    r"|\bmeans?\s+(?:less|more|something else|something different)\s+than\s+(?:it|they)\s+(?:seems?|looks?|appears?|suggests?)\b"
+    r"|\bnot (?:quite |really )?(?:mean )?what (?:it|they) (?:seems?|looks?|appears?|claims?|says?)\b",
+    re.IGNORECASE,
+)
+"""Doubt that sets a part of the material's appearance against its reality
+("not as solid as it reads", "looks better than it probably is", "doesn't
+sit right"): said of anything in a probe's artifact, it tells the reader
+that a flaw exists there, whichever part it names (a hope, a plan or a
+third party's intent doubted, "I doubt the partner will change", is not
+of this kind)."""
+
+_REASSURANCE = _lazy(
+    r"\bnot (?:as|so|that) (?:bad|hard|difficult|scary|complicated|slow|expensive|costly|risky|painful|serious|"
+    r"worrying|big|complex|messy|long|disruptive)\b|\b(?:looks?|reads?|seems?|sounds?) (?:\w+ )?worse than\b",
+    re.IGNORECASE,
+)
+"""Appearance set against reality the other way ("it is not as bad as it
+sounds", "looks worse than it is"): reassurance, no flaw said to exist."""
 
 _RESOLVED = _lazy(
     r"\b(?:was|were|is|are|has been|have been|got)\s+(?:\w+\s+)?(?:fixed|resolved|corrected|addressed|patched|"
@@ -907,8 +985,36 @@ _FAULT_TARGET = _lazy(
 )
 """What a quiz asks the reader to find: a fault, or what falls short."""
 
+_TASK = _lazy(
+    r"(?:^[\s>*#|_-]*|[.!?]\s+|[,;:]\s*|\b(?:and|then|after|before)\s+)(?:please\s+)?(?:tell|find|identify|point out|figure out|work out|"
+    r"working out|name|naming|pick out|flag|list|decide|spot|locate|determine|explain|explaining|call out|come up with|"
+    r"single out|say|mention|mentioning|note down|write up|have a go at|try to|see if you can)\b"
+    r"|(?:^[\s>*#|_-]*|[.!?]\s+)(?:please\s+)?(?:write|draft|prepare|put together|leave|give|send|produce|compile)\b"
+    r"[^.?!\n]{0,80}?\b(?:which|whose|that names|naming|mentioning|listing|on which|anything|any \w+ (?:that|whose|which))\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A task given to the reader anywhere in a sentence: a verb of finding or
+telling at a clause's start ("Walk through the config and *call out*
+...", "Draft the sign-off after *working out* ..."), or a piece of work to
+write whose content is a selection ("Write up *which* action items ...",
+"Leave a review *that names* the setting ...")."""
+
+_PRESUPPOSED = _lazy(
+    r"\b(?:which|what|whatever|anything|any \w+|whether|why|whose|the \w+ (?:that|which))\b[^.?!]{0,80}?"
+    r"(?:\b(?:would|could|can|should|will|do|does|is|are)(?:\s+not|n't)\s+(?:\w+\s+){0,2}?(?:trust|stand behind|ship|"
+    r"safe|fair|accept|approve|sign|rely|hold|leave|pass)\b|\b(?:wouldn't|can't|cannot|couldn't|shouldn't|isn't|aren't|"
+    r"won't|don't|doesn't)\s+(?:\w+\s+){0,2}?(?:trust|stand behind|ship|safe|fair|accept|approve|sign|rely|hold|leave|"
+    r"pass)\b|\b(?:missed|overlooked|reopen|renegotiate|unfair|invisible|still|too good to be true|differently|"
+    r"(?:would|should) you change|keeps? [^.?!]{0,30}open|(?:is|are) (?:actually|really) \w+ing|really gone)\b)",
+    re.IGNORECASE,
+)
+"""What a task presupposes is at fault: its object is a selection (which,
+what, anything that, the one that) of something not to be trusted, not
+safe, missed, to reopen, still wrong, or really otherwise than it seems:
+the reader is sent to hunt for a flaw."""
+
 _ANSWER_KEY = _lazy(
-    r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
+    r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected(?:\s+\w+)?\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
     r"|\bthe agent\b|\b(?:must|should) (?:catch|flag|notice|spot)\b|\btrap\b|\bseeded\b|\bplanted\b|\bdefect\b",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -916,11 +1022,15 @@ _ANSWER_KEY_CASED = re.compile(r"\b(?:FIXME|XXX|BUG|HACK)\b")
 _NEGATIVE = _lazy(
     r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
     r"silently|quietly|hides?|hidden|drops?|dropped|discards?|discarded|cut|reduced|lose|lost|fails?|failing|failures?|"
-    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still report|green|success)\b"
+    r"no longer|n't|cannot|unproven|untested|bypass(?:es|ed)?|still(?!\s+(?:needs?|deserves?|merits?|requires?|wants?|worth)\b)|green|success|leak(?:s|ed|ing)?|overlap(?:s|ping)?|"
+    r"inflated|inflates|unescaped|unsanitized|unsanitised|injectable|vulnerable|exploitable|unsafe|stale|wrong|incorrect|"
+    r"broken|misleading|deferred|postponed|left until|always pass(?:es|ed)?)\b"
     r"|\blets?\b[^.;]{0,80}\b(?:pass|through|merge)\b",
     re.IGNORECASE,
 )
-"""A description of what goes wrong (in a comment or a title: the flaw told)."""
+"""A description of what goes wrong (in a comment or a title: the flaw told):
+a loss, an absence, a failure, or a word that judges the thing faulty
+("leaks", "unescaped", "still", "deferred")."""
 
 
 class Reading(NamedTuple):
@@ -954,6 +1064,9 @@ def read_sentence(sentence: str) -> Reading:
             quiz = True
         elif _QUESTION.match(body) and re.search(r"\breally\b|\ball (?:of )?(?:these|those|the)\b", body, re.IGNORECASE):
             quiz = True
+    if not quiz and not resolved and _has("presupposed", words) and (_TASK.search(body) or _QUESTION.match(body)) \
+            and _PRESUPPOSED.search(body):
+        quiz = True
     pointer = _WEAK_CUE.search(body) if scrutiny is None and _has("pointer", words) else None
     weak = pointer is not None and len(body[pointer.end():].split()) <= 4
     if weak:
@@ -1052,6 +1165,8 @@ def may_hold_findings(text: str) -> bool:
     if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
             and _FAULT_TARGET.search(plain()):
         return True
+    if _has("presupposed", words) and _PRESUPPOSED.search(plain()) and _TASK.search(raw):
+        return True
     if _may_hide(raw):
         return True
     return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
@@ -1080,46 +1195,60 @@ def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
             continue
         if unit.kind in HIDDEN_KINDS:
             judgement = _judge_hidden(unit, structure, anchors)
+            if judgement is None:
+                # not an answer key, but a comment may still point at the flaw
+                # ("# double-check this one" on the defect's line): errors only
+                judgement = _judge_unit(unit, structure, anchors)
+                if judgement is not None and not judgement.error:
+                    judgement = None
             if judgement is not None:
                 found.append(judgement)
             continue
         if any(line <= unit.line <= end or line <= unit.end_line <= end for line, end in defect_lines) \
                 and any(a.quote and _squash(a.quote) in _squash(unit.text) for a in anchors):
             continue  # the defect's own sentence is the material, not a pointer at it
-        reading = read_sentence(unit.text)
-        located = unit.part if unit.kind == "cell" else None
-        if reading.quiz:
-            relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-            found.append(Judgement("SE302", True, unit, relation, "asks the agent to hunt for a fault"))
-            continue
-        if reading.doubt is not None:
-            relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-            if relation.relates:
-                found.append(Judgement("SE301", True, unit, relation,
-                                       f"voices doubt ({reading.doubt.group().strip()!r})"))
-                continue
-        if reading.scrutiny is not None:
-            focus = _focus(unit.text.strip().strip("*_`>#- ").replace("’", "'"), reading.scrutiny)
-            if reading.label:
-                focus = _LABEL.sub("", focus)
-            relation = resolve(focus, structure, anchors, exclude=unit.part, located=located, strict=reading.weak)
-            if relation.relates:
-                found.append(Judgement("SE301", True, unit, relation,
-                                       f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
-            else:
-                found.append(Judgement("SE301", False, unit, relation,
-                                       f"directs scrutiny ({reading.scrutiny.group().strip()!r})"))
-            continue
-        if reading.label:
-            rest = _LABEL.sub("", unit.text)
-            relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
-            if relation.kind == "defect" and len(rest.split()) <= 4:
-                found.append(Judgement("SE301", True, unit, relation, "a bare hint"))
-                continue
-        judgement = None if reading.resolved else _judge_stance(unit, structure, anchors, located)
+        judgement = _judge_unit(unit, structure, anchors)
         if judgement is not None:
             found.append(judgement)
     return tuple(found)
+
+
+def _judge_unit(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> Judgement | None:
+    """What one unit does, related to the defects: a quiz (SE302), doubt or
+    scrutiny (SE301: an error when it relates to a defect), a bare hint, or
+    a stance the patterns do not read. A cell is located in its row, a code
+    comment on its line (a plain pointer excepted: "see RETRY.md" on the
+    defect's line points elsewhere)."""
+    reading = read_sentence(unit.text)
+    located = unit.part if unit.kind == "cell" or (unit.kind == "code-comment" and not reading.weak) else None
+    if reading.quiz:
+        relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+        return Judgement("SE302", True, unit, relation, "asks the agent to hunt for a fault")
+    if reading.doubt is not None:
+        relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+        if not relation.relates and anchors:
+            plain = unit.text.replace("’", "'")
+            appearance = _APPEARANCE.search(plain)
+            if appearance is not None and not _REASSURANCE.search(plain):
+                named = f" ({relation.description.removeprefix('refers to ')})" if relation.kind == "other" else ""
+                relation = Relation("whole", anchors[0], "sets the material's appearance against its reality"
+                                    f"{named}: it says a flaw exists in the artifact, which holds "
+                                    + ", ".join(a.defect_id for a in anchors))
+        if relation.relates:
+            return Judgement("SE301", True, unit, relation, f"voices doubt ({reading.doubt.group().strip()!r})")
+    if reading.scrutiny is not None:
+        focus = _focus(unit.text.strip().strip("*_`>#- ").replace("’", "'"), reading.scrutiny)
+        if reading.label:
+            focus = _LABEL.sub("", focus)
+        relation = resolve(focus, structure, anchors, exclude=unit.part, located=located, strict=reading.weak)
+        return Judgement("SE301", relation.relates, unit, relation,
+                         f"directs scrutiny ({reading.scrutiny.group().strip()!r})")
+    if reading.label:
+        rest = _LABEL.sub("", unit.text)
+        relation = resolve(rest, structure, anchors, exclude=unit.part, located=located, strict=True)
+        if relation.kind == "defect" and len(rest.split()) <= 4:
+            return Judgement("SE301", True, unit, relation, "a bare hint")
+    return None if reading.resolved else _judge_stance(unit, structure, anchors, located)
 
 
 _CLOSING = frozenset(".!?:;)]\"'`*_")
@@ -1194,7 +1323,10 @@ def _squash(text: str) -> str:
 def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> Judgement | None:
     """An answer key: a comment, title or alt text that marks the answer
     (FIXME, "answer", "graders"...) or tells what is wrong with a defect's
-    part, or that sits on a defect's code line and tells a flaw."""
+    part, or that sits on a defect's code line and tells a flaw. Doubt that
+    only sets appearance against reality ("the figure may not mean what it
+    seems") says that a flaw exists, not what it is: it is left to the
+    unit's reading as a signpost."""
     text = unit.text
     marker = _ANSWER_KEY_CASED.search(text) or _ANSWER_KEY.search(text)
     located = unit.part if unit.kind == "code-comment" else None
@@ -1209,6 +1341,6 @@ def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -
     negative = _NEGATIVE.search(text)
     if marker is not None:
         return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
-    if negative is not None and relation.kind in ("defect", "block"):
+    if negative is not None and relation.kind in ("defect", "block") and not _APPEARANCE.search(text):
         return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")
     return None

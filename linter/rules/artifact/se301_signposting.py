@@ -29,9 +29,19 @@ class Signposting(Rule):
       weigh more, and they must cover the phrase), by a container noun of
       the block holding a defect ("the evidence column", "these rows", "the
       retry loop", a possessor as in "the test job's settings") or the
-      heading of its section ("the action items"), or by
-      deixis ("one of these", "here", "somewhere in this report"), which
-      refers to the artifact as a whole.
+      heading of its section ("the action items"), by its place next to
+      the sentence's own part ("see the row above" in a cell, "the
+      controls above"), or by deixis ("one of these", "here", "somewhere
+      in this report"), which refers to the artifact as a whole.
+
+    Doubt that sets a part's appearance against its reality ("not as solid
+    as it reads", "looks better than it probably is", "something smells
+    off", "doesn't sit right") tells that a flaw exists whatever part it
+    names, even one that holds no defect (the headline figure a flawed
+    configuration produced): it is an error too. Doubt about a plan or a
+    third party ("I doubt the partner will change their format") is not
+    of that kind, nor is reassurance ("the rerun is not as bad as it
+    sounds").
 
     A sentence the patterns of scrutiny and doubt do not read is also read
     by its words (the *stance* score): a linear model over the average of
@@ -66,7 +76,12 @@ class Signposting(Rule):
     Without any defect quote found in the artifact nothing can be related,
     and the list's phrases are errors as they stand. `[signposting] allow`
     exempts occurrences inside an allowed phrase. Comments, link titles and
-    alt text are judged by SE304. How well this reads meaning is measured on
+    alt text are judged by SE304 first: one that tells or marks the flaw is
+    an answer key; one that only points at it (`# double-check this one`
+    on the defect's code line, `<!-- reviewers: the fix block is where the
+    retest should focus -->`) is an SE301 error, and one that points
+    elsewhere is not reported (`# see RETRY.md` on the defect's line is a
+    plain pointer to another file). How well this reads meaning is measured on
     a labelled set (benchmarks/judgement/, `python
     benchmarks/judgement_eval.py`); `skill-eval review` asks a configured
     model for a second opinion.

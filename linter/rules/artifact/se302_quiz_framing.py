@@ -15,7 +15,16 @@ class QuizFraming(Rule):
     job is to", "can you", a question) whose object is a fault or a
     shortfall ("what is wrong", "which criterion is not actually proven",
     "the clause the Customer should refuse", "what would be lost", "where
-    this closeout falls short", "the line that will bite us"). A request
+    this closeout falls short", "the line that will bite us"). The task
+    may sit anywhere in the sentence and look like ordinary work: a verb
+    of finding or telling at a clause's start ("Walk through the config
+    and call out whatever would make the comparison unfair", "Draft the
+    sign-off after working out which control result you can't stand
+    behind") or a piece of writing whose content is a selection ("Write up
+    which action items you would reopen", "Leave a review that names the
+    setting which weakens branch protection"); it is a quiz when that
+    selection presupposes a fault (not to be trusted, not safe, missed, to
+    reopen, still open). A request
     for the work itself ("Please post the closeout verdict", "approve or
     request changes") is not a quiz. A fault that is closed or conditional
     ("the bug was fixed in 2.4", "if a value is incorrect, the importer
