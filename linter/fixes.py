@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -30,6 +31,9 @@ from typing import NamedTuple
 
 from .diagnostics import Diagnostic, Fix, TextEdit
 from .textfile import Position
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
 
 
 class Selected(NamedTuple):
@@ -45,18 +49,14 @@ class Selected(NamedTuple):
         return sum(len(diagnostics) for _fix, diagnostics in self.fixes)
 
 
-def _range(edit: TextEdit) -> tuple[tuple[int, int], tuple[int, int]]:
-    return (edit.span.start.line, edit.span.start.column), (edit.span.end.line, edit.span.end.column)
-
-
 def edits_conflict(first: TextEdit, second: TextEdit) -> bool:
     """Whether two edits of one file cannot both be made unambiguously."""
-    if first.span.path != second.span.path:
+    a, b = first.span, second.span
+    if a.path != b.path:
         return False
-    (a_start, a_end), (b_start, b_end) = _range(first), _range(second)
-    if a_start == a_end and b_start == b_end:
-        return a_start == b_start  # two insertions at one place
-    return a_start < b_end and b_start < a_end
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start  # two insertions at one place
+    return a.start < b.end and b.start < a.end
 
 
 def select_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> Selected:
@@ -93,20 +93,8 @@ def safe_edits(diagnostics: Iterable[Diagnostic]) -> list[TextEdit]:
 def _line_starts(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of each line of ``text`` without its break
     (CRLF, CR and LF each end a line)."""
-    lines = []
-    start = 0
-    length = len(text)
-    position = 0
-    while True:
-        cr = text.find("\r", position)
-        lf = text.find("\n", position)
-        if cr == -1 and lf == -1:
-            lines.append((start, length))
-            return lines
-        end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
-        lines.append((start, end))
-        position = end + (2 if text.startswith("\r\n", end) else 1)
-        start = position
+    breaks = [match.span() for match in _LINE_BREAK.finditer(text)]
+    return list(zip([0, *(end for _start, end in breaks)], [*(start for start, _end in breaks), len(text)]))
 
 
 def _offset(lines: list[tuple[int, int]], position: Position) -> int:
@@ -119,12 +107,8 @@ def _offset(lines: list[tuple[int, int]], position: Position) -> int:
 
 def _line_break(text: str) -> str:
     """The file's own line break: that of its first line (``\\n`` if none)."""
-    for index, character in enumerate(text):
-        if character == "\r":
-            return "\r\n" if text.startswith("\r\n", index) else "\r"
-        if character == "\n":
-            return "\n"
-    return "\n"
+    found = _LINE_BREAK.search(text)
+    return found.group() if found else "\n"
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
@@ -168,7 +152,7 @@ class Planned(NamedTuple):
     text before, text after)``; how many diagnostics that fixes; the files
     left out (unreadable now, not UTF-8, outside the workspace)."""
 
-    changes: dict[Path, tuple[str, bytes, str, str]]
+    changes: dict[Path, tuple[tuple[Path, Path], bytes, str, str]]
     fixed: int
     skipped: list[Path]
 
@@ -197,28 +181,21 @@ def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsaf
     limit); a fix is taken only when every file it edits was read and every
     edit lies within its text."""
     selected = select_fixes(diagnostics, unsafe)
-    texts: dict[Path, tuple[str, bytes, str]] = {}
+    texts: dict[Path, tuple[tuple[Path, Path], bytes, str]] = {}
     skipped: list[Path] = []
     for path in selected.edits:
         found = _read(path, sessions)
-        try:
-            if found is None:
-                raise ValueError
-            real, raw = found
-            bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
-            texts[path] = (real, bom, raw[len(bom):].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        if found is None:
             skipped.append(path)
+        else:
+            texts[path] = found
     applicable = [(fix, found) for fix, found in selected.fixes
                   if all(edit.span.path in texts and _within(texts[edit.span.path][2], edit) for edit in fix.edits)]
     by_file: dict[Path, list[TextEdit]] = {}
     for fix, _found in applicable:
         for edit in fix.edits:
             by_file.setdefault(edit.span.path, []).append(edit)
-    changes = {}
-    for path, edits in by_file.items():
-        real, bom, text = texts[path]
-        changes[path] = (real, bom, text, apply_edits(text, edits))
+    changes = {path: (*texts[path], apply_edits(texts[path][2], edits)) for path, edits in by_file.items()}
     return Planned(changes, sum(len(found) for _fix, found in applicable), skipped)
 
 
@@ -235,21 +212,23 @@ def _within(text: str, edit: TextEdit) -> bool:
     return True
 
 
-def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes] | None:
-    """``((root, path), bytes)`` of ``path`` when it is, now, a regular file
-    inside the workspace ``root`` of one of ``sessions`` (links inside it
-    followed) and within its size limit; else ``None``. Read afresh, below
-    the root only (:class:`~skill_eval.linter.reader.SealedRoot`: a file or
-    folder swapped for a link out since the lint is not read): the lint's
-    walk may be out of date by now."""
+def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes, str] | None:
+    """``((root, path), BOM, text)`` of ``path`` when it is, now, a regular
+    UTF-8 file inside the workspace ``root`` of one of ``sessions`` (links
+    inside it followed) and within its size limit; else ``None``. Read
+    afresh, below the root only (:class:`~skill_eval.linter.reader.SealedRoot`:
+    a file or folder swapped for a link out since the lint is not read): the
+    lint's walk may be out of date by now."""
     from .reader import read_regular_file
 
     for session in sessions:
         root = session.root
         if path == root or root in path.parents:
             try:
-                return (root, path), read_regular_file(path, session.config.max_file_size, root)
-            except (OSError, ValueError):
+                raw = read_regular_file(path, session.config.max_file_size, root)
+                bom = _BOM if raw.startswith(_BOM) else b""
+                return (root, path), bom, raw[len(bom):].decode("utf-8")
+            except (OSError, ValueError):  # a UnicodeDecodeError is a ValueError
                 return None
     return None
 
