@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -27,26 +28,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .textfile import TextDocument
 
-__all__ = [
-    "AmbiguousHeading",
-    "FrontMatter",
-    "Heading",
-    "HeadingNotFound",
-    "MarkdownDocument",
-    "ProseBlock",
-    "Window",
-    "block_tokens",
-    "extract_skill_section",
-    "markdown_of",
-    "normalize_heading_text",
-    "parse_markdown",
-]
+__all__ = ["AmbiguousHeading", "FrontMatter", "Heading", "HeadingNotFound", "MarkdownDocument", "ProseBlock",
+           "Window", "block_tokens", "extract_skill_section", "markdown_of", "normalize_heading_text",
+           "parse_markdown"]
 
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _FRONT_MATTER_OPEN = re.compile(r"^---[ \t]*$")
 _DIRECTIVE = re.compile(r"<!--\s*skill-eval:\s*(disable-file|disable)\b([^>]*?)-->", re.IGNORECASE)
 _CODE = re.compile(r"\bSE\d{3}\b")
 _MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
+_ESCAPABLE = frozenset("\\`*_[]<>&!#")
+_WORD = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=1)
@@ -59,11 +51,9 @@ def _parser() -> "MarkdownIt":
 
 
 def block_tokens(text: str) -> list["Token"]:
-    """The block tokens of ``text`` by :func:`_parser`, without the inline
-    pass (its ``inline`` tokens have no children): the line ranges (``.map``)
-    of headings, paragraphs, lists, tables, quotes, code and HTML blocks,
-    ~2.5x cheaper than :func:`parse_markdown`'s full parse. The phrase rules
-    and the judgement of SE301-SE304 read an artifact's blocks this way."""
+    """The block tokens of ``text`` without the inline pass (``inline``
+    tokens have no children): the blocks' ``.map`` line ranges, cheaper than
+    :func:`parse_markdown`'s full parse (docs/performance.md)."""
     from markdown_it.rules_core import StateCore, block, normalize
 
     state = StateCore(text, _parser(), {})
@@ -154,11 +144,6 @@ class AmbiguousHeading(LookupError):
         self.paths = usable
 
 
-def normalize_whitespace(text: str) -> str:
-    """Collapse whitespace runs to one space and trim."""
-    return " ".join(text.split())
-
-
 def _nfc(text: str) -> str:
     """``text`` in Unicode normalization form C (composed): a heading typed
     as "Re\u0301sume\u0301" (NFD, as some editors and macOS file names
@@ -177,7 +162,7 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(" ")
         elif token.type == "image":
             parts.append(_plain_text(token.children or ()))
-    return _nfc(normalize_whitespace("".join(parts)))
+    return _nfc(" ".join("".join(parts).split()))
 
 
 def _prose_text(children: Iterable["Token"]) -> str:
@@ -208,9 +193,6 @@ def inline_code_spans(text: str) -> list[str]:
     return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
 
 
-_WORD = re.compile(r"\w+")
-
-
 def _words(text: str) -> list[str]:
     """The casefolded words of a heading's plain text (numbers are words)."""
     return _WORD.findall(text.casefold())
@@ -224,10 +206,10 @@ def heading_rank(wanted: str, plain: str, score: float) -> tuple:
     number (its first number), the fuzzy ``score``, then the heading's text so
     that equal meaning never falls back on file order."""
     wanted_words = _words(wanted.split(" > ")[-1])
-    words = set(_words(plain.split(" > ")[-1]))
+    words = _words(plain.split(" > ")[-1])
     share = sum(word in words for word in wanted_words) / len(wanted_words) if wanted_words else 0.0
     number = next((word for word in wanted_words if word.isdigit()), None)
-    same_number = number is not None and next((w for w in _words(plain.split(" > ")[-1]) if w.isdigit()), None) == number
+    same_number = number is not None and next((w for w in words if w.isdigit()), None) == number
     return (-share, not same_number, -score, plain.casefold(), plain)
 
 
@@ -240,36 +222,9 @@ def normalize_heading_text(text: str) -> str:
     """
     text = _nfc(text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
-        return normalize_whitespace(text)
+        return " ".join(text.split())
     tokens = _parser().parseInline(text)
     return _plain_text(tokens[0].children or ()) if tokens else ""
-
-
-_ESCAPABLE = frozenset("\\`*_[]<>&!#")
-
-
-def heading_reference(text: str, code_spans: Sequence[str] = ()) -> str:
-    """A form of a heading's plain ``text`` that :func:`normalize_heading_text`
-    maps back to ``text`` and that holds no unescaped `` > `` (see
-    :meth:`MarkdownDocument.reference_of`)."""
-    if " > " not in text and normalize_heading_text(text) == text:
-        return text
-    if code_spans and " > " not in text:
-        rebuilt, rest = [], text
-        for content in code_spans:
-            at = rest.find(content.strip()) if content.strip() else -1
-            if at < 0:
-                break
-            fence = "``" if "`" in content else "`"
-            pad = " " if content.strip().startswith("`") or content.strip().endswith("`") else ""
-            rebuilt.append(rest[:at] + f"{fence}{pad}{content.strip()}{pad}{fence}")
-            rest = rest[at + len(content.strip()):]
-        else:
-            candidate = "".join(rebuilt) + rest
-            if normalize_heading_text(candidate) == text:
-                return candidate
-    escaped = "".join("\\" + c if c in _ESCAPABLE else c for c in text)
-    return escaped if normalize_heading_text(escaped) == text else text
 
 
 def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
@@ -297,13 +252,15 @@ class MarkdownDocument:
         front_matter: FrontMatter | None,
         headings: tuple[Heading, ...],
         blocks: tuple[ProseBlock, ...],
-        directives: tuple[Directive, ...] = (),
+        directives: tuple[Directive, ...],
     ) -> None:
         self.text = text
         self.front_matter = front_matter
         self.headings = headings
         self.blocks = blocks
         self.directives = directives
+        self._windows: dict[Heading, Window] = {}
+        self._found: dict[str, list[Heading]] = {}
 
     def __repr__(self) -> str:
         return f"MarkdownDocument({len(self.headings)} headings, {len(self.blocks)} blocks)"
@@ -329,44 +286,30 @@ class MarkdownDocument:
         """The section of ``heading``: its line through the line before the next
         heading of the same or a higher level, or the end of the file.
 
-        One :class:`Window` per heading and document (the probes of a step
-        share it, and with it its prose and the words found in it)."""
+        Trailing blank lines are left out. One :class:`Window` per heading and
+        document (the probes of a step share it, and the words found in it)."""
         window = self._windows.get(heading)
         if window is None:
-            window = self._windows[heading] = self._window(heading)
+            later = (h.line - 1 for h in self.headings[heading.index + 1 :] if h.level <= heading.level)
+            end_line = next(later, self.line_count)
+            while end_line > heading.end_line and not self.lines[end_line - 1].strip():
+                end_line -= 1
+            window = self._windows[heading] = Window(self, heading, heading.line, end_line)
         return window
-
-    @cached_property
-    def _windows(self) -> dict[Heading, "Window"]:
-        return {}
-
-    def _window(self, heading: Heading) -> "Window":
-        end_line = self.line_count
-        for later in self.headings[heading.index + 1 :]:
-            if later.level <= heading.level:
-                end_line = later.line - 1
-                break
-        while end_line > heading.end_line and not self.lines[end_line - 1].strip():
-            end_line -= 1
-        return Window(self, heading, heading.line, end_line)
 
     def find_headings(self, step_heading: str) -> list[Heading]:
         """Headings matching ``step_heading`` (exact text, or a ``Parent > Child`` path).
 
         Answered from an index of the headings by text and remembered per
-        query, so that :attr:`heading_paths` stays linear: a SKILL.md of
-        15,000 identical headings made it search every heading for every
-        heading (it never finished). The list is shared: do not change it."""
+        query (at most 4,096: a language server sees every value typed), so
+        that :attr:`heading_paths` stays linear. The list is shared: do not
+        change it."""
         found = self._found.get(step_heading)
         if found is None:
             if len(self._found) >= 4096:
-                self._found.clear()  # a language server's document sees every step_heading typed
+                self._found.clear()
             found = self._found[step_heading] = self._find_headings(step_heading)
         return found
-
-    @cached_property
-    def _found(self) -> dict[str, list[Heading]]:
-        return {}
 
     @cached_property
     def _by_text(self) -> dict[str, list[Heading]]:
@@ -396,11 +339,8 @@ class MarkdownDocument:
             return list(self._by_ancestor_and_text.get((parts[0], parts[1]), ()))
         found = []
         for heading in self._by_text.get(parts[-1], ()):
-            remaining = list(reversed(parts[:-1]))
-            for ancestor in self.ancestors(heading):
-                if remaining and ancestor.text == remaining[0]:
-                    remaining.pop(0)
-            if not remaining:
+            ancestors = iter([ancestor.text for ancestor in self.ancestors(heading)])
+            if all(part in ancestors for part in reversed(parts[:-1])):  # in order, nearest first
                 found.append(heading)
         return found
 
@@ -430,7 +370,26 @@ class MarkdownDocument:
         spans (`` `<details>` ``, `` `__init__` ``), else with markdown's
         special characters backslash-escaped. A part never holds an unescaped
         `` > `` (which would split a path)."""
-        return heading_reference(heading.text, heading.code_spans)
+        text = heading.text
+        if " > " not in text and normalize_heading_text(text) == text:
+            return text
+        if heading.code_spans and " > " not in text:
+            rebuilt, rest = [], text
+            for content in heading.code_spans:
+                span = content.strip()
+                at = rest.find(span) if span else -1
+                if at < 0:
+                    break
+                fence = "``" if "`" in content else "`"
+                pad = " " if span.startswith("`") or span.endswith("`") else ""
+                rebuilt.append(rest[:at] + f"{fence}{pad}{span}{pad}{fence}")
+                rest = rest[at + len(span):]
+            else:
+                candidate = "".join(rebuilt) + rest
+                if normalize_heading_text(candidate) == text:
+                    return candidate
+        escaped = "".join("\\" + c if c in _ESCAPABLE else c for c in text)
+        return escaped if normalize_heading_text(escaped) == text else text
 
     def _names_only(self, step_heading: str, heading: Heading) -> bool:
         found = self.find_headings(step_heading)
@@ -444,8 +403,6 @@ class MarkdownDocument:
         references = [self.reference_of(a) for a in ancestors]
         # the fewest ancestors first, nearer ones first among equals: one
         # ancestor ("Parent > Child"), then two, ... up to the whole chain
-        from itertools import combinations
-
         for size in range(1, len(ancestors) + 1):
             for chosen in combinations(range(len(ancestors)), size):
                 parts = [references[i] for i in sorted(chosen, reverse=True)]
@@ -457,32 +414,22 @@ class MarkdownDocument:
                 return candidate if self._names_only(candidate, heading) else None
         return None
 
-    def plain_path(self, path: str) -> str:
-        """A path as its headings' plain texts (for comparing with what a
-        person typed)."""
-        return " > ".join(normalize_heading_text(part) for part in path.split(" > "))
-
     def suggest_headings(self, step_heading: str, limit: int = 3) -> list[str]:
         """Close headings for a ``step_heading`` that matches none, best first,
         each as a ``step_heading`` that names exactly that heading.
 
-        A case-insensitive equal text comes first. The other candidates are
-        the headings whose rapidfuzz WRatio is at least 60 and either within 8
-        points of the best one or holding most of the step's words. They are
-        ranked by meaning (:func:`heading_rank`): the share of the step's words
-        (its number counts as one) the heading holds, then whether it has the
-        step's number, then the WRatio, then the heading's text; file order
-        never decides (`Step 3: Check the tests` ranks `Step 3: Check that
-        tests cover the change` above `Step 1: Read the diff for behaviour
-        changes`, which WRatio scores the same). Headings are compared by their
-        plain text; a heading no form names alone is never suggested."""
+        A case-insensitive equal text comes first, then the headings whose
+        rapidfuzz WRatio is at least 60 and either within 8 points of the best
+        or holding most of the step's words, ranked by :func:`heading_rank`
+        (never by file order). Headings are compared by their plain text; one
+        that no form names alone is never suggested."""
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
         plain_of: dict[str, str] = {}
         for path in self.heading_paths:
             if path is not None:
-                plain_of.setdefault(path, self.plain_path(path))
+                plain_of.setdefault(path, " > ".join(map(normalize_heading_text, path.split(" > "))))
         references = list(plain_of)
         plains = [plain_of[r] for r in references]
         exact = [r for r, plain in zip(references, plains) if plain.casefold() == wanted.casefold()]
@@ -517,17 +464,10 @@ class MarkdownDocument:
                     found.append((number, block.kind))
         return found
 
-    def blocks_between(self, start_line: int, end_line: int) -> list[ProseBlock]:
-        """Blocks that start within the 1-based inclusive line range."""
-        return [b for b in self.blocks if start_line <= b.start_line <= end_line]
-
     def is_suppressed(self, code: str, line: int) -> bool:
         """Whether a directive disables ``code`` on ``line`` (or in the whole file)."""
-        for directive in self.directives:
-            if code in directive.codes or "ALL" in directive.codes:
-                if directive.whole_file or directive.line == line - 1:
-                    return True
-        return False
+        return any((code in directive.codes or "ALL" in directive.codes)
+                   and (directive.whole_file or directive.line == line - 1) for directive in self.directives)
 
 
 class Window:
@@ -539,17 +479,20 @@ class Window:
         self.heading = heading
         self.start_line = start_line
         self.end_line = end_line
+        self._mentioned: dict[tuple[str, bool], bool] = {}
 
     def __repr__(self) -> str:
         return f"Window({self.heading.text!r}, lines {self.start_line}-{self.end_line})"
 
     @property
     def text(self) -> str:
+        """The window's lines."""
         return "\n".join(self.document.lines[self.start_line - 1 : self.end_line])
 
-    @property
+    @cached_property
     def blocks(self) -> list[ProseBlock]:
-        return self.document.blocks_between(self.start_line, self.end_line)
+        """The document's blocks that start within the window."""
+        return [b for b in self.document.blocks if self.start_line <= b.start_line <= self.end_line]
 
     @cached_property
     def prose(self) -> str:
@@ -557,11 +500,9 @@ class Window:
         return "\n".join(b.text for b in self.blocks if b.kind == "prose")
 
     def has_prose_besides_heading(self) -> bool:
-        return self._has_prose_besides_heading
-
-    @cached_property
-    def _has_prose_besides_heading(self) -> bool:
-        return any(b.kind == "prose" and b.start_line > self.heading.end_line and b.text.strip() for b in self.blocks)
+        """Whether a prose block below the heading holds any text."""
+        below = self.heading.end_line
+        return any(b.kind == "prose" and b.start_line > below and b.text.strip() for b in self.blocks)
 
     def mentions(self, word: str, ignore_case: bool = False) -> bool:
         """Whether ``word`` occurs as a whole word in the window's prose,
@@ -572,10 +513,6 @@ class Window:
         if found is None:
             found = self._mentioned[key] = has_whole_word(self.prose, word, ignore_case)
         return found
-
-    @cached_property
-    def _mentioned(self) -> dict[tuple[str, bool], bool]:
-        return {}
 
 
 def has_whole_word(text: str, word: str, ignore_case: bool = False) -> bool:
@@ -624,28 +561,26 @@ def parse_markdown(text: str) -> MarkdownDocument:
     blocks: list[ProseBlock] = []
     directives: list[Directive] = []
     stack: list[Heading] = []
-    pending_level = pending_end = 0
-    for token in tokens:
-        kind = token.type
-        if kind == "heading_open":
-            pending_level = int(token.tag[1])
-            pending_end = token.map[1] if token.map else 0
-        elif kind == "inline" and token.map:
-            start, end = token.map[0] + 1, token.map[1]
-            content = token.content
-            if pending_level:
-                while stack and stack[-1].level >= pending_level:
+    for index, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        start, end = token.map[0] + 1, token.map[1]
+        if token.type == "inline":
+            opener = tokens[index - 1]  # heading_open, inline, heading_close
+            if opener.type == "heading_open":
+                level = int(opener.tag[1])
+                while stack and stack[-1].level >= level:
                     stack.pop()
                 first_line = lines[start - 1]
-                first_content = content.split("\n", 1)[0].strip()
+                first_content = token.content.split("\n", 1)[0].strip()
                 column = first_line.find(first_content) + 1 if first_content else len(first_line) + 1
                 if column <= 0:
                     column = len(first_line) - len(first_line.lstrip()) + 1
                 heading = Heading(
-                    level=pending_level,
+                    level=level,
                     text=_plain_text(token.children or ()),
                     line=start,
-                    end_line=max(pending_end, start),
+                    end_line=opener.map[1],  # a setext heading's underline
                     column=column,
                     end_column=column + len(first_content),
                     index=len(headings),
@@ -654,15 +589,14 @@ def parse_markdown(text: str) -> MarkdownDocument:
                 )
                 headings.append(heading)
                 stack.append(heading)
-                pending_level = 0
-            if "<!--" in content:
-                directives.extend(_directives_in(content, start))
+            if "<!--" in token.content:
+                directives.extend(_directives_in(token.content, start))
             blocks.append(ProseBlock("prose", start, max(end, start), _prose_text(token.children or ())))
-        elif kind in ("fence", "code_block") and token.map:
-            blocks.append(ProseBlock("code", token.map[0] + 1, token.map[1], token.content))
-        elif kind == "html_block" and token.map:
-            directives.extend(_directives_in(token.content, token.map[0] + 1))
-            blocks.append(ProseBlock("html", token.map[0] + 1, token.map[1], token.content))
+        elif token.type in ("fence", "code_block"):
+            blocks.append(ProseBlock("code", start, end, token.content))
+        elif token.type == "html_block":
+            directives.extend(_directives_in(token.content, start))
+            blocks.append(ProseBlock("html", start, end, token.content))
     return MarkdownDocument(text, front_matter, tuple(headings), tuple(blocks), tuple(directives))
 
 
