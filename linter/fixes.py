@@ -1,22 +1,17 @@
 """Applying fixes: one applier for ``skill-eval-lint --fix`` and the editor's
-"fix all" (the editor's quick fixes carry one fix's edits as they are).
+"fix all" (a quick fix carries one fix's edits as they are).
 
-Which fixes (:func:`select_fixes`): the first safe fix of each diagnostic
-(with ``unsafe``, ``--unsafe-fixes``: its first fix, safe or not: a rule
-lists its fixes best first, e.g. SE101's closest heading), in the
-diagnostics' order, taken whole or not at all: a fix is left out when
-one of its edits conflicts with an edit of a fix already taken (or with
-another of its own edits); a fix identical to one taken (two findings that
-the same edit resolves) is taken once and resolves both. Two edits conflict
-when their ranges overlap, or both insert at one place (which goes first
-would be a guess); an insertion at either end of a replaced range does not
-conflict. What was left out is fixed by a later pass, once the fixes taken
-are in the file (the CLI re-lints and applies again), or stays reported.
+:func:`select_fixes` takes the first safe fix of each diagnostic (``unsafe``:
+its first fix; a rule lists its fixes best first), in the diagnostics' order,
+whole or not at all: a fix is left out when one of its edits conflicts with an
+edit taken or with another of its own (overlapping ranges, or two insertions at
+one place; an insertion at either end of a replaced range does not conflict),
+and a fix identical to one taken resolves its diagnostic too. What is left out
+is fixed by a later pass (the CLI re-lints and applies again) or stays reported.
 
-How (:func:`apply_edits`, :func:`apply_fixes`): edits are made on the file's
-text as it is on disk, with its own line endings (positions count lines as
-the engine does: CRLF, CR and LF each end one) and byte-order mark; a line
-break inside an edit's new text is written as the file's own.
+:func:`apply_edits` edits the text as on disk, with its own line endings (CRLF,
+CR and LF each end one line, as in the engine) and byte-order mark; a line
+break in an edit's new text is written as the file's own.
 """
 
 from __future__ import annotations
@@ -42,11 +37,6 @@ class Selected(NamedTuple):
 
     fixes: list[tuple[Fix, list[Diagnostic]]]
     edits: dict[Path, list[TextEdit]]
-
-    @property
-    def resolved(self) -> int:
-        """How many diagnostics the fixes resolve."""
-        return sum(len(diagnostics) for _fix, diagnostics in self.fixes)
 
 
 def edits_conflict(first: TextEdit, second: TextEdit) -> bool:
@@ -148,7 +138,7 @@ class Applied(NamedTuple):
 
 
 class Planned(NamedTuple):
-    """What :func:`apply_fixes` would write: per file, ``(real path, BOM,
+    """What :func:`apply_fixes` would write: per file, ``((root, path), BOM,
     text before, text after)``; how many diagnostics that fixes; the files
     left out (unreadable now, not UTF-8, outside the workspace)."""
 
