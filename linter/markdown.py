@@ -1,13 +1,10 @@
 """CommonMark structure of SKILL.md and output-spec.md, from markdown-it-py tokens.
 
-Headings come from the token stream and its ``.map`` line ranges, never from a
-regex over lines: a ``#`` line inside fenced or indented code, an HTML block or
-the YAML front matter is not a heading, and setext headings exist.
-
-The front matter is split off before markdown-it sees the text (its lines are
-blanked so that every line number stays true). It closes only at a line that
-is exactly ``---`` or ``...`` at column 0: an indented ``---`` inside a YAML
-block scalar, or a ``---`` inside a value, never ends it.
+Headings come from the tokens and their ``.map`` line ranges, never from a regex
+over lines (a ``#`` line in code, HTML or front matter is no heading; setext
+headings exist). The front matter is split off first, its lines blanked so that
+line numbers stay true; it closes only at a line that is exactly ``---`` or
+``...`` at column 0.
 """
 
 from __future__ import annotations
@@ -144,15 +141,6 @@ class AmbiguousHeading(LookupError):
         self.paths = usable
 
 
-def _nfc(text: str) -> str:
-    """``text`` in Unicode normalization form C (composed): a heading typed
-    as "Re\u0301sume\u0301" (NFD, as some editors and macOS file names
-    write it) is the same heading as "Résumé"."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
-        return text
-    return unicodedata.normalize("NFC", text)
-
-
 def _plain_text(children: Iterable["Token"]) -> str:
     parts: list[str] = []
     for token in children:
@@ -162,7 +150,7 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(" ")
         elif token.type == "image":
             parts.append(_plain_text(token.children or ()))
-    return _nfc(" ".join("".join(parts).split()))
+    return unicodedata.normalize("NFC", " ".join("".join(parts).split()))
 
 
 def _prose_text(children: Iterable["Token"]) -> str:
@@ -193,20 +181,14 @@ def inline_code_spans(text: str) -> list[str]:
     return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
 
 
-def _words(text: str) -> list[str]:
-    """The casefolded words of a heading's plain text (numbers are words)."""
-    return _WORD.findall(text.casefold())
-
-
 def heading_rank(wanted: str, plain: str, score: float) -> tuple:
     """How well a heading's plain text ``plain`` answers a ``step_heading``
     (plain text ``wanted``) that named no heading, as a sort key (smaller is
-    better): the share of ``wanted``'s words the heading holds (a path's last
-    part counts: the step's own heading), whether it carries the step's
-    number (its first number), the fuzzy ``score``, then the heading's text so
-    that equal meaning never falls back on file order."""
-    wanted_words = _words(wanted.split(" > ")[-1])
-    words = _words(plain.split(" > ")[-1])
+    better): the share of the words of ``wanted``'s last part the heading's
+    last part holds, whether it carries the step's (first) number, the fuzzy
+    ``score``, then the heading's text (so never file order)."""
+    wanted_words = _WORD.findall(wanted.split(" > ")[-1].casefold())
+    words = _WORD.findall(plain.split(" > ")[-1].casefold())
     share = sum(word in words for word in wanted_words) / len(wanted_words) if wanted_words else 0.0
     number = next((word for word in wanted_words if word.isdigit()), None)
     same_number = number is not None and next((w for w in words if w.isdigit()), None) == number
@@ -214,13 +196,10 @@ def heading_rank(wanted: str, plain: str, score: float) -> tuple:
 
 
 def normalize_heading_text(text: str) -> str:
-    """Normalize a heading written by a person (e.g. a ``step_heading`` value).
-
-    Leading ``#`` marks are ignored; inline markup is rendered to plain text
-    exactly as a SKILL.md heading's is; both are compared in Unicode NFC
-    (fixture-format.md compares quotes the same way).
-    """
-    text = _nfc(text.strip().lstrip("#").strip())
+    """A heading written by a person (a ``step_heading`` part) as plain text:
+    leading ``#`` marks dropped, inline markup rendered as a SKILL.md
+    heading's is, in Unicode NFC (as "Re\u0301sume\u0301" is "Résumé")."""
+    text = unicodedata.normalize("NFC", text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
         return " ".join(text.split())
     tokens = _parser().parseInline(text)
@@ -267,10 +246,12 @@ class MarkdownDocument:
 
     @cached_property
     def lines(self) -> list[str]:
+        """The text's lines, without their breaks."""
         return self.text.split("\n")
 
     @property
     def line_count(self) -> int:
+        """How many lines the text has."""
         return len(self.lines)
 
     def ancestors(self, heading: Heading) -> list[Heading]:
@@ -283,11 +264,9 @@ class MarkdownDocument:
         return chain
 
     def window(self, heading: Heading) -> "Window":
-        """The section of ``heading``: its line through the line before the next
-        heading of the same or a higher level, or the end of the file.
-
-        Trailing blank lines are left out. One :class:`Window` per heading and
-        document (the probes of a step share it, and the words found in it)."""
+        """The section of ``heading``: its line through the last non-blank line
+        before the next heading of the same or a higher level. One
+        :class:`Window` per heading (the probes of a step share it)."""
         window = self._windows.get(heading)
         if window is None:
             later = (h.line - 1 for h in self.headings[heading.index + 1 :] if h.level <= heading.level)
@@ -298,12 +277,9 @@ class MarkdownDocument:
         return window
 
     def find_headings(self, step_heading: str) -> list[Heading]:
-        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child`` path).
-
-        Answered from an index of the headings by text and remembered per
-        query (at most 4,096: a language server sees every value typed), so
-        that :attr:`heading_paths` stays linear. The list is shared: do not
-        change it."""
+        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child``
+        path), from indexes by text, remembered for the last 4,096 queries
+        (:attr:`heading_paths` stays linear). The list is shared: do not change it."""
         found = self._found.get(step_heading)
         if found is None:
             if len(self._found) >= 4096:
@@ -330,6 +306,7 @@ class MarkdownDocument:
         return index
 
     def _find_headings(self, step_heading: str) -> list[Heading]:
+        """:meth:`find_headings`, not remembered."""
         wanted = normalize_heading_text(step_heading)
         matches = list(self._by_text.get(wanted, ()))
         if matches or " > " not in step_heading:
@@ -345,12 +322,9 @@ class MarkdownDocument:
         return found
 
     def path_of(self, heading: Heading) -> str | None:
-        """The shortest ``step_heading`` that names ``heading`` and no other
-        heading: its text when that is unique, else a ``Parent > Child``
-        path. Each part is written so that it normalizes back to its
-        heading's text (:meth:`reference_of`). ``None`` when no form tells
-        the heading apart (two headings with equal text under ancestors with
-        equal texts)."""
+        """The shortest ``step_heading`` that names ``heading`` alone: its text
+        when unique, else a ``Parent > Child`` path of :meth:`reference_of`
+        parts; ``None`` when no form tells the heading apart."""
         index = heading.index
         if 0 <= index < len(self.headings) and self.headings[index] == heading:
             return self.heading_paths[index]
@@ -358,18 +332,13 @@ class MarkdownDocument:
 
     @cached_property
     def heading_paths(self) -> tuple[str | None, ...]:
-        """:meth:`path_of` of every heading, by index: computed once per
-        document (each path searches the headings, and every misanchored probe
-        of a skill offers all of them as suggestions)."""
+        """:meth:`path_of` of every heading, by index, computed once per document."""
         return tuple(self._path_of(heading) for heading in self.headings)
 
     def reference_of(self, heading: Heading) -> str:
-        """A ``step_heading`` part that :func:`normalize_heading_text` maps to
-        ``heading.text``: the text itself when it survives normalization
-        (most do), else the text with its code spans written back as code
-        spans (`` `<details>` ``, `` `__init__` ``), else with markdown's
-        special characters backslash-escaped. A part never holds an unescaped
-        `` > `` (which would split a path)."""
+        """A ``step_heading`` part, without an unescaped `` > ``, that
+        :func:`normalize_heading_text` maps to ``heading.text``: the text, else
+        with its code spans written back, else with markup characters escaped."""
         text = heading.text
         if " > " not in text and normalize_heading_text(text) == text:
             return text
@@ -392,10 +361,12 @@ class MarkdownDocument:
         return escaped if normalize_heading_text(escaped) == text else text
 
     def _names_only(self, step_heading: str, heading: Heading) -> bool:
+        """Whether ``step_heading`` names ``heading`` and no other heading."""
         found = self.find_headings(step_heading)
         return len(found) == 1 and found[0] is heading
 
     def _path_of(self, heading: Heading) -> str | None:
+        """:meth:`path_of`, computed."""
         own = self.reference_of(heading)
         if self._names_only(own, heading):
             return own
@@ -446,12 +417,9 @@ class MarkdownDocument:
         return (exact + [reference for _rank, reference in ranked])[:limit]
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
-        """``(line, block kind)`` of the lines inside code or HTML blocks that
-        read like the heading ``step_heading`` names (``## Step 3`` in a
-        fenced example): text a person took for a heading, which CommonMark
-        does not make one."""
-        last = step_heading.split(" > ")[-1]
-        wanted = normalize_heading_text(last)
+        """``(line, block kind)`` of the lines in code or HTML blocks that read
+        like the heading ``step_heading`` names (``## Step 3`` in a fenced example)."""
+        wanted = normalize_heading_text(step_heading.split(" > ")[-1])
         if not wanted:
             return []
         found = []
