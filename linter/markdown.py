@@ -214,12 +214,11 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
     lines = text.split("\n")
     if not _FRONT_MATTER_OPEN.match(lines[0]):
         return None, text
-    for index in range(1, len(lines)):
-        if _FRONT_MATTER_CLOSE.match(lines[index]):
-            front = FrontMatter("\n".join(lines[1:index]), 1, index + 1)
-            body = "\n" * (index + 1) + "\n".join(lines[index + 1 :])
-            return front, body
-    return FrontMatter("\n".join(lines[1:]), 1, None), text
+    close = next((index for index in range(1, len(lines)) if _FRONT_MATTER_CLOSE.match(lines[index])), None)
+    if close is None:
+        return FrontMatter("\n".join(lines[1:]), 1, None), text
+    front = FrontMatter("\n".join(lines[1:close]), 1, close + 1)
+    return front, "\n" * (close + 1) + "\n".join(lines[close + 1 :])
 
 
 class MarkdownDocument:
@@ -473,9 +472,8 @@ class Window:
         return any(b.kind == "prose" and b.start_line > below and b.text.strip() for b in self.blocks)
 
     def mentions(self, word: str, ignore_case: bool = False) -> bool:
-        """Whether ``word`` occurs as a whole word in the window's prose,
-        ignoring case when asked (remembered per word: the probes of a step
-        ask about the same fields)."""
+        """Whether ``word`` occurs as a whole word in the window's prose
+        (:func:`has_whole_word`), remembered per word."""
         key = (word, ignore_case)
         found = self._mentioned.get(key)
         if found is None:
@@ -494,6 +492,7 @@ def has_whole_word(text: str, word: str, ignore_case: bool = False) -> bool:
 
 
 def _directives_in(text: str, line: int) -> list[Directive]:
+    """The directives in ``text``, a block that starts on ``line``."""
     found = []
     for match in _DIRECTIVE.finditer(text):
         codes = frozenset(_CODE.findall(match.group(2))) or frozenset({"ALL"})
@@ -508,16 +507,13 @@ def markdown_of(document: "TextDocument") -> MarkdownDocument:
 
 
 def _parse_document(document: "TextDocument") -> MarkdownDocument:
+    """:func:`parse_markdown` of ``document``'s text (the key of its memo)."""
     return parse_markdown(document.text)
 
 
 def parse_markdown(text: str) -> MarkdownDocument:
-    """Parse ``text`` (:func:`markdown_of` parses a file's once).
-
-    Line numbers count ``\\n``, ``\\r\\n`` and ``\\r`` alike (text read through
-    :mod:`~skill_eval.linter.textfile` is already normalized; other callers'
-    text is normalized here).
-    """
+    """Parse ``text`` (:func:`markdown_of` parses a file's once). Line numbers
+    count ``\\n``, ``\\r\\n`` and ``\\r`` alike."""
     if "\r" in text:
         from .textfile import normalize_newlines
 
@@ -569,29 +565,19 @@ def parse_markdown(text: str) -> MarkdownDocument:
 
 
 def extract_skill_section(skill: "MarkdownDocument | Path | str", step_heading: str) -> Window:
-    """Return the window of SKILL.md that ``step_heading`` names.
-
-    ``skill`` is a parsed :class:`MarkdownDocument`, a :class:`~pathlib.Path` to
-    a SKILL.md file, or the markdown text itself. ``step_heading`` is a heading's
-    text (leading ``#`` marks ignored, inline markup normalized) or a
-    ``"Parent > Child"`` path naming a heading and one of its ancestors.
-
-    The window runs from the heading's line through the line before the next
-    heading of the same or a higher level (or the end of the file), includes
-    sub-headings, and carries its 1-based line range (``start_line``,
-    ``end_line``). Matching is case-sensitive.
+    """The :meth:`~MarkdownDocument.window` of the one heading ``step_heading``
+    names (case-sensitive: a heading's text, leading ``#`` marks ignored and
+    inline markup normalized, or a ``"Parent > Child"`` path), in ``skill``: a
+    parsed document, a SKILL.md :class:`~pathlib.Path`, or markdown text.
 
     Raises :class:`HeadingNotFound` (with close headings as ``suggestions``) or
     :class:`AmbiguousHeading` (with ``Parent > Child`` ``paths``).
     """
-    if isinstance(skill, MarkdownDocument):
-        document = skill
-    else:
-        if isinstance(skill, Path):
-            from .textfile import decode_text
+    if isinstance(skill, Path):
+        from .textfile import decode_text
 
-            skill = decode_text(skill.read_bytes())
-        document = parse_markdown(skill)
+        skill = decode_text(skill.read_bytes())
+    document = skill if isinstance(skill, MarkdownDocument) else parse_markdown(skill)
     matches = document.find_headings(step_heading)
     if not matches:
         raise HeadingNotFound(step_heading, document.suggest_headings(step_heading))
