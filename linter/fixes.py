@@ -108,10 +108,8 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     as ``text``'s own."""
     lines = _line_starts(text)
     newline = _line_break(text)
-    placed = sorted(
-        ((_offset(lines, edit.span.start), _offset(lines, edit.span.end), edit.new_text) for edit in edits),
-        key=lambda item: (item[0], item[1]),
-    )
+    spans = ((_offset(lines, e.span.start), _offset(lines, e.span.end), e.new_text) for e in edits)
+    placed = sorted(spans, key=lambda item: (item[0], item[1]))
     out, cursor, previous = [], 0, None
     for start, end, new_text in placed:
         if start < cursor or (start == end and previous == (start, end)):
@@ -126,15 +124,13 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
 
 
 class Applied(NamedTuple):
-    """What :func:`apply_fixes` did."""
+    """What :func:`apply_fixes` did: how many diagnostics its fixes resolve,
+    the files written, and those not written (unreadable, outside the
+    workspace, changed into something that is no text)."""
 
     fixed: int
-    """Diagnostics resolved by the fixes written."""
     files: list[Path]
-    """The files written."""
     skipped: list[Path]
-    """Files whose fixes were not written (unreadable, outside the workspace,
-    changed into something that is no text)."""
 
 
 class Planned(NamedTuple):
@@ -165,11 +161,8 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsa
 
 def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Planned:
     """The texts the fixes :func:`select_fixes` takes make, nothing written
-    (``--diff`` prints them, :func:`apply_fixes` writes them): a file is read
-    and checked as the engine reads it (inside the workspace of one of
-    ``sessions``, the lint's, a regular UTF-8 text file within the size
-    limit); a fix is taken only when every file it edits was read and every
-    edit lies within its text."""
+    (``--diff`` prints them): a fix is taken only when every file it edits
+    reads as the engine reads it (:func:`_read`) and each edit lies within it."""
     selected = select_fixes(diagnostics, unsafe)
     texts: dict[Path, tuple[tuple[Path, Path], bytes, str]] = {}
     skipped: list[Path] = []
@@ -180,7 +173,7 @@ def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsaf
         else:
             texts[path] = found
     applicable = [(fix, found) for fix, found in selected.fixes
-                  if all(edit.span.path in texts and _within(texts[edit.span.path][2], edit) for edit in fix.edits)]
+                  if all(e.span.path in texts and _within(texts[e.span.path][2], e) for e in fix.edits)]
     by_file: dict[Path, list[TextEdit]] = {}
     for fix, _found in applicable:
         for edit in fix.edits:
@@ -203,12 +196,9 @@ def _within(text: str, edit: TextEdit) -> bool:
 
 
 def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes, str] | None:
-    """``((root, path), BOM, text)`` of ``path`` when it is, now, a regular
-    UTF-8 file inside the workspace ``root`` of one of ``sessions`` (links
-    inside it followed) and within its size limit; else ``None``. Read
-    afresh, below the root only (:class:`~skill_eval.linter.reader.SealedRoot`:
-    a file or folder swapped for a link out since the lint is not read): the
-    lint's walk may be out of date by now."""
+    """``((root, path), BOM, text)`` of ``path`` when it is, now, a regular UTF-8
+    file within the size limit inside the workspace ``root`` of one of
+    ``sessions``, read afresh below the root only (:class:`~.reader.SealedRoot`)."""
     from .reader import read_regular_file
 
     for session in sessions:
@@ -224,10 +214,9 @@ def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes, str
 
 
 def _write(where: tuple[Path, Path], data: bytes) -> None:
-    """Write ``data`` over the file ``where`` names (``(root, path)``) in
-    place (its inode, mode and links kept), opened below ``root`` only, as
-    it was read (:func:`_read`): a link out made since is never written
-    through, nor anything but a regular file."""
+    """Write ``data`` over the regular file ``where`` names (``(root, path)``) in
+    place (inode, mode and links kept), opened below ``root`` only as :func:`_read`
+    read it: never through a link out made since."""
     from .reader import _OPEN_FLAGS, SEALED, NotRegularFile, sealed_root, write_all
 
     root, path = where

@@ -224,14 +224,8 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
 class MarkdownDocument:
     """The parsed structure of one markdown text (cached by content). Read-only."""
 
-    def __init__(
-        self,
-        text: str,
-        front_matter: FrontMatter | None,
-        headings: tuple[Heading, ...],
-        blocks: tuple[ProseBlock, ...],
-        directives: tuple[Directive, ...],
-    ) -> None:
+    def __init__(self, text: str, front_matter: FrontMatter | None, headings: tuple[Heading, ...],
+                 blocks: tuple[ProseBlock, ...], directives: tuple[Directive, ...]) -> None:
         self.text = text
         self.front_matter = front_matter
         self.headings = headings

@@ -50,13 +50,8 @@ class OutputSpec:
     """The parsed output spec. ``duplicates`` are later fields reusing a name;
     ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans. Read-only."""
 
-    def __init__(
-        self,
-        document: MarkdownDocument,
-        fields: dict[str, OutputField],
-        duplicates: tuple[OutputField, ...],
-        uncoded_lists: tuple[UncodedList, ...],
-    ) -> None:
+    def __init__(self, document: MarkdownDocument, fields: dict[str, OutputField],
+                 duplicates: tuple[OutputField, ...], uncoded_lists: tuple[UncodedList, ...]) -> None:
         self.document = document
         self.fields = fields
         self.duplicates = duplicates

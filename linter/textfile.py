@@ -29,11 +29,8 @@ _NEWLINE = re.compile("\n")
 
 
 class UnreadableFile(Exception):
-    """A file that is not UTF-8 text within the size limit.
-
-    ``reason`` is a short human sentence; ``line`` and ``column`` locate the
-    first offending byte where one exists.
-    """
+    """A file that is not UTF-8 text within the size limit: ``reason`` and
+    ``fix`` are short sentences, ``line`` and ``column`` the first offending byte's."""
 
     def __init__(self, reason: str, fix: str, line: int = 1, column: int = 1) -> None:
         super().__init__(reason)
@@ -45,16 +42,12 @@ class UnreadableFile(Exception):
 
 def normalize_newlines(text: str) -> str:
     """Return ``text`` with CRLF and lone CR turned into LF."""
-    if "\r" not in text:
-        return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
-    """Decode ``raw`` per the spec, or raise :class:`UnreadableFile`.
-
-    The result has no byte-order mark and only ``\\n`` line breaks.
-    """
+    """Decode ``raw`` per the spec, or raise :class:`UnreadableFile`: the result
+    has no byte-order mark and only ``\\n`` line breaks."""
     if len(raw) > max_size:
         raise UnreadableFile(
             f"file is {len(raw):,} bytes, over the {max_size:,}-byte size limit",
@@ -138,14 +131,13 @@ class TextDocument:
         shared by the rules that read it through one session, and dropped
         with it). ``compute`` is a module-level function: the memo's key."""
         memo = self.__dict__.setdefault("_derived", {})
-        try:
-            return memo[compute]
-        except KeyError:
-            value = memo[compute] = compute(self)
-            return value
+        if compute not in memo:
+            memo[compute] = compute(self)
+        return memo[compute]
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> "TextDocument":
+        """The document of a file's bytes (:func:`decode_text`)."""
         return cls(path, decode_text(raw, max_size))
 
     @cached_property
@@ -155,8 +147,8 @@ class TextDocument:
 
     @cached_property
     def _line_starts(self) -> array:
-        """The offset of each line's first character, as 8-byte integers (a
-        language server keeps one per document; a list of ints takes several times the memory)."""
+        """The offset of each line's first character, as 8-byte integers (a language
+        server keeps one per document; a list of ints takes several times the memory)."""
         return array("q", [0, *(match.end() for match in _NEWLINE.finditer(self.text))])
 
     def position(self, offset: int) -> Position:
@@ -166,10 +158,10 @@ class TextDocument:
 
     def offset(self, position: Position) -> int:
         """The offset in :attr:`text` of a 1-based ``position`` (clamped)."""
-        line_index = min(max(position.line, 1), len(self._line_starts)) - 1
-        start = self._line_starts[line_index]
-        line_end = self._line_starts[line_index + 1] - 1 if line_index + 1 < len(self._line_starts) else len(self.text)
-        return min(start + max(position.column, 1) - 1, line_end)
+        starts = self._line_starts
+        line_index = min(max(position.line, 1), len(starts)) - 1
+        line_end = starts[line_index + 1] - 1 if line_index + 1 < len(starts) else len(self.text)
+        return min(starts[line_index] + max(position.column, 1) - 1, line_end)
 
     def span(self, start: int, end: int) -> Span:
         """The span of ``text[start:end]``."""
