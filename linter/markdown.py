@@ -60,14 +60,12 @@ def block_tokens(text: str) -> list["Token"]:
 
 
 class Heading(NamedTuple):
-    """One CommonMark heading.
-
-    ``text`` is the plain text (markup dropped, code spans kept, entities
-    decoded, whitespace collapsed). ``line`` is its first line; ``end_line`` its
-    last (a setext heading's underline). ``column``/``end_column`` delimit the
-    text on ``line`` (end exclusive). ``parent`` is the index of the nearest
-    enclosing heading of a lower level.
-    """
+    """One CommonMark heading. ``text`` is its plain text (markup dropped, code
+    spans kept, entities decoded, whitespace collapsed); ``line`` its first line,
+    ``end_line`` its last (a setext heading's underline); ``column``/``end_column``
+    delimit the text on ``line`` (end exclusive); ``parent`` is the index of the
+    nearest enclosing heading of a lower level; ``code_spans`` the contents of
+    its code spans, in order."""
 
     level: int
     text: str
@@ -78,14 +76,11 @@ class Heading(NamedTuple):
     index: int
     parent: int | None
     code_spans: tuple[str, ...] = ()
-    """The contents of the heading's code spans, in order."""
 
 
 class FrontMatter(NamedTuple):
-    """The YAML front matter block: ``text`` lies between the two markers.
-
-    ``end_line`` is the closing marker's line, or ``None`` when it never closes.
-    """
+    """The YAML front matter block: ``text`` lies between the two markers;
+    ``end_line`` is the closing marker's line, or ``None`` when it never closes."""
 
     text: str
     start_line: int
