@@ -40,8 +40,7 @@ _WORD = re.compile(r"\w+")
 
 @lru_cache(maxsize=1)
 def _parser() -> "MarkdownIt":
-    """The project's CommonMark parser (with GFM tables), built once per
-    process: :func:`parse_markdown` and :func:`block_tokens` share it."""
+    """The project's CommonMark parser (with GFM tables), built once per process."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table")

@@ -1,10 +1,7 @@
 """Finding a defect's quote in the artifact (fixture-format.md, "How a quote is
-found in the artifact").
-
-Whitespace runs compare equal to one space and text is compared in NFC. A quote
-found more than once is ambiguous and does not count as found. Matches are
-mapped back to offsets of the original text, so diagnostics and the editor
-can point at them.
+found in the artifact"): whitespace runs compare equal to one space, text is
+compared in NFC, a quote found more than once is ambiguous (not found), and
+matches are offsets of the original text.
 """
 
 from __future__ import annotations
@@ -76,17 +73,14 @@ class QuoteMatch(NamedTuple):
 
     @property
     def ambiguous(self) -> bool:
+        """Found more than once."""
         return len(self.occurrences) > 1
 
 
 def find_quote(artifact: str, quote: str) -> QuoteMatch:
-    """Every occurrence of ``quote`` in ``artifact`` (overlapping ones included).
-
-    An NFC artifact (the usual case) is searched in place for the quote's
-    words with any whitespace run (``\\s+``, which is :meth:`str.isspace`)
-    between them; any other is normalized with an offset map
-    (:func:`normalize_for_quotes`).
-    """
+    """Every occurrence of ``quote`` in ``artifact``, overlapping ones included.
+    An NFC artifact is searched in place for the quote's words joined by ``\\s+``
+    (:meth:`str.isspace`); any other is normalized first (:func:`normalize_for_quotes`)."""
     wanted = normalize_quote(quote)
     occurrences = []
     if not wanted:
