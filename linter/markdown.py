@@ -136,6 +136,7 @@ class AmbiguousHeading(LookupError):
 
 
 def _plain_text(children: Iterable["Token"]) -> str:
+    """The plain text of a heading's inline tokens (:attr:`Heading.text`)."""
     parts: list[str] = []
     for token in children:
         if token.type in ("text", "code_inline"):
@@ -148,10 +149,8 @@ def _plain_text(children: Iterable["Token"]) -> str:
 
 
 def _prose_text(children: Iterable["Token"]) -> str:
-    """The words of an inline block as a reader sees them: emphasis and link
-    markup dropped (link text kept, URLs not), entities decoded, inline HTML
-    (comments included) dropped, code spans kept as their content set off by
-    spaces (so that `` `verdict`s `` still mentions ``verdict``)."""
+    """The words of an inline block as a reader sees them: markup, URLs and
+    inline HTML dropped, entities decoded, code spans set off by spaces."""
     parts: list[str] = []
     for token in children:
         if token.type == "text":

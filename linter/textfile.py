@@ -1,10 +1,8 @@
-"""Decoding of the fixture format's text files and positions inside them.
-
-fixture-format.md, "Text files": every file is UTF-8; a leading byte-order mark
-is accepted and ignored; CRLF and CR line endings count as one line break;
-anything that does not decode, contains NUL bytes (binary) or exceeds the size
-limit is unreadable (SE005). Lines and columns are 1-based and columns count
-Unicode characters.
+"""Decoding of the fixture format's text files and positions inside them
+(fixture-format.md, "Text files"): UTF-8, a leading byte-order mark ignored,
+CRLF and CR each one line break; what does not decode, holds NUL bytes or
+exceeds the size limit is unreadable (SE005). Lines and columns are 1-based,
+columns in Unicode characters.
 """
 
 from __future__ import annotations
