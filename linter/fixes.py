@@ -1,28 +1,24 @@
 """Applying fixes: one applier for ``skill-eval-lint --fix`` and the editor's
-"fix all" (the editor's quick fixes carry one fix's edits as they are).
+"fix all" (a quick fix carries one fix's edits as they are).
 
-Which fixes (:func:`select_fixes`): the first safe fix of each diagnostic
-(with ``unsafe``, ``--unsafe-fixes``: its first fix, safe or not: a rule
-lists its fixes best first, e.g. SE101's closest heading), in the
-diagnostics' order, taken whole or not at all: a fix is left out when
-one of its edits conflicts with an edit of a fix already taken (or with
-another of its own edits); a fix identical to one taken (two findings that
-the same edit resolves) is taken once and resolves both. Two edits conflict
-when their ranges overlap, or both insert at one place (which goes first
-would be a guess); an insertion at either end of a replaced range does not
-conflict. What was left out is fixed by a later pass, once the fixes taken
-are in the file (the CLI re-lints and applies again), or stays reported.
+:func:`select_fixes` takes the first safe fix of each diagnostic (``unsafe``:
+its first fix; a rule lists its fixes best first), in the diagnostics' order,
+whole or not at all: a fix is left out when one of its edits conflicts with an
+edit taken or with another of its own (overlapping ranges, or two insertions at
+one place; an insertion at either end of a replaced range does not conflict),
+and a fix identical to one taken resolves its diagnostic too. What is left out
+is fixed by a later pass (the CLI re-lints and applies again) or stays reported.
 
-How (:func:`apply_edits`, :func:`apply_fixes`): edits are made on the file's
-text as it is on disk, with its own line endings (positions count lines as
-the engine does: CRLF, CR and LF each end one) and byte-order mark; a line
-break inside an edit's new text is written as the file's own.
+:func:`apply_edits` edits the text as on disk, with its own line endings (CRLF,
+CR and LF each end one line, as in the engine) and byte-order mark; a line
+break in an edit's new text is written as the file's own.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -30,6 +26,9 @@ from typing import NamedTuple
 
 from .diagnostics import Diagnostic, Fix, TextEdit
 from .textfile import Position
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
 
 
 class Selected(NamedTuple):
@@ -39,24 +38,15 @@ class Selected(NamedTuple):
     fixes: list[tuple[Fix, list[Diagnostic]]]
     edits: dict[Path, list[TextEdit]]
 
-    @property
-    def resolved(self) -> int:
-        """How many diagnostics the fixes resolve."""
-        return sum(len(diagnostics) for _fix, diagnostics in self.fixes)
-
-
-def _range(edit: TextEdit) -> tuple[tuple[int, int], tuple[int, int]]:
-    return (edit.span.start.line, edit.span.start.column), (edit.span.end.line, edit.span.end.column)
-
 
 def edits_conflict(first: TextEdit, second: TextEdit) -> bool:
     """Whether two edits of one file cannot both be made unambiguously."""
-    if first.span.path != second.span.path:
+    a, b = first.span, second.span
+    if a.path != b.path:
         return False
-    (a_start, a_end), (b_start, b_end) = _range(first), _range(second)
-    if a_start == a_end and b_start == b_end:
-        return a_start == b_start  # two insertions at one place
-    return a_start < b_end and b_start < a_end
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start  # two insertions at one place
+    return a.start < b.end and b.start < a.end
 
 
 def select_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> Selected:
@@ -93,20 +83,8 @@ def safe_edits(diagnostics: Iterable[Diagnostic]) -> list[TextEdit]:
 def _line_starts(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of each line of ``text`` without its break
     (CRLF, CR and LF each end a line)."""
-    lines = []
-    start = 0
-    length = len(text)
-    position = 0
-    while True:
-        cr = text.find("\r", position)
-        lf = text.find("\n", position)
-        if cr == -1 and lf == -1:
-            lines.append((start, length))
-            return lines
-        end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
-        lines.append((start, end))
-        position = end + (2 if text.startswith("\r\n", end) else 1)
-        start = position
+    breaks = [match.span() for match in _LINE_BREAK.finditer(text)]
+    return list(zip([0, *(end for _start, end in breaks)], [*(start for start, _end in breaks), len(text)]))
 
 
 def _offset(lines: list[tuple[int, int]], position: Position) -> int:
@@ -119,12 +97,8 @@ def _offset(lines: list[tuple[int, int]], position: Position) -> int:
 
 def _line_break(text: str) -> str:
     """The file's own line break: that of its first line (``\\n`` if none)."""
-    for index, character in enumerate(text):
-        if character == "\r":
-            return "\r\n" if text.startswith("\r\n", index) else "\r"
-        if character == "\n":
-            return "\n"
-    return "\n"
+    found = _LINE_BREAK.search(text)
+    return found.group() if found else "\n"
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
@@ -134,10 +108,8 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     as ``text``'s own."""
     lines = _line_starts(text)
     newline = _line_break(text)
-    placed = sorted(
-        ((_offset(lines, edit.span.start), _offset(lines, edit.span.end), edit.new_text) for edit in edits),
-        key=lambda item: (item[0], item[1]),
-    )
+    spans = ((_offset(lines, e.span.start), _offset(lines, e.span.end), e.new_text) for e in edits)
+    placed = sorted(spans, key=lambda item: (item[0], item[1]))
     out, cursor, previous = [], 0, None
     for start, end, new_text in placed:
         if start < cursor or (start == end and previous == (start, end)):
@@ -152,23 +124,21 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
 
 
 class Applied(NamedTuple):
-    """What :func:`apply_fixes` did."""
+    """What :func:`apply_fixes` did: how many diagnostics its fixes resolve,
+    the files written, and those not written (unreadable, outside the
+    workspace, changed into something that is no text)."""
 
     fixed: int
-    """Diagnostics resolved by the fixes written."""
     files: list[Path]
-    """The files written."""
     skipped: list[Path]
-    """Files whose fixes were not written (unreadable, outside the workspace,
-    changed into something that is no text)."""
 
 
 class Planned(NamedTuple):
-    """What :func:`apply_fixes` would write: per file, ``(real path, BOM,
+    """What :func:`apply_fixes` would write: per file, ``((root, path), BOM,
     text before, text after)``; how many diagnostics that fixes; the files
     left out (unreadable now, not UTF-8, outside the workspace)."""
 
-    changes: dict[Path, tuple[str, bytes, str, str]]
+    changes: dict[Path, tuple[tuple[Path, Path], bytes, str, str]]
     fixed: int
     skipped: list[Path]
 
@@ -191,34 +161,24 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsa
 
 def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Planned:
     """The texts the fixes :func:`select_fixes` takes make, nothing written
-    (``--diff`` prints them, :func:`apply_fixes` writes them): a file is read
-    and checked as the engine reads it (inside the workspace of one of
-    ``sessions``, the lint's, a regular UTF-8 text file within the size
-    limit); a fix is taken only when every file it edits was read and every
-    edit lies within its text."""
+    (``--diff`` prints them): a fix is taken only when every file it edits
+    reads as the engine reads it (:func:`_read`) and each edit lies within it."""
     selected = select_fixes(diagnostics, unsafe)
-    texts: dict[Path, tuple[str, bytes, str]] = {}
+    texts: dict[Path, tuple[tuple[Path, Path], bytes, str]] = {}
     skipped: list[Path] = []
     for path in selected.edits:
         found = _read(path, sessions)
-        try:
-            if found is None:
-                raise ValueError
-            real, raw = found
-            bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
-            texts[path] = (real, bom, raw[len(bom):].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        if found is None:
             skipped.append(path)
+        else:
+            texts[path] = found
     applicable = [(fix, found) for fix, found in selected.fixes
-                  if all(edit.span.path in texts and _within(texts[edit.span.path][2], edit) for edit in fix.edits)]
+                  if all(e.span.path in texts and _within(texts[e.span.path][2], e) for e in fix.edits)]
     by_file: dict[Path, list[TextEdit]] = {}
     for fix, _found in applicable:
         for edit in fix.edits:
             by_file.setdefault(edit.span.path, []).append(edit)
-    changes = {}
-    for path, edits in by_file.items():
-        real, bom, text = texts[path]
-        changes[path] = (real, bom, text, apply_edits(text, edits))
+    changes = {path: (*texts[path], apply_edits(texts[path][2], edits)) for path, edits in by_file.items()}
     return Planned(changes, sum(len(found) for _fix, found in applicable), skipped)
 
 
@@ -235,30 +195,28 @@ def _within(text: str, edit: TextEdit) -> bool:
     return True
 
 
-def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes] | None:
-    """``((root, path), bytes)`` of ``path`` when it is, now, a regular file
-    inside the workspace ``root`` of one of ``sessions`` (links inside it
-    followed) and within its size limit; else ``None``. Read afresh, below
-    the root only (:class:`~skill_eval.linter.reader.SealedRoot`: a file or
-    folder swapped for a link out since the lint is not read): the lint's
-    walk may be out of date by now."""
+def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes, str] | None:
+    """``((root, path), BOM, text)`` of ``path`` when it is, now, a regular UTF-8
+    file within the size limit inside the workspace ``root`` of one of
+    ``sessions``, read afresh below the root only (:class:`~.reader.SealedRoot`)."""
     from .reader import read_regular_file
 
     for session in sessions:
         root = session.root
         if path == root or root in path.parents:
             try:
-                return (root, path), read_regular_file(path, session.config.max_file_size, root)
-            except (OSError, ValueError):
+                raw = read_regular_file(path, session.config.max_file_size, root)
+                bom = _BOM if raw.startswith(_BOM) else b""
+                return (root, path), bom, raw[len(bom):].decode("utf-8")
+            except (OSError, ValueError):  # a UnicodeDecodeError is a ValueError
                 return None
     return None
 
 
 def _write(where: tuple[Path, Path], data: bytes) -> None:
-    """Write ``data`` over the file ``where`` names (``(root, path)``) in
-    place (its inode, mode and links kept), opened below ``root`` only, as
-    it was read (:func:`_read`): a link out made since is never written
-    through, nor anything but a regular file."""
+    """Write ``data`` over the regular file ``where`` names (``(root, path)``) in
+    place (inode, mode and links kept), opened below ``root`` only as :func:`_read`
+    read it: never through a link out made since."""
     from .reader import _OPEN_FLAGS, SEALED, NotRegularFile, sealed_root, write_all
 
     root, path = where

@@ -1,13 +1,10 @@
 """CommonMark structure of SKILL.md and output-spec.md, from markdown-it-py tokens.
 
-Headings come from the token stream and its ``.map`` line ranges, never from a
-regex over lines: a ``#`` line inside fenced or indented code, an HTML block or
-the YAML front matter is not a heading, and setext headings exist.
-
-The front matter is split off before markdown-it sees the text (its lines are
-blanked so that every line number stays true). It closes only at a line that
-is exactly ``---`` or ``...`` at column 0: an indented ``---`` inside a YAML
-block scalar, or a ``---`` inside a value, never ends it.
+Headings come from the tokens and their ``.map`` line ranges, never from a regex
+over lines (a ``#`` line in code, HTML or front matter is no heading; setext
+headings exist). The front matter is split off first, its lines blanked so that
+line numbers stay true; it closes only at a line that is exactly ``---`` or
+``...`` at column 0.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -27,43 +25,31 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .textfile import TextDocument
 
-__all__ = [
-    "AmbiguousHeading",
-    "FrontMatter",
-    "Heading",
-    "HeadingNotFound",
-    "MarkdownDocument",
-    "ProseBlock",
-    "Window",
-    "block_tokens",
-    "extract_skill_section",
-    "markdown_of",
-    "normalize_heading_text",
-    "parse_markdown",
-]
+__all__ = ["AmbiguousHeading", "FrontMatter", "Heading", "HeadingNotFound", "MarkdownDocument", "ProseBlock",
+           "Window", "block_tokens", "extract_skill_section", "markdown_of", "normalize_heading_text",
+           "parse_markdown"]
 
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _FRONT_MATTER_OPEN = re.compile(r"^---[ \t]*$")
 _DIRECTIVE = re.compile(r"<!--\s*skill-eval:\s*(disable-file|disable)\b([^>]*?)-->", re.IGNORECASE)
 _CODE = re.compile(r"\bSE\d{3}\b")
 _MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
+_ESCAPABLE = frozenset("\\`*_[]<>&!#")
+_WORD = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=1)
 def _parser() -> "MarkdownIt":
-    """The project's CommonMark parser (with GFM tables), built once per
-    process: :func:`parse_markdown` and :func:`block_tokens` share it."""
+    """The project's CommonMark parser (with GFM tables), built once per process."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table")
 
 
 def block_tokens(text: str) -> list["Token"]:
-    """The block tokens of ``text`` by :func:`_parser`, without the inline
-    pass (its ``inline`` tokens have no children): the line ranges (``.map``)
-    of headings, paragraphs, lists, tables, quotes, code and HTML blocks,
-    ~2.5x cheaper than :func:`parse_markdown`'s full parse. The phrase rules
-    and the judgement of SE301-SE304 read an artifact's blocks this way."""
+    """The block tokens of ``text`` without the inline pass (``inline``
+    tokens have no children): the blocks' ``.map`` line ranges, cheaper than
+    :func:`parse_markdown`'s full parse (docs/performance.md)."""
     from markdown_it.rules_core import StateCore, block, normalize
 
     state = StateCore(text, _parser(), {})
@@ -73,14 +59,12 @@ def block_tokens(text: str) -> list["Token"]:
 
 
 class Heading(NamedTuple):
-    """One CommonMark heading.
-
-    ``text`` is the plain text (markup dropped, code spans kept, entities
-    decoded, whitespace collapsed). ``line`` is its first line; ``end_line`` its
-    last (a setext heading's underline). ``column``/``end_column`` delimit the
-    text on ``line`` (end exclusive). ``parent`` is the index of the nearest
-    enclosing heading of a lower level.
-    """
+    """One CommonMark heading. ``text`` is its plain text (markup dropped, code
+    spans kept, entities decoded, whitespace collapsed); ``line`` its first line,
+    ``end_line`` its last (a setext heading's underline); ``column``/``end_column``
+    delimit the text on ``line`` (end exclusive); ``parent`` is the index of the
+    nearest enclosing heading of a lower level; ``code_spans`` the contents of
+    its code spans, in order."""
 
     level: int
     text: str
@@ -91,14 +75,11 @@ class Heading(NamedTuple):
     index: int
     parent: int | None
     code_spans: tuple[str, ...] = ()
-    """The contents of the heading's code spans, in order."""
 
 
 class FrontMatter(NamedTuple):
-    """The YAML front matter block: ``text`` lies between the two markers.
-
-    ``end_line`` is the closing marker's line, or ``None`` when it never closes.
-    """
+    """The YAML front matter block: ``text`` lies between the two markers;
+    ``end_line`` is the closing marker's line, or ``None`` when it never closes."""
 
     text: str
     start_line: int
@@ -154,21 +135,8 @@ class AmbiguousHeading(LookupError):
         self.paths = usable
 
 
-def normalize_whitespace(text: str) -> str:
-    """Collapse whitespace runs to one space and trim."""
-    return " ".join(text.split())
-
-
-def _nfc(text: str) -> str:
-    """``text`` in Unicode normalization form C (composed): a heading typed
-    as "Re\u0301sume\u0301" (NFD, as some editors and macOS file names
-    write it) is the same heading as "Résumé"."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
-        return text
-    return unicodedata.normalize("NFC", text)
-
-
 def _plain_text(children: Iterable["Token"]) -> str:
+    """The plain text of a heading's inline tokens (:attr:`Heading.text`)."""
     parts: list[str] = []
     for token in children:
         if token.type in ("text", "code_inline"):
@@ -177,14 +145,12 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(" ")
         elif token.type == "image":
             parts.append(_plain_text(token.children or ()))
-    return _nfc(normalize_whitespace("".join(parts)))
+    return unicodedata.normalize("NFC", " ".join("".join(parts).split()))
 
 
 def _prose_text(children: Iterable["Token"]) -> str:
-    """The words of an inline block as a reader sees them: emphasis and link
-    markup dropped (link text kept, URLs not), entities decoded, inline HTML
-    (comments included) dropped, code spans kept as their content set off by
-    spaces (so that `` `verdict`s `` still mentions ``verdict``)."""
+    """The words of an inline block as a reader sees them: markup, URLs and
+    inline HTML dropped, entities decoded, code spans set off by spaces."""
     parts: list[str] = []
     for token in children:
         if token.type == "text":
@@ -208,68 +174,29 @@ def inline_code_spans(text: str) -> list[str]:
     return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
 
 
-_WORD = re.compile(r"\w+")
-
-
-def _words(text: str) -> list[str]:
-    """The casefolded words of a heading's plain text (numbers are words)."""
-    return _WORD.findall(text.casefold())
-
-
 def heading_rank(wanted: str, plain: str, score: float) -> tuple:
     """How well a heading's plain text ``plain`` answers a ``step_heading``
     (plain text ``wanted``) that named no heading, as a sort key (smaller is
-    better): the share of ``wanted``'s words the heading holds (a path's last
-    part counts: the step's own heading), whether it carries the step's
-    number (its first number), the fuzzy ``score``, then the heading's text so
-    that equal meaning never falls back on file order."""
-    wanted_words = _words(wanted.split(" > ")[-1])
-    words = set(_words(plain.split(" > ")[-1]))
+    better): the share of the words of ``wanted``'s last part the heading's
+    last part holds, whether it carries the step's (first) number, the fuzzy
+    ``score``, then the heading's text (so never file order)."""
+    wanted_words = _WORD.findall(wanted.split(" > ")[-1].casefold())
+    words = _WORD.findall(plain.split(" > ")[-1].casefold())
     share = sum(word in words for word in wanted_words) / len(wanted_words) if wanted_words else 0.0
     number = next((word for word in wanted_words if word.isdigit()), None)
-    same_number = number is not None and next((w for w in _words(plain.split(" > ")[-1]) if w.isdigit()), None) == number
+    same_number = number is not None and next((w for w in words if w.isdigit()), None) == number
     return (-share, not same_number, -score, plain.casefold(), plain)
 
 
 def normalize_heading_text(text: str) -> str:
-    """Normalize a heading written by a person (e.g. a ``step_heading`` value).
-
-    Leading ``#`` marks are ignored; inline markup is rendered to plain text
-    exactly as a SKILL.md heading's is; both are compared in Unicode NFC
-    (fixture-format.md compares quotes the same way).
-    """
-    text = _nfc(text.strip().lstrip("#").strip())
+    """A heading written by a person (a ``step_heading`` part) as plain text:
+    leading ``#`` marks dropped, inline markup rendered as a SKILL.md
+    heading's is, in Unicode NFC (as "Re\u0301sume\u0301" is "Résumé")."""
+    text = unicodedata.normalize("NFC", text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
-        return normalize_whitespace(text)
+        return " ".join(text.split())
     tokens = _parser().parseInline(text)
     return _plain_text(tokens[0].children or ()) if tokens else ""
-
-
-_ESCAPABLE = frozenset("\\`*_[]<>&!#")
-
-
-def heading_reference(text: str, code_spans: Sequence[str] = ()) -> str:
-    """A form of a heading's plain ``text`` that :func:`normalize_heading_text`
-    maps back to ``text`` and that holds no unescaped `` > `` (see
-    :meth:`MarkdownDocument.reference_of`)."""
-    if " > " not in text and normalize_heading_text(text) == text:
-        return text
-    if code_spans and " > " not in text:
-        rebuilt, rest = [], text
-        for content in code_spans:
-            at = rest.find(content.strip()) if content.strip() else -1
-            if at < 0:
-                break
-            fence = "``" if "`" in content else "`"
-            pad = " " if content.strip().startswith("`") or content.strip().endswith("`") else ""
-            rebuilt.append(rest[:at] + f"{fence}{pad}{content.strip()}{pad}{fence}")
-            rest = rest[at + len(content.strip()):]
-        else:
-            candidate = "".join(rebuilt) + rest
-            if normalize_heading_text(candidate) == text:
-                return candidate
-    escaped = "".join("\\" + c if c in _ESCAPABLE else c for c in text)
-    return escaped if normalize_heading_text(escaped) == text else text
 
 
 def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
@@ -280,40 +207,37 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
     lines = text.split("\n")
     if not _FRONT_MATTER_OPEN.match(lines[0]):
         return None, text
-    for index in range(1, len(lines)):
-        if _FRONT_MATTER_CLOSE.match(lines[index]):
-            front = FrontMatter("\n".join(lines[1:index]), 1, index + 1)
-            body = "\n" * (index + 1) + "\n".join(lines[index + 1 :])
-            return front, body
-    return FrontMatter("\n".join(lines[1:]), 1, None), text
+    close = next((index for index in range(1, len(lines)) if _FRONT_MATTER_CLOSE.match(lines[index])), None)
+    if close is None:
+        return FrontMatter("\n".join(lines[1:]), 1, None), text
+    front = FrontMatter("\n".join(lines[1:close]), 1, close + 1)
+    return front, "\n" * (close + 1) + "\n".join(lines[close + 1 :])
 
 
 class MarkdownDocument:
     """The parsed structure of one markdown text (cached by content). Read-only."""
 
-    def __init__(
-        self,
-        text: str,
-        front_matter: FrontMatter | None,
-        headings: tuple[Heading, ...],
-        blocks: tuple[ProseBlock, ...],
-        directives: tuple[Directive, ...] = (),
-    ) -> None:
+    def __init__(self, text: str, front_matter: FrontMatter | None, headings: tuple[Heading, ...],
+                 blocks: tuple[ProseBlock, ...], directives: tuple[Directive, ...]) -> None:
         self.text = text
         self.front_matter = front_matter
         self.headings = headings
         self.blocks = blocks
         self.directives = directives
+        self._windows: dict[Heading, Window] = {}
+        self._found: dict[str, list[Heading]] = {}
 
     def __repr__(self) -> str:
         return f"MarkdownDocument({len(self.headings)} headings, {len(self.blocks)} blocks)"
 
     @cached_property
     def lines(self) -> list[str]:
+        """The text's lines, without their breaks."""
         return self.text.split("\n")
 
     @property
     def line_count(self) -> int:
+        """How many lines the text has."""
         return len(self.lines)
 
     def ancestors(self, heading: Heading) -> list[Heading]:
@@ -326,47 +250,28 @@ class MarkdownDocument:
         return chain
 
     def window(self, heading: Heading) -> "Window":
-        """The section of ``heading``: its line through the line before the next
-        heading of the same or a higher level, or the end of the file.
-
-        One :class:`Window` per heading and document (the probes of a step
-        share it, and with it its prose and the words found in it)."""
+        """The section of ``heading``: its line through the last non-blank line
+        before the next heading of the same or a higher level. One
+        :class:`Window` per heading (the probes of a step share it)."""
         window = self._windows.get(heading)
         if window is None:
-            window = self._windows[heading] = self._window(heading)
+            later = (h.line - 1 for h in self.headings[heading.index + 1 :] if h.level <= heading.level)
+            end_line = next(later, self.line_count)
+            while end_line > heading.end_line and not self.lines[end_line - 1].strip():
+                end_line -= 1
+            window = self._windows[heading] = Window(self, heading, heading.line, end_line)
         return window
 
-    @cached_property
-    def _windows(self) -> dict[Heading, "Window"]:
-        return {}
-
-    def _window(self, heading: Heading) -> "Window":
-        end_line = self.line_count
-        for later in self.headings[heading.index + 1 :]:
-            if later.level <= heading.level:
-                end_line = later.line - 1
-                break
-        while end_line > heading.end_line and not self.lines[end_line - 1].strip():
-            end_line -= 1
-        return Window(self, heading, heading.line, end_line)
-
     def find_headings(self, step_heading: str) -> list[Heading]:
-        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child`` path).
-
-        Answered from an index of the headings by text and remembered per
-        query, so that :attr:`heading_paths` stays linear: a SKILL.md of
-        15,000 identical headings made it search every heading for every
-        heading (it never finished). The list is shared: do not change it."""
+        """Headings matching ``step_heading`` (exact text, or a ``Parent > Child``
+        path), from indexes by text, remembered for the last 4,096 queries
+        (:attr:`heading_paths` stays linear). The list is shared: do not change it."""
         found = self._found.get(step_heading)
         if found is None:
             if len(self._found) >= 4096:
-                self._found.clear()  # a language server's document sees every step_heading typed
+                self._found.clear()
             found = self._found[step_heading] = self._find_headings(step_heading)
         return found
-
-    @cached_property
-    def _found(self) -> dict[str, list[Heading]]:
-        return {}
 
     @cached_property
     def _by_text(self) -> dict[str, list[Heading]]:
@@ -387,6 +292,7 @@ class MarkdownDocument:
         return index
 
     def _find_headings(self, step_heading: str) -> list[Heading]:
+        """:meth:`find_headings`, not remembered."""
         wanted = normalize_heading_text(step_heading)
         matches = list(self._by_text.get(wanted, ()))
         if matches or " > " not in step_heading:
@@ -396,21 +302,15 @@ class MarkdownDocument:
             return list(self._by_ancestor_and_text.get((parts[0], parts[1]), ()))
         found = []
         for heading in self._by_text.get(parts[-1], ()):
-            remaining = list(reversed(parts[:-1]))
-            for ancestor in self.ancestors(heading):
-                if remaining and ancestor.text == remaining[0]:
-                    remaining.pop(0)
-            if not remaining:
+            ancestors = iter([ancestor.text for ancestor in self.ancestors(heading)])
+            if all(part in ancestors for part in reversed(parts[:-1])):  # in order, nearest first
                 found.append(heading)
         return found
 
     def path_of(self, heading: Heading) -> str | None:
-        """The shortest ``step_heading`` that names ``heading`` and no other
-        heading: its text when that is unique, else a ``Parent > Child``
-        path. Each part is written so that it normalizes back to its
-        heading's text (:meth:`reference_of`). ``None`` when no form tells
-        the heading apart (two headings with equal text under ancestors with
-        equal texts)."""
+        """The shortest ``step_heading`` that names ``heading`` alone: its text
+        when unique, else a ``Parent > Child`` path of :meth:`reference_of`
+        parts; ``None`` when no form tells the heading apart."""
         index = heading.index
         if 0 <= index < len(self.headings) and self.headings[index] == heading:
             return self.heading_paths[index]
@@ -418,25 +318,41 @@ class MarkdownDocument:
 
     @cached_property
     def heading_paths(self) -> tuple[str | None, ...]:
-        """:meth:`path_of` of every heading, by index: computed once per
-        document (each path searches the headings, and every misanchored probe
-        of a skill offers all of them as suggestions)."""
+        """:meth:`path_of` of every heading, by index, computed once per document."""
         return tuple(self._path_of(heading) for heading in self.headings)
 
     def reference_of(self, heading: Heading) -> str:
-        """A ``step_heading`` part that :func:`normalize_heading_text` maps to
-        ``heading.text``: the text itself when it survives normalization
-        (most do), else the text with its code spans written back as code
-        spans (`` `<details>` ``, `` `__init__` ``), else with markdown's
-        special characters backslash-escaped. A part never holds an unescaped
-        `` > `` (which would split a path)."""
-        return heading_reference(heading.text, heading.code_spans)
+        """A ``step_heading`` part, without an unescaped `` > ``, that
+        :func:`normalize_heading_text` maps to ``heading.text``: the text, else
+        with its code spans written back, else with markup characters escaped."""
+        text = heading.text
+        if " > " not in text and normalize_heading_text(text) == text:
+            return text
+        if heading.code_spans and " > " not in text:
+            rebuilt, rest = [], text
+            for content in heading.code_spans:
+                span = content.strip()
+                at = rest.find(span) if span else -1
+                if at < 0:
+                    break
+                fence = "``" if "`" in content else "`"
+                pad = " " if span.startswith("`") or span.endswith("`") else ""
+                rebuilt.append(rest[:at] + f"{fence}{pad}{span}{pad}{fence}")
+                rest = rest[at + len(span):]
+            else:
+                candidate = "".join(rebuilt) + rest
+                if normalize_heading_text(candidate) == text:
+                    return candidate
+        escaped = "".join("\\" + c if c in _ESCAPABLE else c for c in text)
+        return escaped if normalize_heading_text(escaped) == text else text
 
     def _names_only(self, step_heading: str, heading: Heading) -> bool:
+        """Whether ``step_heading`` names ``heading`` and no other heading."""
         found = self.find_headings(step_heading)
         return len(found) == 1 and found[0] is heading
 
     def _path_of(self, heading: Heading) -> str | None:
+        """:meth:`path_of`, computed."""
         own = self.reference_of(heading)
         if self._names_only(own, heading):
             return own
@@ -444,8 +360,6 @@ class MarkdownDocument:
         references = [self.reference_of(a) for a in ancestors]
         # the fewest ancestors first, nearer ones first among equals: one
         # ancestor ("Parent > Child"), then two, ... up to the whole chain
-        from itertools import combinations
-
         for size in range(1, len(ancestors) + 1):
             for chosen in combinations(range(len(ancestors)), size):
                 parts = [references[i] for i in sorted(chosen, reverse=True)]
@@ -457,32 +371,22 @@ class MarkdownDocument:
                 return candidate if self._names_only(candidate, heading) else None
         return None
 
-    def plain_path(self, path: str) -> str:
-        """A path as its headings' plain texts (for comparing with what a
-        person typed)."""
-        return " > ".join(normalize_heading_text(part) for part in path.split(" > "))
-
     def suggest_headings(self, step_heading: str, limit: int = 3) -> list[str]:
         """Close headings for a ``step_heading`` that matches none, best first,
         each as a ``step_heading`` that names exactly that heading.
 
-        A case-insensitive equal text comes first. The other candidates are
-        the headings whose rapidfuzz WRatio is at least 60 and either within 8
-        points of the best one or holding most of the step's words. They are
-        ranked by meaning (:func:`heading_rank`): the share of the step's words
-        (its number counts as one) the heading holds, then whether it has the
-        step's number, then the WRatio, then the heading's text; file order
-        never decides (`Step 3: Check the tests` ranks `Step 3: Check that
-        tests cover the change` above `Step 1: Read the diff for behaviour
-        changes`, which WRatio scores the same). Headings are compared by their
-        plain text; a heading no form names alone is never suggested."""
+        A case-insensitive equal text comes first, then the headings whose
+        rapidfuzz WRatio is at least 60 and either within 8 points of the best
+        or holding most of the step's words, ranked by :func:`heading_rank`
+        (never by file order). Headings are compared by their plain text; one
+        that no form names alone is never suggested."""
         from rapidfuzz import fuzz, process
 
         wanted = normalize_heading_text(step_heading)
         plain_of: dict[str, str] = {}
         for path in self.heading_paths:
             if path is not None:
-                plain_of.setdefault(path, self.plain_path(path))
+                plain_of.setdefault(path, " > ".join(map(normalize_heading_text, path.split(" > "))))
         references = list(plain_of)
         plains = [plain_of[r] for r in references]
         exact = [r for r, plain in zip(references, plains) if plain.casefold() == wanted.casefold()]
@@ -499,12 +403,9 @@ class MarkdownDocument:
         return (exact + [reference for _rank, reference in ranked])[:limit]
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
-        """``(line, block kind)`` of the lines inside code or HTML blocks that
-        read like the heading ``step_heading`` names (``## Step 3`` in a
-        fenced example): text a person took for a heading, which CommonMark
-        does not make one."""
-        last = step_heading.split(" > ")[-1]
-        wanted = normalize_heading_text(last)
+        """``(line, block kind)`` of the lines in code or HTML blocks that read
+        like the heading ``step_heading`` names (``## Step 3`` in a fenced example)."""
+        wanted = normalize_heading_text(step_heading.split(" > ")[-1])
         if not wanted:
             return []
         found = []
@@ -517,17 +418,10 @@ class MarkdownDocument:
                     found.append((number, block.kind))
         return found
 
-    def blocks_between(self, start_line: int, end_line: int) -> list[ProseBlock]:
-        """Blocks that start within the 1-based inclusive line range."""
-        return [b for b in self.blocks if start_line <= b.start_line <= end_line]
-
     def is_suppressed(self, code: str, line: int) -> bool:
         """Whether a directive disables ``code`` on ``line`` (or in the whole file)."""
-        for directive in self.directives:
-            if code in directive.codes or "ALL" in directive.codes:
-                if directive.whole_file or directive.line == line - 1:
-                    return True
-        return False
+        return any((code in directive.codes or "ALL" in directive.codes)
+                   and (directive.whole_file or directive.line == line - 1) for directive in self.directives)
 
 
 class Window:
@@ -539,17 +433,20 @@ class Window:
         self.heading = heading
         self.start_line = start_line
         self.end_line = end_line
+        self._mentioned: dict[tuple[str, bool], bool] = {}
 
     def __repr__(self) -> str:
         return f"Window({self.heading.text!r}, lines {self.start_line}-{self.end_line})"
 
     @property
     def text(self) -> str:
+        """The window's lines."""
         return "\n".join(self.document.lines[self.start_line - 1 : self.end_line])
 
-    @property
+    @cached_property
     def blocks(self) -> list[ProseBlock]:
-        return self.document.blocks_between(self.start_line, self.end_line)
+        """The document's blocks that start within the window."""
+        return [b for b in self.document.blocks if self.start_line <= b.start_line <= self.end_line]
 
     @cached_property
     def prose(self) -> str:
@@ -557,25 +454,18 @@ class Window:
         return "\n".join(b.text for b in self.blocks if b.kind == "prose")
 
     def has_prose_besides_heading(self) -> bool:
-        return self._has_prose_besides_heading
-
-    @cached_property
-    def _has_prose_besides_heading(self) -> bool:
-        return any(b.kind == "prose" and b.start_line > self.heading.end_line and b.text.strip() for b in self.blocks)
+        """Whether a prose block below the heading holds any text."""
+        below = self.heading.end_line
+        return any(b.kind == "prose" and b.start_line > below and b.text.strip() for b in self.blocks)
 
     def mentions(self, word: str, ignore_case: bool = False) -> bool:
-        """Whether ``word`` occurs as a whole word in the window's prose,
-        ignoring case when asked (remembered per word: the probes of a step
-        ask about the same fields)."""
+        """Whether ``word`` occurs as a whole word in the window's prose
+        (:func:`has_whole_word`), remembered per word."""
         key = (word, ignore_case)
         found = self._mentioned.get(key)
         if found is None:
             found = self._mentioned[key] = has_whole_word(self.prose, word, ignore_case)
         return found
-
-    @cached_property
-    def _mentioned(self) -> dict[tuple[str, bool], bool]:
-        return {}
 
 
 def has_whole_word(text: str, word: str, ignore_case: bool = False) -> bool:
@@ -589,6 +479,7 @@ def has_whole_word(text: str, word: str, ignore_case: bool = False) -> bool:
 
 
 def _directives_in(text: str, line: int) -> list[Directive]:
+    """The directives in ``text``, a block that starts on ``line``."""
     found = []
     for match in _DIRECTIVE.finditer(text):
         codes = frozenset(_CODE.findall(match.group(2))) or frozenset({"ALL"})
@@ -603,16 +494,13 @@ def markdown_of(document: "TextDocument") -> MarkdownDocument:
 
 
 def _parse_document(document: "TextDocument") -> MarkdownDocument:
+    """:func:`parse_markdown` of ``document``'s text (the key of its memo)."""
     return parse_markdown(document.text)
 
 
 def parse_markdown(text: str) -> MarkdownDocument:
-    """Parse ``text`` (:func:`markdown_of` parses a file's once).
-
-    Line numbers count ``\\n``, ``\\r\\n`` and ``\\r`` alike (text read through
-    :mod:`~skill_eval.linter.textfile` is already normalized; other callers'
-    text is normalized here).
-    """
+    """Parse ``text`` (:func:`markdown_of` parses a file's once). Line numbers
+    count ``\\n``, ``\\r\\n`` and ``\\r`` alike."""
     if "\r" in text:
         from .textfile import normalize_newlines
 
@@ -624,28 +512,26 @@ def parse_markdown(text: str) -> MarkdownDocument:
     blocks: list[ProseBlock] = []
     directives: list[Directive] = []
     stack: list[Heading] = []
-    pending_level = pending_end = 0
-    for token in tokens:
-        kind = token.type
-        if kind == "heading_open":
-            pending_level = int(token.tag[1])
-            pending_end = token.map[1] if token.map else 0
-        elif kind == "inline" and token.map:
-            start, end = token.map[0] + 1, token.map[1]
-            content = token.content
-            if pending_level:
-                while stack and stack[-1].level >= pending_level:
+    for index, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        start, end = token.map[0] + 1, token.map[1]
+        if token.type == "inline":
+            opener = tokens[index - 1]  # heading_open, inline, heading_close
+            if opener.type == "heading_open":
+                level = int(opener.tag[1])
+                while stack and stack[-1].level >= level:
                     stack.pop()
                 first_line = lines[start - 1]
-                first_content = content.split("\n", 1)[0].strip()
+                first_content = token.content.split("\n", 1)[0].strip()
                 column = first_line.find(first_content) + 1 if first_content else len(first_line) + 1
                 if column <= 0:
                     column = len(first_line) - len(first_line.lstrip()) + 1
                 heading = Heading(
-                    level=pending_level,
+                    level=level,
                     text=_plain_text(token.children or ()),
                     line=start,
-                    end_line=max(pending_end, start),
+                    end_line=opener.map[1],  # a setext heading's underline
                     column=column,
                     end_column=column + len(first_content),
                     index=len(headings),
@@ -654,42 +540,31 @@ def parse_markdown(text: str) -> MarkdownDocument:
                 )
                 headings.append(heading)
                 stack.append(heading)
-                pending_level = 0
-            if "<!--" in content:
-                directives.extend(_directives_in(content, start))
+            if "<!--" in token.content:
+                directives.extend(_directives_in(token.content, start))
             blocks.append(ProseBlock("prose", start, max(end, start), _prose_text(token.children or ())))
-        elif kind in ("fence", "code_block") and token.map:
-            blocks.append(ProseBlock("code", token.map[0] + 1, token.map[1], token.content))
-        elif kind == "html_block" and token.map:
-            directives.extend(_directives_in(token.content, token.map[0] + 1))
-            blocks.append(ProseBlock("html", token.map[0] + 1, token.map[1], token.content))
+        elif token.type in ("fence", "code_block"):
+            blocks.append(ProseBlock("code", start, end, token.content))
+        elif token.type == "html_block":
+            directives.extend(_directives_in(token.content, start))
+            blocks.append(ProseBlock("html", start, end, token.content))
     return MarkdownDocument(text, front_matter, tuple(headings), tuple(blocks), tuple(directives))
 
 
 def extract_skill_section(skill: "MarkdownDocument | Path | str", step_heading: str) -> Window:
-    """Return the window of SKILL.md that ``step_heading`` names.
-
-    ``skill`` is a parsed :class:`MarkdownDocument`, a :class:`~pathlib.Path` to
-    a SKILL.md file, or the markdown text itself. ``step_heading`` is a heading's
-    text (leading ``#`` marks ignored, inline markup normalized) or a
-    ``"Parent > Child"`` path naming a heading and one of its ancestors.
-
-    The window runs from the heading's line through the line before the next
-    heading of the same or a higher level (or the end of the file), includes
-    sub-headings, and carries its 1-based line range (``start_line``,
-    ``end_line``). Matching is case-sensitive.
+    """The :meth:`~MarkdownDocument.window` of the one heading ``step_heading``
+    names (case-sensitive: a heading's text, leading ``#`` marks ignored and
+    inline markup normalized, or a ``"Parent > Child"`` path), in ``skill``: a
+    parsed document, a SKILL.md :class:`~pathlib.Path`, or markdown text.
 
     Raises :class:`HeadingNotFound` (with close headings as ``suggestions``) or
     :class:`AmbiguousHeading` (with ``Parent > Child`` ``paths``).
     """
-    if isinstance(skill, MarkdownDocument):
-        document = skill
-    else:
-        if isinstance(skill, Path):
-            from .textfile import decode_text
+    if isinstance(skill, Path):
+        from .textfile import decode_text
 
-            skill = decode_text(skill.read_bytes())
-        document = parse_markdown(skill)
+        skill = decode_text(skill.read_bytes())
+    document = skill if isinstance(skill, MarkdownDocument) else parse_markdown(skill)
     matches = document.find_headings(step_heading)
     if not matches:
         raise HeadingNotFound(step_heading, document.suggest_headings(step_heading))

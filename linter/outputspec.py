@@ -15,6 +15,8 @@ from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdo
 if TYPE_CHECKING:  # pragma: no cover
     from .textfile import TextDocument
 
+_LABELS = ("Values:", "Aliases:")
+"""The labels of the lines that list a field's values and its aliases."""
 
 class OutputField(NamedTuple):
     """One field of the output spec, with the lines that define it."""
@@ -48,13 +50,8 @@ class OutputSpec:
     """The parsed output spec. ``duplicates`` are later fields reusing a name;
     ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans. Read-only."""
 
-    def __init__(
-        self,
-        document: MarkdownDocument,
-        fields: dict[str, OutputField],
-        duplicates: tuple[OutputField, ...],
-        uncoded_lists: tuple[UncodedList, ...] = (),
-    ) -> None:
+    def __init__(self, document: MarkdownDocument, fields: dict[str, OutputField],
+                 duplicates: tuple[OutputField, ...], uncoded_lists: tuple[UncodedList, ...]) -> None:
         self.document = document
         self.fields = fields
         self.duplicates = duplicates
@@ -65,25 +62,13 @@ class OutputSpec:
 
     def lookup(self, name: str) -> OutputField | None:
         """The field called ``name`` or having it as an alias (case-sensitive)."""
-        found = self.fields.get(name)
-        if found is not None:
-            return found
-        for candidate in self.fields.values():
-            if name in candidate.aliases:
-                return candidate
-        return None
+        by_alias = (field for field in self.fields.values() if name in field.aliases)
+        return self.fields.get(name) or next(by_alias, None)
 
     def lookup_answer_key(self, key: str) -> OutputField | None:
         """The field an answer's ``key`` names (case-insensitive, aliases too)."""
         wanted = key.strip().casefold()
-        for candidate in self.fields.values():
-            if any(n.casefold() == wanted for n in candidate.names):
-                return candidate
-        return None
-
-
-def _listed(line: str, label: str) -> tuple[str, ...]:
-    return tuple(span.strip() for span in inline_code_spans(line[len(label):]) if span.strip())
+        return next((f for f in self.fields.values() if any(n.casefold() == wanted for n in f.names)), None)
 
 
 def output_spec_of(document: "TextDocument") -> OutputSpec:
@@ -100,39 +85,29 @@ def parse_output_spec(text: str) -> OutputSpec:
     """Parse an output spec's text (:func:`output_spec_of` parses a file's once)."""
     document = parse_markdown(text)
     level_two = [h for h in document.headings if h.level == 2]
-    code_lines: set[int] = set()
-    for block in document.blocks:
-        if block.kind != "prose":
-            code_lines.update(range(block.start_line, block.end_line + 1))
+    in_blocks = {n for b in document.blocks if b.kind != "prose" for n in range(b.start_line, b.end_line + 1)}
     fields: dict[str, OutputField] = {}
     duplicates: list[OutputField] = []
-    uncoded: list[tuple[int, int, str]] = []
-    by_position: list[OutputField] = []
-    for position, heading in enumerate(level_two):
-        next_line = level_two[position + 1].line if position + 1 < len(level_two) else document.line_count + 1
-        name = heading.code_spans[0].strip() if heading.code_spans else heading.text
-        values: tuple[str, ...] = ()
-        aliases: tuple[str, ...] = ()
-        values_line = aliases_line = None
-        for line_number in range(heading.end_line + 1, next_line):
-            if line_number in code_lines:
+    uncoded: list[UncodedList] = []
+    end_lines = [*(h.line - 1 for h in level_two[1:]), document.line_count]
+    for heading, end_line in zip(level_two, end_lines):
+        listed: dict[str, tuple[tuple[str, ...], int | None]] = {label: ((), None) for label in _LABELS}
+        unlisted: list[tuple[int, str]] = []
+        for number in range(heading.end_line + 1, end_line + 1):
+            line = document.lines[number - 1].strip()
+            label = next((label for label in listed if line.startswith(label)), None)
+            if label is None or number in in_blocks:
                 continue
-            line = document.lines[line_number - 1].strip()
-            for label in ("Values:", "Aliases:"):
-                if line.startswith(label):
-                    listed = _listed(line, label)
-                    if not listed:
-                        uncoded.append((position, line_number, label))
-                    if label == "Values:":
-                        values, values_line = values + listed, line_number
-                    else:
-                        aliases, aliases_line = aliases + listed, line_number
-                    break
-        field = OutputField(name, heading, values, aliases, heading.line, next_line - 1, values_line, aliases_line)
-        by_position.append(field)
+            spans = tuple(span.strip() for span in inline_code_spans(line[len(label):]) if span.strip())
+            if not spans:
+                unlisted.append((number, label))
+            listed[label] = (listed[label][0] + spans, number)
+        (values, values_line), (aliases, aliases_line) = listed.values()
+        name = heading.code_spans[0].strip() if heading.code_spans else heading.text
+        field = OutputField(name, heading, values, aliases, heading.line, end_line, values_line, aliases_line)
+        uncoded.extend(UncodedList(field, number, label) for number, label in unlisted)
         if name in fields:
             duplicates.append(field)
         else:
             fields[name] = field
-    uncoded_lists = tuple(UncodedList(by_position[position], line, label) for position, line, label in uncoded)
-    return OutputSpec(document, fields, tuple(duplicates), uncoded_lists)
+    return OutputSpec(document, fields, tuple(duplicates), tuple(uncoded))

@@ -1,15 +1,14 @@
-"""Decoding of the fixture format's text files and positions inside them.
-
-fixture-format.md, "Text files": every file is UTF-8; a leading byte-order mark
-is accepted and ignored; CRLF and CR line endings count as one line break;
-anything that does not decode, contains NUL bytes (binary) or exceeds the size
-limit is unreadable (SE005). Lines and columns are 1-based and columns count
-Unicode characters.
+"""Decoding of the fixture format's text files and positions inside them
+(fixture-format.md, "Text files"): UTF-8, a leading byte-order mark ignored,
+CRLF and CR each one line break; what does not decode, holds NUL bytes or
+exceeds the size limit is unreadable (SE005). Lines and columns are 1-based,
+columns in Unicode characters.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from array import array
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -23,13 +22,13 @@ Derived = TypeVar("Derived")
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 """The default size limit of a text file, in bytes (1 MiB)."""
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NEWLINE = re.compile("\n")
+
 
 class UnreadableFile(Exception):
-    """A file that is not UTF-8 text within the size limit.
-
-    ``reason`` is a short human sentence; ``line`` and ``column`` locate the
-    first offending byte where one exists.
-    """
+    """A file that is not UTF-8 text within the size limit: ``reason`` and
+    ``fix`` are short sentences, ``line`` and ``column`` the first offending byte's."""
 
     def __init__(self, reason: str, fix: str, line: int = 1, column: int = 1) -> None:
         super().__init__(reason)
@@ -41,48 +40,36 @@ class UnreadableFile(Exception):
 
 def normalize_newlines(text: str) -> str:
     """Return ``text`` with CRLF and lone CR turned into LF."""
-    if "\r" not in text:
-        return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def decode_text(raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
-    """Decode ``raw`` per the spec, or raise :class:`UnreadableFile`.
-
-    The result has no byte-order mark and only ``\\n`` line breaks.
-    """
+    """Decode ``raw`` per the spec, or raise :class:`UnreadableFile`: the result
+    has no byte-order mark and only ``\\n`` line breaks."""
     if len(raw) > max_size:
         raise UnreadableFile(
             f"file is {len(raw):,} bytes, over the {max_size:,}-byte size limit",
             "shorten the file, or raise `max-file-size` in skill-eval.toml",
         )
     if b"\x00" in raw:
-        offset = raw.index(b"\x00")
-        line = raw.count(b"\n", 0, offset) + 1
-        line_start = raw.rfind(b"\n", 0, offset) + 1
-        column = len(raw[line_start:offset].decode("utf-8", errors="replace")) + 1
-        raise UnreadableFile(
-            "file is binary (it contains NUL bytes), not UTF-8 text",
-            "replace it with a UTF-8 text file",
-            line=line,
-            column=column,
-        )
+        line, column = _line_and_column(raw, raw.index(b"\x00"))
+        raise UnreadableFile("file is binary (it contains NUL bytes), not UTF-8 text",
+                             "replace it with a UTF-8 text file", line, column)
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]  # the byte-order mark (as "utf-8-sig" drops it, whose codec is Python code)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        before = raw[: error.start]
-        line = before.count(b"\n") + 1
-        line_start = before.rfind(b"\n") + 1
-        column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
-        raise UnreadableFile(
-            f"file is not valid UTF-8 (byte 0x{raw[error.start]:02x} at line {line})",
-            "re-save the file as UTF-8",
-            line=line,
-            column=column,
-        ) from None
+        line, column = _line_and_column(raw, error.start)
+        raise UnreadableFile(f"file is not valid UTF-8 (byte 0x{raw[error.start]:02x} at line {line})",
+                             "re-save the file as UTF-8", line, column) from None
     return normalize_newlines(text)
+
+
+def _line_and_column(raw: bytes, offset: int) -> tuple[int, int]:
+    """The 1-based line and column (in characters) of byte ``offset`` of ``raw``."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    return raw.count(b"\n", 0, offset) + 1, len(raw[line_start:offset].decode("utf-8", errors="replace")) + 1
 
 
 def printable(text: str) -> str:
@@ -90,30 +77,20 @@ def printable(text: str) -> str:
     UTF-8 (a report, a JSON answer, an LSP message): a byte of a file name
     that is no UTF-8 (kept by Python as U+DC80-U+DCFF) as ``\\xff``, any
     other lone surrogate (a ``\\ud800`` escape in probe.json) as
-    ``\\ud800``. Text without one is returned as is, at the cost of one
-    ``isascii`` for most."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join(_written_out(character) if "\ud800" <= character <= "\udfff" else character
-                       for character in text)
-    return text
+    ``\\ud800``."""
+    return text if text.isascii() else _LONE_SURROGATE.sub(_written_out, text)
 
 
-def _written_out(surrogate: str) -> str:
+def _written_out(surrogate: re.Match[str]) -> str:
     """How :func:`printable` writes a lone surrogate."""
-    code = ord(surrogate)
+    code = ord(surrogate.group())
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 class Position(msgspec.Struct, frozen=True, array_like=True, order=True, gc=False):
-    """A 1-based line and a 1-based column counted in Unicode characters
-    (a typed record of the one codec, :data:`~skill_eval.linter.cache.CODEC`;
-    ordered as the tuple ``(line, column)``). Like every record of the
-    codec, frozen plain data that can hold no cycle, so the garbage
-    collector need not track it (``gc=False``: 16 bytes less each)."""
+    """A 1-based line and a 1-based column counted in Unicode characters,
+    ordered as the tuple ``(line, column)``: a record of the one codec,
+    :data:`~skill_eval.linter.cache.CODEC` (frozen, untracked by the GC)."""
 
     line: int
     column: int
@@ -128,6 +105,7 @@ class Span(msgspec.Struct, frozen=True, array_like=True, order=True, gc=False):
 
     @classmethod
     def at(cls, path: Path, line: int, column: int, end_line: int, end_column: int) -> "Span":
+        """The span from ``line:column`` to ``end_line:end_column`` of ``path``."""
         return cls(path, Position(line, column), Position(end_line, end_column))
 
     @classmethod
@@ -137,10 +115,7 @@ class Span(msgspec.Struct, frozen=True, array_like=True, order=True, gc=False):
 
 
 class TextDocument:
-    """A decoded text file: normalized text plus a line index. Read-only.
-
-    A plain class rather than a frozen dataclass (as are the other parsed
-    documents): creating a dataclass adds to every start (docs/performance.md)."""
+    """A decoded text file: normalized text plus a line index. Read-only."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
@@ -150,22 +125,17 @@ class TextDocument:
         return f"TextDocument({self.path!r}, {len(self.text)} characters)"
 
     def derived(self, compute: Callable[["TextDocument"], Derived]) -> Derived:
-        """``compute(self)``, computed once for this document and kept with
-        it: what is derived from one file (its parsed markdown or front
-        matter, an artifact's word 5-grams) is shared by every rule and probe
-        that reads the file through one session, and goes with the document
-        when the session drops it (markdownlint's shape), not in a
-        process-wide cache. ``compute`` is a module-level function: it is
-        the memo's key."""
+        """``compute(self)``, computed once and kept with this document (so
+        shared by the rules that read it through one session, and dropped
+        with it). ``compute`` is a module-level function: the memo's key."""
         memo = self.__dict__.setdefault("_derived", {})
-        try:
-            return memo[compute]
-        except KeyError:
-            value = memo[compute] = compute(self)
-            return value
+        if compute not in memo:
+            memo[compute] = compute(self)
+        return memo[compute]
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes, max_size: int = DEFAULT_MAX_FILE_SIZE) -> "TextDocument":
+        """The document of a file's bytes (:func:`decode_text`)."""
         return cls(path, decode_text(raw, max_size))
 
     @cached_property
@@ -175,16 +145,9 @@ class TextDocument:
 
     @cached_property
     def _line_starts(self) -> array:
-        """The offset of each line's first character, as 8-byte integers: a
-        language server keeps this for every document it holds, and a list
-        of ints took several times as much a line (docs/performance.md)."""
-        starts = [0]
-        find = self.text.find
-        index = find("\n")
-        while index != -1:
-            starts.append(index + 1)
-            index = find("\n", index + 1)
-        return array("q", starts)
+        """The offset of each line's first character, as 8-byte integers (a language
+        server keeps one per document; a list of ints takes several times the memory)."""
+        return array("q", [0, *(match.end() for match in _NEWLINE.finditer(self.text))])
 
     def position(self, offset: int) -> Position:
         """The 1-based position of the character at ``offset`` in :attr:`text`."""
@@ -193,10 +156,10 @@ class TextDocument:
 
     def offset(self, position: Position) -> int:
         """The offset in :attr:`text` of a 1-based ``position`` (clamped)."""
-        line_index = min(max(position.line, 1), len(self._line_starts)) - 1
-        start = self._line_starts[line_index]
-        line_end = self._line_starts[line_index + 1] - 1 if line_index + 1 < len(self._line_starts) else len(self.text)
-        return min(start + max(position.column, 1) - 1, line_end)
+        starts = self._line_starts
+        line_index = min(max(position.line, 1), len(starts)) - 1
+        line_end = starts[line_index + 1] - 1 if line_index + 1 < len(starts) else len(self.text)
+        return min(starts[line_index] + max(position.column, 1) - 1, line_end)
 
     def span(self, start: int, end: int) -> Span:
         """The span of ``text[start:end]``."""

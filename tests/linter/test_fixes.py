@@ -99,7 +99,8 @@ def test_fixes_are_taken_whole_and_applied_exactly(case) -> None:
     for start, end, new_text in placed:
         expected = expected[:start] + new_text.replace("\n", newline) + expected[end:]
     assert apply_edits(text, chosen) == expected
-    assert selected.resolved == len([d for d in diagnostics if d.fixes[0].safe and d.fixes[0].edits in taken_edits])
+    resolved = sum(len(found) for _fix, found in selected.fixes)
+    assert resolved == len([d for d in diagnostics if d.fixes[0].safe and d.fixes[0].edits in taken_edits])
 
 
 def test_a_fix_pointing_past_the_text_is_not_applied(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_the_same_fix_of_two_findings_is_made_once_and_resolves_both() -> None:
     fix = Fix("same", (TextEdit(Span.at(FILE, 1, 1, 1, 2), "Z"),), safe=True)
     diagnostics = [Diagnostic(code, "x", Severity.ERROR, "m", Span.at(FILE, 1, 1, 1, 1), fixes=(fix,)) for code in ("SE901", "SE902")]
     selected = select_fixes(diagnostics)
-    assert selected.resolved == 2 and selected.edits[FILE] == [fix.edits[0]]
+    assert sum(len(found) for _fix, found in selected.fixes) == 2 and selected.edits[FILE] == [fix.edits[0]]
 
 
 # -- on disk, end to end ----------------------------------------------------------------------
