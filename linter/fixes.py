@@ -20,7 +20,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -135,12 +135,22 @@ class Applied(NamedTuple):
 
 class Planned(NamedTuple):
     """What :func:`apply_fixes` would write: per file, ``((root, path), BOM,
-    text before, text after)``; how many diagnostics that fixes; the files
-    left out (unreadable now, not UTF-8, outside the workspace)."""
+    text before, text after)``; each fix taken with the diagnostics it
+    resolves; the files left out (unreadable now, not UTF-8, outside the
+    workspace)."""
 
     changes: dict[Path, tuple[tuple[Path, Path], bytes, str, str]]
-    fixed: int
+    taken: list[tuple[Fix, list[Diagnostic]]]
     skipped: list[Path]
+
+    def fixed_in(self, files: Container[Path]) -> int:
+        """How many diagnostics the fixes resolve whose every file is in ``files``."""
+        return sum(len(found) for fix, found in self.taken if all(e.span.path in files for e in fix.edits))
+
+    @property
+    def fixed(self) -> int:
+        """How many diagnostics the fixes resolve, once every file is written."""
+        return self.fixed_in(self.changes)
 
 
 def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Applied:
@@ -156,7 +166,7 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsa
             skipped.append(path)
         else:
             written.append(path)
-    return Applied(planned.fixed, written, skipped)
+    return Applied(planned.fixed_in(set(written)), written, skipped)
 
 
 def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Planned:
@@ -179,7 +189,7 @@ def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsaf
         for edit in fix.edits:
             by_file.setdefault(edit.span.path, []).append(edit)
     changes = {path: (*texts[path], apply_edits(texts[path][2], edits)) for path, edits in by_file.items()}
-    return Planned(changes, sum(len(found) for _fix, found in applicable), skipped)
+    return Planned(changes, applicable, skipped)
 
 
 def _within(text: str, edit: TextEdit) -> bool:

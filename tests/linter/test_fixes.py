@@ -333,3 +333,30 @@ def test_fix_quotes_only_plain_metadata_values_and_keeps_anchors_and_merges(tmp_
     assert set(after) == set(before)
     assert after["version"] == after["schema-version"] == 2 and after["retyped"] == 3.0 and after["b"] == 1
     assert after["plain"] == "1.10"
+
+
+def test_a_fix_whose_file_cannot_be_written_is_not_counted(tmp_path: Path, monkeypatch) -> None:
+    """A probe.json that becomes a link out of the workspace after the fixes
+    were planned, before they are written, is left alone, and its fix is not
+    counted as made ("Fixed N" says what is on disk)."""
+    from skill_eval.linter import fixes
+
+    root = make_workspace(tmp_path / "ws", {"a": _drifted("a", 3), "b": _drifted("b", 2)})
+    before = lint_paths([root])
+    probe = probe_folder(root, "a") / "probe.json"
+    outside = tmp_path / "outside.json"
+    real_plan = fixes.plan_fixes
+
+    def plan_then_swap(*args, **kwargs):
+        planned = real_plan(*args, **kwargs)
+        outside.write_bytes(probe.read_bytes())
+        probe.unlink()
+        probe.symlink_to(outside)
+        return planned
+
+    monkeypatch.setattr(fixes, "plan_fixes", plan_then_swap)
+    applied = apply_fixes(before.diagnostics, before.sessions)
+    assert applied.skipped == [probe]
+    assert json.loads(outside.read_text())["seeded_defects"] == 3
+    assert json.loads((probe_folder(root, "b") / "probe.json").read_text())["seeded_defects"] == 1
+    assert applied.fixed == 1
