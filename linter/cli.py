@@ -28,16 +28,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: {message} (see --help)\n")
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, told the terminal's width, so that argparse does not
-    import ``shutil`` (and ``bz2``, ``lzma``) on every run to find it."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
-
-
 def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else the terminal's, else 80."""
+    """``shutil.get_terminal_size().columns`` (``$COLUMNS``, else the terminal's, else 80), told
+    to argparse's formatter so that it does not import ``shutil`` (and ``bz2``, ``lzma``) to find it."""
     import os
 
     try:
@@ -70,9 +63,11 @@ def _jobs(text: str) -> int:
 def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     """The options of ``skill-eval-lint``, named ``prog`` in the help
     (``skill-eval lint`` when the umbrella command runs it)."""
+    import functools
+
     parser = _Parser(
         prog=prog,
-        formatter_class=_HelpFormatter,
+        formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_columns() - 2),
         description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md. "
                     "`skill-eval-lint` and `skill-eval lint` are the same command.",
         epilog=f"Other commands: `{prog} rules` lists the rules; `{prog} rule SE101` shows one.",
@@ -380,21 +375,21 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roots=()) -> str:
     """The report in ``--output-format`` (counts per rule with ``--statistics``)."""
-    import importlib
-
-    name = "jsonout" if args.output_format == "json" else args.output_format
-    if args.statistics and name == "full":
-        name = "text"
-    module = importlib.import_module(f".output.{name}", __package__)
     if args.statistics:
-        return module.render_statistics(diagnostics)
-    if name in ("jsonout", "sarif", "github"):
-        return module.render(diagnostics)
+        from .output import jsonout, text
+
+        return (jsonout if args.output_format == "json" else text).render_statistics(diagnostics)
+    if args.output_format in ("json", "sarif", "github"):
+        from .output import github, jsonout, sarif
+
+        return {"json": jsonout, "sarif": sarif, "github": github}[args.output_format].render(diagnostics)
+    from .output import full, text
     from .output.style import Style, colour_wanted
 
     style = Style(args.output_file is None and colour_wanted(sys.stdout))
-    options = {"roots": roots} if name == "full" else {}
-    return module.render(diagnostics, checked, fixed, style, with_summary=not args.quiet, **options)
+    if args.output_format == "full":
+        return full.render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
+    return text.render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
 
 
 def entry() -> None:

@@ -284,10 +284,9 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
             if not judge or not all(judge):
                 raise config_error(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
             values["suite_judge"] = judge
-        if "paths" in table:
-            values["suite_globs"] = string_list(table["paths"], source, "suites.paths")
-        if "distractors" in table:
-            values["suite_distractors"] = string_list(table["distractors"], source, "suites.distractors")
+        for key, field in (("paths", "suite_globs"), ("distractors", "suite_distractors")):
+            if key in table:
+                values[field] = string_list(table[key], source, f"suites.{key}")
         if "judge-timeout" in table:
             if not is_timeout(table["judge-timeout"]):
                 raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")

@@ -78,10 +78,8 @@ class SchemaProblem(NamedTuple):
     anchor: str = "value"
 
 
-_EXPECTATION_HELP = (
-    "an expectation is a string, or one object with one of "
-    "`equals`, `one_of`, `contains`, `matches` or `not`"
-)
+_EXPECTATION_HELP = ("an expectation is a string, or one object with one of "
+                     "`equals`, `one_of`, `contains`, `matches` or `not`")
 
 
 MAX_DEPTH = 64
@@ -124,10 +122,7 @@ def _long_integer(text: str) -> re.Match | None:
     if not limit:
         return None
     pattern = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d{%d,}' % (limit + 1))
-    for match in pattern.finditer(text):
-        if text[match.start()] != '"':
-            return match
-    return None
+    return next((match for match in pattern.finditer(text) if text[match.start()] != '"'), None)
 
 
 def _decode(text: str) -> Any:
@@ -283,10 +278,8 @@ class JsonPositions:
         found = self._members.get(node.id)
         if found is None:
             named = [child for child in node.named_children if child.type != "comment"]
-            if node.type == "object":
-                found = {self._key(pair.child_by_field_name("key")): pair for pair in named if pair.type == "pair"}
-            else:
-                found = named
+            found = named if node.type != "object" else {
+                self._key(pair.child_by_field_name("key")): pair for pair in named if pair.type == "pair"}
             self._members[node.id] = found
         return found
 
