@@ -8,11 +8,14 @@ Exit status: 0 when no diagnostic at or above ``--fail-level`` (default
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .output import FORMATS, UsageError
+from .output import FORMATS, UsageError, default_format
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -31,8 +34,6 @@ class _Parser(argparse.ArgumentParser):
 def _terminal_columns() -> int:
     """``shutil.get_terminal_size().columns`` (``$COLUMNS``, else the terminal's, else 80), told
     to argparse's formatter so that it does not import ``shutil`` (and ``bz2``, ``lzma``) to find it."""
-    import os
-
     try:
         columns = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
@@ -63,8 +64,6 @@ def _jobs(text: str) -> int:
 def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     """The options of ``skill-eval-lint``, named ``prog`` in the help
     (``skill-eval lint`` when the umbrella command runs it)."""
-    import functools
-
     parser = _Parser(
         prog=prog,
         formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_columns() - 2),
@@ -169,8 +168,6 @@ EXIT_BROKEN_PIPE = 141
 def reader_went_away() -> int:
     """On a :class:`BrokenPipeError` writing stdout, point stdout at ``/dev/null`` (so that
     no later flush fails again) and return :data:`EXIT_BROKEN_PIPE` (Python's ``signal`` docs)."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -190,16 +187,12 @@ def _main(argv: list[str] | None, prog: str) -> int:
             return EXIT_ERROR
     args = build_parser(prog).parse_args(argv)
     if args.output_format is None:
-        from .output import default_format
-
         args.output_format = default_format(sys.stdout, args.output_file is not None)
     if args.version:
         from skill_eval import __version__
 
         print(f"skill-eval-lint {__version__}")
         return EXIT_CLEAN
-    import gc
-
     collecting = gc.isenabled()
     gc.disable()  # a run's objects live to its end, and few are cyclic (docs/performance.md)
     try:
@@ -302,7 +295,6 @@ def _write_stdout(text: str, what: str) -> None:
     layer drops what a partial write leaves when unbuffered, and a full non-blocking
     descriptor fails a buffered write. A stream without a descriptor is written as text."""
     import io
-    import os
 
     stream = sys.stdout
     buffer = getattr(stream, "buffer", None)
@@ -402,8 +394,6 @@ def entry() -> None:
 def collector_off_until_exit() -> None:
     """Turn the cyclic garbage collector off for the rest of a process that ends with
     :func:`hard_exit` (a last collection would walk every object the run made)."""
-    import gc
-
     gc.disable()
 
 
@@ -411,8 +401,6 @@ def hard_exit(code: int) -> NoReturn:
     """Exit with ``code`` once stdout and stderr are flushed, without tearing the
     interpreter down (freeing a run's objects one by one is a noticeable part of a
     small run; mypy exits so). A reader of stdout gone makes it :data:`EXIT_BROKEN_PIPE`."""
-    import os
-
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

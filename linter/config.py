@@ -221,19 +221,6 @@ def _table(data: Mapping[str, Any], key: str, known: set[str], source: str) -> M
     return table
 
 
-def _calibration_rule(table: Mapping[str, Any], source: str) -> CalibrationRule:
-    every = table.get("caught-in-every-rep", "all-reps")
-    if every not in ("all-reps", "graded-reps"):
-        raise config_error(source, "calibration.caught-in-every-rep",
-                    "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
-    cap = table.get("max-starts-per-probe")
-    return CalibrationRule(
-        reps=integer_at_least(table.get("reps", 2), source, "calibration.reps", 1),
-        caught_in_every_rep=every,
-        max_starts_per_probe=None if cap is None else integer_at_least(cap, source, "calibration.max-starts-per-probe", 1),
-    )
-
-
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
     """Build a :class:`Config` from config-file keys (as parsed TOML or editor settings)."""
     unknown = set(data) - _KNOWN_KEYS
@@ -274,7 +261,14 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         table = _table(data, "calibration", known, source)
         if "max-starts" in table:
             values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts", 0)
-        values["calibration_rule"] = _calibration_rule(table, source)
+        every = table.get("caught-in-every-rep", "all-reps")
+        if every not in ("all-reps", "graded-reps"):
+            raise config_error(source, "calibration.caught-in-every-rep",
+                               "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
+        reps = integer_at_least(table.get("reps", 2), source, "calibration.reps", 1)
+        cap = table.get("max-starts-per-probe")
+        cap = None if cap is None else integer_at_least(cap, source, "calibration.max-starts-per-probe", 1)
+        values["calibration_rule"] = CalibrationRule(reps, every, cap)
     if "agents" in data and not isinstance(data["agents"], dict):
         raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
@@ -306,14 +300,9 @@ def _read_config_text(path: Path, below: Path | None = None) -> str:
     return read_regular_file(path, CONFIG_MAX_SIZE, below).decode("utf-8-sig")
 
 
-def read_config_file(path: Path, below: Path | None = None) -> Config:
-    """The :class:`Config` of a config file (:func:`read_config_table`)."""
-    return config_from_mapping(read_config_table(path, below), str(path), path)
-
-
 def read_config_table(path: Path, below: Path | None = None) -> dict[str, Any]:
     """The unchecked skill-eval table of a config file: all of ``skill-eval.toml``, or
-    ``[tool.skill-eval]`` of a ``pyproject.toml``; ``below``: as :func:`_read_config_text`."""
+    ``[tool.skill-eval]`` of a ``pyproject.toml`` (read only below the folder ``below`` if given)."""
     from .reader import OutsideRoot
 
     tomllib = _toml()
@@ -380,11 +369,11 @@ def find_config_file(root: Path) -> Path | None:
 
 
 def load_config(root: Path, explicit: Path | None = None) -> Config:
-    """Defaults overlaid by ``explicit`` or else the workspace's config file."""
-    if explicit:
-        return read_config_file(explicit)
-    path = find_config_file(root)
-    return read_config_file(path, path.parent) if path else Config()
+    """Defaults overlaid by ``explicit`` (read wherever it is) or else the workspace's config file."""
+    path = explicit or find_config_file(root)
+    if path is None:
+        return Config()
+    return config_from_mapping(read_config_table(path, None if explicit else path.parent), str(path), path)
 
 
 LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
@@ -405,8 +394,10 @@ def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Con
     for key in plain:
         if key == "calibration":
             overrides.update(_calibration_overrides(config, parsed, plain[key]))
-        else:
-            overrides.update((name, getattr(parsed, name)) for name in _fields_for(key))
+        else:  # the fields of a key: max-file-size: max_file_size; frontmatter: frontmatter_allowed_keys
+            name = key.replace("-", "_")
+            overrides.update((field, getattr(parsed, field)) for field in Config._fields
+                             if field == name or field.startswith(name + "_"))
     if "extend-exclude" in plain:
         overrides["extend_exclude"] = (*config.extend_exclude, *parsed.extend_exclude)
     config = config._replace(**overrides)
@@ -419,12 +410,6 @@ def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Con
 
 def _union(codes: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
     return codes + tuple(code for code in more if code not in codes)
-
-
-def _fields_for(key: str) -> list[str]:
-    """The :class:`Config` fields a config key sets (``frontmatter`` -> ``frontmatter_allowed_keys``)."""
-    name = key.replace("-", "_")
-    return [name] if name in Config._fields else [field for field in Config._fields if field.startswith(name + "_")]
 
 
 def _calibration_overrides(config: Config, parsed: Config, table: Mapping[str, Any]) -> dict[str, Any]:
