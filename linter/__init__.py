@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["extract_skill_section", "HeadingNotFound", "AmbiguousHeading", "lint_paths", "Diagnostic", "Severity",
-           "Config", "load_config"]
+__all__ = ["extract_skill_section", "HeadingNotFound", "AmbiguousHeading", "lint_paths", "Diagnostic",
+           "Severity", "Config", "load_config"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config, load_config

@@ -113,7 +113,8 @@ def _print_documentation(argv: list[str]) -> int:
             return EXIT_ERROR
         rule = get_rule(argv[1])
         if rule is None:
-            print(f"skill-eval-lint: unknown rule {argv[1]!r}; `skill-eval-lint rules` lists them", file=sys.stderr)
+            print(f"skill-eval-lint: unknown rule {argv[1]!r}; `skill-eval-lint rules` lists them",
+                  file=sys.stderr)
             return EXIT_ERROR
         _write_stdout(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}. "
                       f"Tags: {', '.join(rule.tags)}.\n\n{rule.documentation()}\n", "rule's documentation")

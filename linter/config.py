@@ -124,8 +124,10 @@ class Config(NamedTuple):
             relative = path.relative_to(root).as_posix() if root else path.as_posix()
         except ValueError:
             relative = path.as_posix()
-        return not any(code.startswith(codes) and (fnmatch.fnmatch(relative, glob) or fnmatch.fnmatch(path.name, glob))
-                       for glob, codes in self.per_file_ignores.items())
+        for glob, codes in self.per_file_ignores.items():
+            if code.startswith(codes) and any(fnmatch.fnmatch(text, glob) for text in (relative, path.name)):
+                return False
+        return True
 
 
 _KNOWN_KEYS = {
