@@ -367,22 +367,30 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roots=()) -> str:
-    """The report in ``--output-format`` (counts per rule with ``--statistics``)."""
-    if args.statistics:
-        from .output import jsonout, text
+    """The report in ``--output-format`` (counts per rule with ``--statistics``); only
+    the format's own module is imported."""
+    if args.statistics and args.output_format == "json":
+        from .output.jsonout import render_statistics as render
+    elif args.statistics:
+        from .output.text import render_statistics as render
+    elif args.output_format == "json":
+        from .output.jsonout import render
+    elif args.output_format == "sarif":
+        from .output.sarif import render
+    elif args.output_format == "github":
+        from .output.github import render
+    else:
+        from .output.style import Style, colour_wanted
 
-        return (jsonout if args.output_format == "json" else text).render_statistics(diagnostics)
-    if args.output_format in ("json", "sarif", "github"):
-        from .output import github, jsonout, sarif
+        style = Style(args.output_file is None and colour_wanted(sys.stdout))
+        if args.output_format == "full":
+            from .output.full import render
 
-        return {"json": jsonout, "sarif": sarif, "github": github}[args.output_format].render(diagnostics)
-    from .output import full, text
-    from .output.style import Style, colour_wanted
+            return render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
+        from .output.text import render
 
-    style = Style(args.output_file is None and colour_wanted(sys.stdout))
-    if args.output_format == "full":
-        return full.render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
-    return text.render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
+        return render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
+    return render(diagnostics)
 
 
 def entry() -> None:
