@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["extract_skill_section", "HeadingNotFound", "AmbiguousHeading", "lint_paths", "Diagnostic", "Severity", "Config", "load_config"]
+__all__ = ["extract_skill_section", "HeadingNotFound", "AmbiguousHeading", "lint_paths", "Diagnostic",
+           "Severity", "Config", "load_config"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config, load_config
@@ -21,28 +22,21 @@ if TYPE_CHECKING:  # pragma: no cover
 def __getattr__(name: str):
     """Import the public names lazily (the CLI's start-up time matters)."""
     if name in ("extract_skill_section", "HeadingNotFound", "AmbiguousHeading"):
-        from . import markdown
+        from . import markdown as module
+    elif name in ("Diagnostic", "Severity"):
+        from . import diagnostics as module
+    elif name in ("Config", "load_config"):
+        from . import config as module
+    elif name == "lint_paths":
+        from . import engine as module
+    else:
+        raise AttributeError(name)
+    return getattr(module, name)
 
-        return getattr(markdown, name)
-    if name in ("Diagnostic", "Severity"):
-        from . import diagnostics
-
-        return getattr(diagnostics, name)
-    if name in ("Config", "load_config"):
-        from . import config
-
-        return getattr(config, name)
-    if name == "lint_paths":
-        from .engine import lint_paths
-
-        return lint_paths
-    raise AttributeError(name)
 
 def read_data(name: str) -> str:
-    """The text of the shipped data file ``linter/data/<name>`` (phrase lists,
-    the probe schema). Read beside this module rather than through
-    ``importlib.resources``, whose import adds to every start
-    (docs/performance.md): the package is always installed as plain files."""
+    """The text of the shipped data file ``linter/data/<name>``, read beside this module
+    (the package is installed as plain files; ``importlib.resources`` costs a start)."""
     from pathlib import Path
 
     return (Path(__file__).parent / "data" / name).read_text(encoding="utf-8")

@@ -1,32 +1,29 @@
 """``skill-eval-lint``: the headless linter (CLI, pre-commit hook, CI).
 
-Exit status: 0 when no diagnostic at or above ``--fail-level`` remains
-(default ``warning``: errors, SE000 included, and warnings fail; info findings
-never change the exit status), 1 when one does, 2 on a usage, config or
-internal error (one line on stderr, no traceback).
-
-This module must stay cheap to import: it never imports pygls or lsprotocol,
-and the engine imports markdown-it-py and jsonschema only when a file needs them.
+Exit status: 0 when no diagnostic at or above ``--fail-level`` (default
+``warning``) remains, 1 when one does, 2 on a usage, config or internal error
+(one line on stderr, no traceback). Cheap to import: never pygls or lsprotocol.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .output import FORMATS
+from .output import FORMATS, UsageError, default_format
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 FAIL_LEVELS = ("error", "warning", "info")
-"""``--fail-level``: the lowest severity that makes the exit status 1, most
-severe first (the :class:`~skill_eval.linter.diagnostics.Severity` values)."""
+"""``--fail-level`` choices, most severe first (:class:`~skill_eval.linter.diagnostics.Severity` values)."""
 
 FIX_PASSES = 10
-"""``--fix`` applies the safe fixes and lints again, until none applies or
-this many passes are done (fixes that conflict go in turn)."""
+"""The most passes of ``--fix`` (fix, lint again): fixes that conflict go in turn."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,19 +31,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: {message} (see --help)\n")
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, told the terminal's width up front: left to find
-    it, argparse imports ``shutil`` (and with it ``bz2`` and ``lzma``) on
-    every run, even one that prints no help (docs/performance.md)."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
-
-
 def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else the terminal's, else 80."""
-    import os
-
+    """``shutil.get_terminal_size().columns`` (``$COLUMNS``, else the terminal's, else 80), told
+    to argparse's formatter so that it does not import ``shutil`` (and ``bz2``, ``lzma``) to find it."""
     try:
         columns = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
@@ -60,8 +47,7 @@ def _terminal_columns() -> int:
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    """Comma-separated codes or prefixes; none at all (``--select ''``, which
-    read as no selection and enabled every rule) is refused."""
+    """Comma-separated codes or prefixes, at least one (``--select ''`` would enable every rule)."""
     codes = tuple(code.strip().upper() for code in text.split(",") if code.strip())
     if not codes:
         raise argparse.ArgumentTypeError("give at least one code or prefix, e.g. SE1,SE201")
@@ -80,7 +66,7 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     (``skill-eval lint`` when the umbrella command runs it)."""
     parser = _Parser(
         prog=prog,
-        formatter_class=_HelpFormatter,
+        formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_columns() - 2),
         description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md. "
                     "`skill-eval-lint` and `skill-eval lint` are the same command.",
         epilog=f"Other commands: `{prog} rules` lists the rules; `{prog} rule SE101` shows one.",
@@ -119,30 +105,21 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
 
 def _print_documentation(argv: list[str]) -> int:
     """``skill-eval-lint rule CODE`` and ``skill-eval-lint rules [--output-format json]``."""
+    from .rules import REGISTRY, get_rule
+
     if argv[0] == "rule":
         if len(argv) != 2:
             print("skill-eval-lint: usage: skill-eval-lint rule CODE", file=sys.stderr)
             return EXIT_ERROR
-        return _print_rule(argv[1])
-    return _print_rules("json" if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"] else "text")
-
-
-def _print_rule(code: str) -> int:
-    from .rules import get_rule
-
-    rule = get_rule(code)
-    if rule is None:
-        print(f"skill-eval-lint: unknown rule {code!r}; `skill-eval-lint rules` lists them", file=sys.stderr)
-        return EXIT_ERROR
-    _write_stdout(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}. Tags: {', '.join(rule.tags)}.\n\n"
-                  f"{rule.documentation()}\n", "rule's documentation")
-    return EXIT_CLEAN
-
-
-def _print_rules(output_format: str) -> int:
-    from .rules import REGISTRY
-
-    if output_format == "json":
+        rule = get_rule(argv[1])
+        if rule is None:
+            print(f"skill-eval-lint: unknown rule {argv[1]!r}; `skill-eval-lint rules` lists them",
+                  file=sys.stderr)
+            return EXIT_ERROR
+        _write_stdout(f"# {rule.code} {rule.name}\n\nDefault severity: {rule.severity.value}. "
+                      f"Tags: {', '.join(rule.tags)}.\n\n{rule.documentation()}\n", "rule's documentation")
+        return EXIT_CLEAN
+    if "--output-format=json" in argv or argv[1:3] == ["--output-format", "json"]:
         import json
 
         listing = json.dumps([
@@ -156,12 +133,9 @@ def _print_rules(output_format: str) -> int:
 
 
 def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
-    """Run ``skill-eval-lint`` with ``argv`` (its help names it ``prog``);
-    the exit status. A reader of stdout that went away before all was
-    written (``skill-eval-lint . | head -1``) ends the run quietly
-    (:func:`reader_went_away`): stdout is flushed here, so that its absence
-    shows before :func:`hard_exit` or the interpreter's exit, whatever the
-    report's size; argparse's ``--help`` too, which exits once printed."""
+    """Run ``skill-eval-lint`` with ``argv`` (its help names it ``prog``); the exit
+    status. stdout is flushed here, so that a reader that went away
+    (``skill-eval-lint . | head -1``) ends the run quietly (:func:`reader_went_away`)."""
     try:
         try:
             status = _main(argv, prog)
@@ -173,11 +147,8 @@ def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
 
 
 def _flushed(status: int) -> int:
-    """``status`` once what stdout's buffer still holds is written (what
-    ``print`` left: ``rule``, ``rules``, ``--version``, ``--help``). A
-    reader that went away raises :class:`BrokenPipeError` (:func:`main`);
-    any other failure (a full disk) is one line on stderr and
-    :data:`EXIT_ERROR`."""
+    """``status`` once stdout is flushed; a failure other than :class:`BrokenPipeError`
+    (a full disk) is one line on stderr and :data:`EXIT_ERROR`."""
     if sys.stdout is None:
         return status
     try:
@@ -192,18 +163,12 @@ def _flushed(status: int) -> int:
 
 
 EXIT_BROKEN_PIPE = 141
-"""The exit status when stdout's reader went away: a shell's for a program
-ended by SIGPIPE (128 + 13), which ``set -o pipefail`` scripts expect."""
+"""The exit status when stdout's reader went away: a shell's for SIGPIPE (128 + 13)."""
 
 
 def reader_went_away() -> int:
-    """What to do on a :class:`BrokenPipeError` writing stdout (the recipe of
-    Python's ``signal`` documentation): point stdout at ``/dev/null``, so
-    that no later flush (at exit) fails again and prints a traceback, and
-    return :data:`EXIT_BROKEN_PIPE`. Nothing is said: the reader chose to
-    stop reading."""
-    import os
-
+    """On a :class:`BrokenPipeError` writing stdout, point stdout at ``/dev/null`` (so that
+    no later flush fails again) and return :data:`EXIT_BROKEN_PIPE` (Python's ``signal`` docs)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -216,8 +181,6 @@ def reader_went_away() -> int:
 def _main(argv: list[str] | None, prog: str) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("rule", "rules"):
-        from .output import UsageError
-
         try:
             return _print_documentation(argv)
         except UsageError as error:  # stdout cannot be written (a full disk)
@@ -225,17 +188,16 @@ def _main(argv: list[str] | None, prog: str) -> int:
             return EXIT_ERROR
     args = build_parser(prog).parse_args(argv)
     if args.output_format is None:
-        from .output import default_format
-
         args.output_format = default_format(sys.stdout, args.output_file is not None)
     if args.version:
         from skill_eval import __version__
 
         print(f"skill-eval-lint {__version__}")
         return EXIT_CLEAN
+    collecting = gc.isenabled()
+    gc.disable()  # a run's objects live to its end, and few are cyclic (docs/performance.md)
     try:
-        with _fewer_collections():
-            return _lint(args)
+        return _lint(args)
     except KeyboardInterrupt:
         print("skill-eval-lint: interrupted", file=sys.stderr)
         return EXIT_ERROR
@@ -243,68 +205,29 @@ def _main(argv: list[str] | None, prog: str) -> int:
         raise  # not an internal error: stdout's reader went away (main)
     except Exception as error:  # noqa: BLE001 - a one-line message, never a traceback
         from .config import ConfigError
-        from .output import UsageError
 
         if isinstance(error, (ConfigError, FileNotFoundError, UsageError)):
             print(f"skill-eval-lint: {error}", file=sys.stderr)
         else:
-            print(
-                f"skill-eval-lint: internal error: {type(error).__name__}: {error} "
-                "(please report it with the command you ran)",
-                file=sys.stderr,
-            )
+            print(f"skill-eval-lint: internal error: {type(error).__name__}: {error} "
+                  "(please report it with the command you ran)", file=sys.stderr)
         return EXIT_ERROR
-
-
-class _fewer_collections:
-    """Run without the cyclic garbage collector (reference counting still
-    frees everything that is not in a cycle). A lint run allocates millions
-    of small objects that all live to its end, and almost none of its garbage
-    is cyclic: a collection among them found few cyclic objects and still
-    took long (one landed on the serial tail of the parallel run), and
-    collections cost a share of every run with the default thresholds as
-    with a much higher first one. Peak memory is unchanged
-    (docs/performance.md). Restored on exit, for callers of :func:`main`."""
-
-    def __enter__(self) -> None:
-        import gc
-
-        self._enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc_info) -> None:
-        import gc
-
-        if self._enabled:
+    finally:
+        if collecting:
             gc.enable()
-
-
-def _check_code_flags(args: argparse.Namespace) -> None:
-    """Refuse an unknown code in ``--select``, ``--ignore``,
-    ``--extend-select`` or ``--extend-ignore`` (those this parser has; a
-    :class:`~skill_eval.linter.config.ConfigError`, exit 2), as an unknown
-    code in the config file is: a typo would otherwise select nothing and pass."""
-    from .config import check_rule_codes
-
-    for flag in ("select", "ignore", "extend_select", "extend_ignore"):
-        codes = getattr(args, flag, None)
-        if codes:
-            check_rule_codes(codes, "--" + flag.replace("_", "-"))
 
 
 def _lint(args: argparse.Namespace) -> int:
     from .engine import default_jobs, lint_paths
 
-    _check_code_flags(args)
+    overrides = _overrides(args)
     if args.config is not None and not args.config.is_file():
         raise FileNotFoundError(f"--config {args.config}: no such file")
     _check_report_destination(args)
     if args.statistics and args.output_format in ("sarif", "github"):
-        from .output import UsageError
-
         raise UsageError(f"--statistics prints counts as text or json, not {args.output_format}")
     paths = args.paths or [Path(".")]
-    options = {"config_path": args.config, "overrides": _overrides(args), "jobs": args.jobs or default_jobs(),
+    options = {"config_path": args.config, "overrides": overrides, "jobs": args.jobs or default_jobs(),
                "cache": not args.no_cache}
     result = lint_paths(paths, **options)
     if args.diff:
@@ -324,24 +247,19 @@ def _lint(args: argparse.Namespace) -> int:
         names = ", ".join(str(p) for p in paths)
         print(f"skill-eval-lint: warning: no probe.json, SKILL.md or output-spec.md found in {names}", file=sys.stderr)
     report = _render(args, diagnostics, len(result.checked), fixed, [session.root for session in result.sessions])
-    if args.output_file:
-        _write_output_file(args.output_file, report + ("\n" if report else ""), "report")
-    elif report:
-        _write_stdout(report + "\n", "report")
+    _write(args, report + "\n" if report else "", "report")
     if args.fix:
         _hint_unsafe(args, diagnostics)  # once the report is out: a failed write stays one line
-    return _exit_status(args, diagnostics)
+    failing = FAIL_LEVELS[: FAIL_LEVELS.index(args.fail_level) + 1]
+    if args.exit_zero or not any(d.severity.value in failing for d in diagnostics):
+        return EXIT_CLEAN
+    return EXIT_FINDINGS
 
 
 def _check_report_destination(args: argparse.Namespace) -> None:
-    """Refuse, before anything is linted or fixed, a report that could not
-    be written (a :class:`~skill_eval.linter.output.UsageError`, exit 2):
-    ``--output-file`` a folder, or in a folder that does not exist; no
-    ``--output-file`` with stdout closed (``>&-``: ``sys.stdout`` is None).
-    What only writing shows (no permission, a full disk) is
-    :func:`_write_output_file`'s to say, at the end."""
-    from .output import UsageError
-
+    """Refuse, before anything is linted, a report that could not be written (a
+    :class:`~skill_eval.linter.output.UsageError`): ``--output-file`` a folder or in
+    none, or stdout closed (``>&-``)."""
     path = args.output_file
     if path is None:
         if sys.stdout is None:
@@ -356,35 +274,28 @@ def _check_report_destination(args: argparse.Namespace) -> None:
                          "in an existing one")
 
 
-def _write_output_file(path: Path, text: str, what: str) -> None:
-    """Write ``text`` (the ``what``: report, patch) to ``--output-file``; a
-    failure (no permission, a full disk) is a
-    :class:`~skill_eval.linter.output.UsageError` naming the file (exit 2)."""
-    from .output import UsageError
-
+def _write(args: argparse.Namespace, text: str, what: str) -> None:
+    """Write ``text`` (the ``what``: report, patch) to ``--output-file``, else (if any) to
+    stdout; a failure is a :class:`~skill_eval.linter.output.UsageError` naming the file."""
+    if not args.output_file:
+        if text:
+            _write_stdout(text, what)
+        return
     try:
-        path.write_text(text, encoding="utf-8")
+        args.output_file.write_text(text, encoding="utf-8")
     except OSError as error:
-        raise UsageError(f"--output-file {path}: cannot write the {what}: {error.strerror or error}") from None
+        raise UsageError(f"--output-file {args.output_file}: cannot write the {what}: "
+                         f"{error.strerror or error}") from None
 
 
 def _write_stdout(text: str, what: str) -> None:
-    """Write ``text`` (the ``what``: report, patch) to stdout, all of it, and
-    flush it. A reader that went away raises :class:`BrokenPipeError` here
-    however much it had read (:func:`main` ends the run with
-    :data:`EXIT_BROKEN_PIPE`); any other failure (a full disk) is a
-    :class:`~skill_eval.linter.output.UsageError`, exit 2.
+    """Write all of ``text`` (the ``what``: report, patch) to stdout and flush it; a
+    failure other than :class:`BrokenPipeError` is a :class:`~skill_eval.linter.output.UsageError`.
 
-    On a real stdout the bytes go to its descriptor here, in turn until all
-    are written or a write fails: unbuffered (``python -u``,
-    ``PYTHONUNBUFFERED``), the text layer drops what a partial write left
-    unwritten (a pipe's reader that closed mid-report) without an error,
-    and buffered, a non-blocking descriptor (one a parent process shares)
-    that is full for now fails the write. Newlines are translated as the
-    text layer does (``os.linesep``). A stream without a descriptor (a
-    test's capture) is written as text."""
+    On a real stdout the bytes go to its descriptor until all are written: the text
+    layer drops what a partial write leaves when unbuffered, and a full non-blocking
+    descriptor fails a buffered write. A stream without a descriptor is written as text."""
     import io
-    import os
 
     stream = sys.stdout
     buffer = getattr(stream, "buffer", None)
@@ -408,36 +319,19 @@ def _write_stdout(text: str, what: str) -> None:
     except BrokenPipeError:
         raise
     except OSError as error:
-        from .output import UsageError
-
         raise UsageError(f"cannot write the {what} to stdout: {error.strerror or error}") from None
 
 
-def _exit_status(args: argparse.Namespace, diagnostics) -> int:
-    """1 when a diagnostic at or above ``--fail-level`` remains (and not
-    ``--exit-zero``), else 0."""
-    failing = FAIL_LEVELS[: FAIL_LEVELS.index(args.fail_level) + 1]
-    if args.exit_zero or not any(d.severity.value in failing for d in diagnostics):
-        return EXIT_CLEAN
-    return EXIT_FINDINGS
-
-
 def _print_fix_diff(args: argparse.Namespace, result) -> int:
-    """``--diff``: the safe fixes as a unified patch on stdout (or
-    ``--output-file``), no file written; a count on stderr; ruff's exit
-    status: 1 when there is something to fix, else 0. The patch is what one
-    pass of ``--fix`` writes (:func:`~skill_eval.linter.fixes.plan_fixes`, the
-    one fix applier), on each file's own text."""
+    """``--diff``: what one pass of ``--fix`` would write, as a unified patch on stdout
+    (or ``--output-file``), a count on stderr; exit 1 when there is something to fix."""
     from .fixes import plan_fixes
     from .output.diff import render
 
     planned = plan_fixes(result.diagnostics, result.sessions, args.unsafe_fixes)
     changes = [(path, before, after) for path, (_real, _bom, before, after) in sorted(planned.changes.items())]
     patch = render(changes)
-    if args.output_file:
-        _write_output_file(args.output_file, patch, "patch")
-    elif patch:
-        _write_stdout(patch, "patch")
+    _write(args, patch, "patch")
     files = sum(1 for _path, before, after in changes if before != after)
     if not files:
         print(f"skill-eval-lint: no {'' if args.unsafe_fixes else 'safe '}fix to apply", file=sys.stderr)
@@ -449,8 +343,7 @@ def _print_fix_diff(args: argparse.Namespace, result) -> int:
 
 
 def _hint_unsafe(args: argparse.Namespace, diagnostics) -> None:
-    """Say on stderr how many findings left have only unsafe fixes, which
-    ``--unsafe-fixes`` would take (as ruff says of its hidden fixes)."""
+    """Say on stderr how many findings left have only unsafe fixes (as ruff does)."""
     if args.unsafe_fixes:
         return
     hidden = sum(1 for d in diagnostics if d.fixes and not any(fix.safe for fix in d.fixes))
@@ -460,78 +353,63 @@ def _hint_unsafe(args: argparse.Namespace, diagnostics) -> None:
 
 
 def _overrides(args: argparse.Namespace) -> dict:
-    """The command line's layer of the config (config-file keys, applied over
-    the config file: :func:`~skill_eval.linter.config.resolve_config`)."""
+    """The command line's layer of the config (:func:`~skill_eval.linter.config.resolve_config`);
+    an unknown code in a flag is a :class:`~skill_eval.linter.config.ConfigError`, as in the file."""
+    from .config import check_rule_codes
+
     layer = {}
     for key in ("select", "ignore", "extend_select", "extend_ignore"):
         value = getattr(args, key)
         if value is not None:
+            check_rule_codes(value, "--" + key.replace("_", "-"))
             layer[key.replace("_", "-")] = list(value)
     return layer
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roots=()) -> str:
-    if args.statistics:
-        if args.output_format == "json":
-            from .output.jsonout import render_statistics
-        else:
-            from .output.text import render_statistics
-
-        return render_statistics(diagnostics)
-    if args.output_format == "json":
+    """The report in ``--output-format`` (counts per rule with ``--statistics``); only
+    the format's own module is imported."""
+    if args.statistics and args.output_format == "json":
+        from .output.jsonout import render_statistics as render
+    elif args.statistics:
+        from .output.text import render_statistics as render
+    elif args.output_format == "json":
         from .output.jsonout import render
-
-        return render(diagnostics)
-    if args.output_format == "sarif":
+    elif args.output_format == "sarif":
         from .output.sarif import render
-
-        return render(diagnostics)
-    if args.output_format == "github":
+    elif args.output_format == "github":
         from .output.github import render
+    else:
+        from .output.style import Style, colour_wanted
 
-        return render(diagnostics)
-    from .output.style import Style, colour_wanted
+        style = Style(args.output_file is None and colour_wanted(sys.stdout))
+        if args.output_format == "full":
+            from .output.full import render
 
-    style = Style(args.output_file is None and colour_wanted(sys.stdout))
-    if args.output_format == "full":
-        from .output.full import render
+            return render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
+        from .output.text import render
 
-        return render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
-    from .output.text import render
-
-    return render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
+        return render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
+    return render(diagnostics)
 
 
 def entry() -> None:
-    """The ``skill-eval-lint`` console script (and ``python -m``): :func:`main`,
-    then :func:`hard_exit`, with the cyclic garbage collector off from the
-    start (:func:`collector_off_until_exit`)."""
+    """The ``skill-eval-lint`` console script (and ``python -m``): :func:`main`, then
+    :func:`hard_exit`, with the cyclic garbage collector off throughout."""
     collector_off_until_exit()
     hard_exit(main())
 
 
 def collector_off_until_exit() -> None:
-    """Turn the cyclic garbage collector off for the rest of a process that
-    ends with :func:`hard_exit`. :func:`main` lints with it off anyway and
-    turns it back on when it started on (for callers that live on); but the
-    first collection after that walks every object the run made, just before
-    exiting, when nothing is left to free (docs/performance.md)."""
-    import gc
-
+    """Turn the cyclic garbage collector off for the rest of a process that ends with
+    :func:`hard_exit` (a last collection would walk every object the run made)."""
     gc.disable()
 
 
 def hard_exit(code: int) -> NoReturn:
-    """Exit with ``code`` once stdout and stderr are flushed, without tearing
-    the interpreter down. Freeing every object of a lint run one by one at
-    exit is a noticeable part of a small run (docs/performance.md), and
-    nothing is left to clean up: worker pools are joined and report files
-    closed by then. mypy exits the same way. :func:`main` flushes stdout
-    itself; should something still be buffered for a reader that went away,
-    the status is :data:`EXIT_BROKEN_PIPE`, as it is there. Nothing more can
-    be written to a stream that fails here, nor said about it."""
-    import os
-
+    """Exit with ``code`` once stdout and stderr are flushed, without tearing the
+    interpreter down (freeing a run's objects one by one is a noticeable part of a
+    small run; mypy exits so). A reader of stdout gone makes it :data:`EXIT_BROKEN_PIPE`."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

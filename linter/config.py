@@ -1,27 +1,16 @@
-"""Typed configuration, resolved in one stated order.
-
-Resolution order (later wins), :func:`resolve_config`:
+"""Typed configuration, resolved in one stated order (later wins, :func:`resolve_config`):
 
 1. built-in defaults (the fields of :class:`Config`);
-2. the workspace's config file: ``skill-eval.toml`` at the workspace root, else
-   ``[tool.skill-eval]`` in its ``pyproject.toml`` — or, instead of either, the
-   file named by ``--config``;
-3. layers from the caller, in order (:func:`apply_layer`): the command line
-   (``--select``, ``--ignore``, ``--extend-select``, ``--extend-ignore``) or
-   the editor's settings (``initializationOptions``, then
-   ``workspace/configuration``) in the language server. A layer uses the
-   config file's keys; a key it sets replaces the value below it, except
-   ``extend-select`` and ``extend-ignore``, which add codes to the
-   ``select`` and ``ignore`` resolved below (or set in the same layer).
+2. the workspace's ``skill-eval.toml``, else ``[tool.skill-eval]`` of its
+   ``pyproject.toml``, or instead of either the file named by ``--config``;
+3. the caller's layers in turn (:func:`apply_layer`): the command line, or
+   the editor's settings in the language server.
 
-The ``[agents.NAME]`` tables of the same file are the runner's
-(:mod:`skill_eval.evals.agents`): this module only checks that ``agents``
-is a table, so that an agent edit changes no :class:`Config` (nor the lint
-cache keyed by it).
-
-Keys use rules.md's spelling (``per-file-ignores``, ``max-artifact-lines``...).
-An unknown key or a value of the wrong type is a :class:`ConfigError` naming
-the file and the key.
+The ``[agents.NAME]`` tables are the runner's (:mod:`skill_eval.evals.agents`):
+here ``agents`` is only checked to be a table, so that an agent edit changes
+no :class:`Config` (nor the lint cache keyed by it). Keys use rules.md's
+spelling; an unknown key or a wrong type is a :class:`ConfigError` naming the
+file and the key.
 """
 
 from __future__ import annotations
@@ -38,8 +27,7 @@ from .textfile import DEFAULT_MAX_FILE_SIZE
 
 
 def _toml():
-    """The TOML reader, imported when a config file is read (a start that has
-    none does not pay for the import: docs/performance.md)."""
+    """The TOML reader, imported only when a config file is read (docs/performance.md)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
@@ -56,10 +44,8 @@ EMPTY_MAPPING: Mapping = MappingProxyType({})
 
 
 def reduce_with_mappings(record: tuple) -> tuple:
-    """How a record with read-only mappings pickles: those as plain dicts (a
-    ``MappingProxyType`` does not pickle), read-only again once loaded
-    (:func:`_with_read_only_mappings`). A worker not forked from this
-    process gets the config so."""
+    """How a record with read-only mappings pickles (a ``MappingProxyType``
+    does not): as plain dicts, made read-only again once loaded."""
     return _with_read_only_mappings, (type(record), tuple(dict(value) if isinstance(value, MappingProxyType) else value
                                                           for value in record))
 
@@ -75,38 +61,23 @@ class PhraseConfig(NamedTuple):
     allow: tuple[str, ...] = ()
 
 
-EVERY_REP_MEANINGS = ("all-reps", "graded-reps")
-"""What ``[calibration] caught-in-every-rep`` may say (see :class:`CalibrationRule`)."""
-
-
 class CalibrationRule(NamedTuple):
-    """The predeclared stop of ``skill-eval calibrate`` (``[calibration]``).
-
-    The seed: "Predeclare its stop; do not keep reseeding until treatment
-    wins." These values are written into every start they govern (docs/calibrate.md)."""
+    """The predeclared stop of ``skill-eval calibrate`` (``[calibration]``),
+    written into every start it governs (docs/calibrate.md)."""
 
     reps: int = 2
     """Reps per arm: the bounded sample of the control, and of the treatment when it runs."""
     caught_in_every_rep: str = "all-reps"
-    """What "the control catches it in every sampled rep" (and "0/2") means when
-    a start failed: ``all-reps``, every one of ``reps`` reps graded (a failed
-    start leaves the arm undecided until it is re-run); ``graded-reps``, every
-    rep started and the graded ones taken as the sample (at least one)."""
+    """When a start failed: ``all-reps``, every one of ``reps`` graded (else the arm is
+    undecided); ``graded-reps``, every rep started and the graded ones (at least one) taken."""
     max_starts_per_probe: int | None = None
-    """The most starts one probe version may cost one agent and model, failed
-    and interrupted ones included (``None``: no cap besides ``reps``)."""
+    """The most starts one probe version may cost one agent and model (``None``: no cap)."""
 
 
 class Config(NamedTuple):
-    """Everything that changes what skill-eval reports or runs.
-
-    Immutable records (the config and its phrase entries) are named tuples,
-    not frozen dataclasses: importing :mod:`dataclasses` and making the
-    classes slowed every start of the linter (docs/performance.md).
-
-    The runner's ``[agents.NAME]`` tables are not part of it: they change
-    nothing the linter reports, and the cache is keyed by this record
-    (:mod:`skill_eval.evals.agents` reads them from :attr:`source`)."""
+    """Everything that changes what skill-eval reports or runs (an immutable
+    named tuple; the lint cache is keyed by it). The runner's ``[agents.NAME]``
+    tables are not part of it (:mod:`skill_eval.evals.agents` reads them from :attr:`source`)."""
 
     select: tuple[str, ...] = ()
     """Codes or code prefixes to enable (empty: all rules)."""
@@ -115,10 +86,8 @@ class Config(NamedTuple):
     per_file_ignores: Mapping[str, tuple[str, ...]] = EMPTY_MAPPING
     """Glob (relative to the workspace root) -> codes ignored in matching files."""
     exclude: tuple[str, ...] = ()
-    """Globs of folders and fixture files that folder walks leave out
-    (:class:`~skill_eval.linter.workspace.Exclusion`), besides the VCS and tool
-    folders, which are always left out. A later layer's ``exclude`` replaces
-    an earlier one's."""
+    """Globs of folders and fixture files that folder walks leave out besides the
+    VCS and tool folders (:class:`~skill_eval.linter.workspace.Exclusion`)."""
     extend_exclude: tuple[str, ...] = ()
     """More globs, added to ``exclude`` (a later layer's add to an earlier one's)."""
     signposting: PhraseConfig = PhraseConfig()
@@ -133,15 +102,12 @@ class Config(NamedTuple):
     calibration_rule: CalibrationRule = CalibrationRule()
     """``[calibration]`` reps, caught-in-every-rep, max-starts-per-probe: the stop of ``skill-eval calibrate``."""
     suite_judge: tuple[str, ...] = ()
-    """``[suites] judge``: the argv of the judge that grades skill-creator
-    expectations (:mod:`skill_eval.evals.suites`); empty: none configured."""
+    """``[suites] judge``: the argv of the judge of skill-creator expectations (empty: none)."""
     suite_judge_timeout: float = 60.0
     suite_globs: tuple[str, ...] = ()
+    """``[suites] paths``: globs of more skill-creator suite files than discovery finds."""
     suite_distractors: tuple[str, ...] = ()
-    """``[suites] distractors``: skill folders (relative to the workspace
-    root) a trigger test installs beside the skill under test."""
-    """``[suites] paths``: globs (relative to the workspace root) of more
-    skill-creator suite files than discovery finds by name and place."""
+    """``[suites] distractors``: skill folders a trigger test installs beside the skill under test."""
     source: Path | None = None
     """The config file this came from, if any."""
 
@@ -149,21 +115,19 @@ class Config(NamedTuple):
 
     def is_enabled(self, code: str, path: Path | None = None, root: Path | None = None) -> bool:
         """Whether ``code`` is reported (in ``path``, for per-file ignores)."""
-        if self.select and not any(code.startswith(prefix) for prefix in self.select):
+        if (self.select and not code.startswith(self.select)) or code.startswith(self.ignore):
             return False
-        if any(code.startswith(prefix) for prefix in self.ignore):
-            return False
-        if path is not None and self.per_file_ignores:
-            try:
-                relative = Path(path).relative_to(root).as_posix() if root else Path(path).as_posix()
-            except ValueError:
-                relative = Path(path).as_posix()
-            for pattern, codes in self.per_file_ignores.items():
-                if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(Path(path).name, pattern):
-                    if any(code.startswith(prefix) for prefix in codes):
-                        return False
+        if path is None or not self.per_file_ignores:
+            return True
+        path = Path(path)
+        try:
+            relative = path.relative_to(root).as_posix() if root else path.as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        for glob, codes in self.per_file_ignores.items():
+            if code.startswith(codes) and any(fnmatch.fnmatch(text, glob) for text in (relative, path.name)):
+                return False
         return True
-
 
 
 _KNOWN_KEYS = {
@@ -174,24 +138,19 @@ _KNOWN_KEYS = {
 
 
 MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
-"""The longest timeout an agent or a judge may have: a week. Past what the
-clock can represent (~1e300, ``inf``) a start failed with an
-``OverflowError`` after it was counted, and ``nan`` never timed out."""
+"""The longest timeout an agent or a judge may have: a week (``inf`` overflowed the clock)."""
 
 TIMEOUT_RULE = f"must be a positive number of seconds, at most {MAX_TIMEOUT_SECONDS:,} (a week)"
 
 
 def is_timeout(value: Any) -> bool:
-    """Whether ``value`` is a usable timeout: a number (not a bool) of
-    seconds above 0 and at most :data:`MAX_TIMEOUT_SECONDS` (``nan`` is
-    neither)."""
+    """Whether ``value`` is a number (not a bool) of seconds in (0, :data:`MAX_TIMEOUT_SECONDS`]."""
     return (not isinstance(value, bool) and isinstance(value, (int, float))
             and 0 < value <= MAX_TIMEOUT_SECONDS)
 
 
 def config_error(source: str, key: str, problem: str, known: set[str] | None = None) -> ConfigError:
-    """The :class:`ConfigError` of a config file's key: ``problem``, after the
-    file (``source``), with the closest of ``known`` keys as a suggestion."""
+    """The :class:`ConfigError` of ``key`` in ``source``, suggesting the closest of ``known``."""
     hint = ""
     if known:
         import difflib  # only when a suggestion is made
@@ -204,9 +163,7 @@ def config_error(source: str, key: str, problem: str, known: set[str] | None = N
 def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
-    if isinstance(value, tuple):
-        value = list(value)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise config_error(source, key, f"`{key}` must be a list of rule codes such as [\"SE303\"]")
     codes = tuple(v.strip().upper() for v in value)
     check_rule_codes(codes, f"{source}: `{key}`")
@@ -214,10 +171,8 @@ def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
 
 
 def check_rule_codes(codes: Sequence[str], where: str) -> None:
-    """Raise :class:`ConfigError` for the first of ``codes`` that is neither a
-    rule's code nor the prefix of one (``SE2`` selects the SE2xx family), with
-    the closest code as a suggestion (``SE2O1``: did you mean ``SE201``?).
-    ``where`` names the flag or the file and key, and begins the message."""
+    """Raise :class:`ConfigError` (its message begun by ``where``) for the first of
+    ``codes`` that is neither a rule's code nor its prefix, suggesting the closest code."""
     from .rules import BY_CODE
 
     for code in codes:
@@ -257,17 +212,15 @@ def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
     )
 
 
-def _calibration_rule(table: Mapping[str, Any], source: str) -> CalibrationRule:
-    every = table.get("caught-in-every-rep", "all-reps")
-    if every not in EVERY_REP_MEANINGS:
-        raise config_error(source, "calibration.caught-in-every-rep",
-                    "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
-    cap = table.get("max-starts-per-probe")
-    return CalibrationRule(
-        reps=integer_at_least(table.get("reps", 2), source, "calibration.reps", 1),
-        caught_in_every_rep=every,
-        max_starts_per_probe=None if cap is None else integer_at_least(cap, source, "calibration.max-starts-per-probe", 1),
-    )
+def _table(data: Mapping[str, Any], key: str, known: set[str], source: str) -> Mapping[str, Any]:
+    """``data[key]``, which must be a table of ``known`` keys only."""
+    table = data[key]
+    if not isinstance(table, dict):
+        raise config_error(source, key, f"`[{key}]` must be a table")
+    if set(table) - known:
+        name = sorted(set(table) - known)[0]
+        raise config_error(source, name, f"unknown key `{key}.{name}`", known)
+    return table
 
 
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
@@ -277,26 +230,24 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         key = sorted(unknown)[0]
         raise config_error(source, key, f"unknown key `{key}`", _KNOWN_KEYS)
     values: dict[str, Any] = {"source": path}
-    if "select" in data:
-        values["select"] = _codes(data["select"], source, "select")
-    if "ignore" in data:
-        values["ignore"] = _codes(data["ignore"], source, "ignore")
+    for key in ("select", "ignore"):
+        if key in data:
+            values[key] = _codes(data[key], source, key)
     if "per-file-ignores" in data:
         table = data["per-file-ignores"]
         if not isinstance(table, dict):
             raise config_error(source, "per-file-ignores", "`[per-file-ignores]` maps globs to lists of codes")
-        values["per_file_ignores"] = {glob: _codes(codes, source, f"per-file-ignores.{glob}") for glob, codes in table.items()}
+        values["per_file_ignores"] = {glob: _codes(codes, source, f"per-file-ignores.{glob}")
+                                      for glob, codes in table.items()}
     for key in ("exclude", "extend-exclude"):
         if key in data:
             values[key.replace("-", "_")] = string_list(data[key], source, key)
-    if "signposting" in data:
-        values["signposting"] = _phrases(data["signposting"], source, "signposting")
-    if "quiz-framing" in data:
-        values["quiz_framing"] = _phrases(data["quiz-framing"], source, "quiz-framing")
-    if "max-artifact-lines" in data:
-        values["max_artifact_lines"] = integer_at_least(data["max-artifact-lines"], source, "max-artifact-lines", 1)
-    if "max-file-size" in data:
-        values["max_file_size"] = integer_at_least(data["max-file-size"], source, "max-file-size", 1)
+    for key in ("signposting", "quiz-framing"):
+        if key in data:
+            values[key.replace("-", "_")] = _phrases(data[key], source, key)
+    for key in ("max-artifact-lines", "max-file-size"):
+        if key in data:
+            values[key.replace("-", "_")] = integer_at_least(data[key], source, key, 1)
     if "near-duplicate-threshold" in data:
         value = data["near-duplicate-threshold"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
@@ -308,35 +259,30 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
             raise config_error(source, "frontmatter", "`[frontmatter]` takes only `allowed-keys`")
         values["frontmatter_allowed_keys"] = string_list(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
     if "calibration" in data:
-        table = data["calibration"]
         known = {"max-starts", "reps", "caught-in-every-rep", "max-starts-per-probe"}
-        if not isinstance(table, dict):
-            raise config_error(source, "calibration", "`[calibration]` must be a table")
-        if set(table) - known:
-            key = sorted(set(table) - known)[0]
-            raise config_error(source, key, f"unknown key `calibration.{key}`", known)
+        table = _table(data, "calibration", known, source)
         if "max-starts" in table:
             values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts", 0)
-        values["calibration_rule"] = _calibration_rule(table, source)
+        every = table.get("caught-in-every-rep", "all-reps")
+        if every not in ("all-reps", "graded-reps"):
+            raise config_error(source, "calibration.caught-in-every-rep",
+                               "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
+        reps = integer_at_least(table.get("reps", 2), source, "calibration.reps", 1)
+        cap = table.get("max-starts-per-probe")
+        cap = None if cap is None else integer_at_least(cap, source, "calibration.max-starts-per-probe", 1)
+        values["calibration_rule"] = CalibrationRule(reps, every, cap)
     if "agents" in data and not isinstance(data["agents"], dict):
         raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
-        table = data["suites"]
-        known = {"judge", "judge-timeout", "paths", "distractors"}
-        if not isinstance(table, dict):
-            raise config_error(source, "suites", "`[suites]` must be a table")
-        if set(table) - known:
-            key = sorted(set(table) - known)[0]
-            raise config_error(source, key, f"unknown key `suites.{key}`", known)
+        table = _table(data, "suites", {"judge", "judge-timeout", "paths", "distractors"}, source)
         if "judge" in table:
             judge = string_list(table["judge"], source, "suites.judge")
             if not judge or not all(judge):
                 raise config_error(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
             values["suite_judge"] = judge
-        if "paths" in table:
-            values["suite_globs"] = string_list(table["paths"], source, "suites.paths")
-        if "distractors" in table:
-            values["suite_distractors"] = string_list(table["distractors"], source, "suites.distractors")
+        for key, field in (("paths", "suite_globs"), ("distractors", "suite_distractors")):
+            if key in table:
+                values[field] = string_list(table[key], source, f"suites.{key}")
         if "judge-timeout" in table:
             if not is_timeout(table["judge-timeout"]):
                 raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
@@ -345,33 +291,20 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
 
 
 CONFIG_MAX_SIZE = 1024 * 1024
-"""The largest config file read (a pyproject.toml of a stranger's repository
-above the linted folder is read too, to see whether it is the root)."""
+"""The largest config file read (a stranger's pyproject.toml above the linted folder is read too)."""
 
 
 def _read_config_text(path: Path, below: Path | None = None) -> str:
-    """A config file's text, read like every other file (a regular file only,
-    never waited on, at most :data:`CONFIG_MAX_SIZE` bytes); ``below``: only
-    if its real path lies below that folder, opened without following a
-    link out of it even if one is made meanwhile
-    (:class:`~skill_eval.linter.reader.OutsideRoot` otherwise)."""
+    """A config file's text, read like every other file (:func:`~skill_eval.linter.reader.read_regular_file`:
+    at most :data:`CONFIG_MAX_SIZE` bytes, and only below the folder ``below`` if given)."""
     from .reader import read_regular_file
 
     return read_regular_file(path, CONFIG_MAX_SIZE, below).decode("utf-8-sig")
 
 
-def read_config_file(path: Path, below: Path | None = None) -> Config:
-    """Read ``skill-eval.toml`` (top-level keys) or ``pyproject.toml``
-    (``[tool.skill-eval]``); a workspace's own config file ``below`` its
-    folder only (one named with ``--config`` is read wherever it is)."""
-    return config_from_mapping(read_config_table(path, below), str(path), path)
-
-
 def read_config_table(path: Path, below: Path | None = None) -> dict[str, Any]:
-    """The skill-eval table of a config file as parsed TOML (all of
-    ``skill-eval.toml``, or ``[tool.skill-eval]`` of a ``pyproject.toml``),
-    read as :func:`read_config_file` reads it; unchecked (the runner reads its
-    ``[agents]`` from it, :mod:`skill_eval.evals.agents`)."""
+    """The unchecked skill-eval table of a config file: all of ``skill-eval.toml``, or
+    ``[tool.skill-eval]`` of a ``pyproject.toml`` (read only below the folder ``below`` if given)."""
     from .reader import OutsideRoot
 
     tomllib = _toml()
@@ -397,14 +330,9 @@ def read_config_table(path: Path, below: Path | None = None) -> dict[str, Any]:
 
 
 def has_pyproject_section(path: Path) -> bool:
-    """Whether ``path`` (a pyproject.toml) has a ``tool.skill-eval`` key (a
-    ``[tool.skill-eval]`` table), read from the parsed file: a project that
-    only names skill-eval (a dependency) beside some other ``[tool.*]`` is
-    not a skill-eval workspace root, and its config is not ours. A cheap
-    textual check first, so that unrelated pyproject files are not parsed. A
-    file that names both but is not valid TOML counts: reading it then says
-    what is wrong with it. A pyproject.toml whose real path is outside its
-    folder (a link out) is not read at all."""
+    """Whether ``path`` (a pyproject.toml inside its folder) has a ``[tool.skill-eval]``
+    table; one that is no valid TOML counts if it names both (reading it says what is
+    wrong). A textual check first, so that unrelated pyproject files are not parsed."""
     if not _inside_folder(path):
         return False
     try:
@@ -422,19 +350,14 @@ def has_pyproject_section(path: Path) -> bool:
 
 
 def _inside_folder(path: Path) -> bool:
-    """Whether ``path``'s real path (its links followed) lies in the real
-    path of the folder it is named in: a config file of the workspace is
-    read only there (docs/format.md: no file whose real path is outside the
-    workspace root is opened)."""
+    """Whether ``path``'s real path lies in the real path of its folder (docs/format.md)."""
     folder = os.path.realpath(path.parent)
     return os.path.realpath(path).startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def find_config_file(root: Path) -> Path | None:
-    """The workspace's config file (step 2 of the order), if there is one.
-    A ``skill-eval.toml`` that links out of the workspace is refused with a
-    :class:`ConfigError` (nothing outside the root is read; ``--config``
-    names a file anywhere)."""
+    """The workspace's config file (step 2 of the order), if any; a
+    ``skill-eval.toml`` that links out of the workspace is a :class:`ConfigError`."""
     candidate = root / "skill-eval.toml"
     if candidate.is_file():
         if not _inside_folder(candidate):
@@ -448,12 +371,11 @@ def find_config_file(root: Path) -> Path | None:
 
 
 def load_config(root: Path, explicit: Path | None = None) -> Config:
-    """Defaults overlaid by ``explicit`` or else the workspace's config file."""
-    if explicit:
-        return read_config_file(explicit)
-    path = find_config_file(root)
-    return read_config_file(path, path.parent) if path else Config()
-
+    """Defaults overlaid by ``explicit`` (read wherever it is) or else the workspace's config file."""
+    path = explicit or find_config_file(root)
+    if path is None:
+        return Config()
+    return config_from_mapping(read_config_table(path, None if explicit else path.parent), str(path), path)
 
 
 LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
@@ -461,15 +383,10 @@ LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
 
 
 def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
-    """``config`` with the keys present in ``settings`` (a layer: the command
-    line, the editor's settings; config-file keys) on top of it: each replaces
-    the value below it; ``extend-select`` and ``extend-ignore`` add codes to
-    the ``select`` and ``ignore`` resolved so far (an empty ``select``, every
-    rule, stays every rule), ``extend-exclude`` its globs to those below; the ``[calibration]`` keys a layer names replace
-    only themselves (a layer naming ``max-starts`` leaves the predeclared
-    stop as the file has it).
-
-    Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
+    """``config`` with the layer ``settings`` (config-file keys) on top: each key replaces
+    the value below it, but ``extend-select``, ``extend-ignore`` and ``extend-exclude`` add
+    to it (an empty ``select``, every rule, stays so), and ``[calibration]`` keys replace
+    only themselves. Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
     if not settings:
         return config
     extend = {key: _codes(settings[key], source, key) for key in LAYER_KEYS if key in settings}
@@ -479,13 +396,13 @@ def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Con
     for key in plain:
         if key == "calibration":
             overrides.update(_calibration_overrides(config, parsed, plain[key]))
-            continue
-        for name in _fields_for(key):
-            overrides[name] = getattr(parsed, name)
-    below = config
+        else:  # the fields of a key: max-file-size: max_file_size; frontmatter: frontmatter_allowed_keys
+            name = key.replace("-", "_")
+            overrides.update((field, getattr(parsed, field)) for field in Config._fields
+                             if field == name or field.startswith(name + "_"))
+    if "extend-exclude" in plain:
+        overrides["extend_exclude"] = (*config.extend_exclude, *parsed.extend_exclude)
     config = config._replace(**overrides)
-    if "extend-exclude" in plain:  # adds to the globs below, as its name says
-        config = config._replace(extend_exclude=(*below.extend_exclude, *parsed.extend_exclude))
     if extend.get("extend-select") and config.select:
         config = config._replace(select=_union(config.select, extend["extend-select"]))
     if extend.get("extend-ignore"):
@@ -495,16 +412,6 @@ def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Con
 
 def _union(codes: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
     return codes + tuple(code for code in more if code not in codes)
-
-
-def _fields_for(key: str) -> list[str]:
-    """The :class:`Config` fields a config key sets (``max-artifact-lines`` ->
-    ``max_artifact_lines``; ``calibration`` -> ``calibration_max_starts``)."""
-    name = key.replace("-", "_")
-    names = list(Config._fields)
-    if name in names:
-        return [name]
-    return [field for field in names if field.startswith(name + "_")]
 
 
 def _calibration_overrides(config: Config, parsed: Config, table: Mapping[str, Any]) -> dict[str, Any]:
@@ -521,8 +428,7 @@ def _calibration_overrides(config: Config, parsed: Config, table: Mapping[str, A
 def resolve_config(
     root: Path, explicit: Path | None = None, layers: Sequence[tuple[str, Mapping[str, Any]]] = ()
 ) -> Config:
-    """The one resolution order: defaults < the config file (``explicit``, or
-    the workspace's) < each ``(source, settings)`` layer in turn."""
+    """Defaults < the config file (``explicit``, or the workspace's) < each ``(source, settings)`` layer."""
     config = load_config(root, explicit)
     for source, settings in layers:
         config = apply_layer(config, settings, source)

@@ -1,18 +1,13 @@
-"""probe.json: parsing, JSON Schema validation and source positions.
-
-The data is parsed by msgspec (compiled; Python's :mod:`json` only for what
-msgspec refuses, whose messages and leniency the SE001 findings keep). The
-positions of keys and values come from tree-sitter-json's syntax tree
-(compiled), parsed only when a finding or a fix asks for one
-(:class:`JsonPositions`). Validation uses ``jsonschema-rs`` with the shipped
-draft 2020-12 schema, and ``jsonschema`` (imported lazily: its import is
-slow) to list the errors of a probe that fails it.
+"""probe.json: parsing (msgspec, else :mod:`json`), validation against the shipped
+draft 2020-12 schema (jsonschema-rs; jsonschema lists the errors of a probe that
+fails it) and positions from tree-sitter-json's syntax tree (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from functools import lru_cache
 from typing import Any, Iterator, NamedTuple
 
@@ -37,10 +32,8 @@ def probe_schema() -> dict:
 
 @lru_cache(maxsize=1)
 def _compiled_validator():
-    """jsonschema-rs's validator of the shipped schema: compiled, ~2.6 ms for
-    1,000 probes against jsonschema's ~36 ms, with the same verdicts (a
-    property test keeps them equal). Formats are checked as jsonschema's
-    ``FormatChecker`` checks them (``regex``: Python's :mod:`re`)."""
+    """jsonschema-rs's validator of the shipped schema, checking formats as
+    jsonschema's ``FormatChecker`` does (``regex``: Python's :mod:`re`)."""
     import jsonschema_rs
 
     return jsonschema_rs.validator_for(probe_schema(), validate_formats=True, formats={"regex": _is_python_regex})
@@ -55,9 +48,7 @@ def _is_python_regex(text: str) -> bool:
 
 
 def is_valid_fast(data: Any) -> bool:
-    """Whether ``data`` satisfies the schema, decided by the compiled
-    validator; jsonschema (which lists every error with its path, per the
-    spec) runs only for probes that fail this check."""
+    """Whether ``data`` satisfies the schema, by the compiled validator (any doubt: no)."""
     try:
         return _compiled_validator().is_valid(data)
     except Exception:  # noqa: BLE001 - any doubt (a number past 64 bits) goes to the full validator
@@ -79,64 +70,39 @@ class JsonSyntaxError(NamedTuple):
 
 
 class SchemaProblem(NamedTuple):
-    """One schema violation: a message and where it points.
-
-    ``pointer`` is the offending value; ``anchor`` says what to point at:
-    ``value``, its ``key`` (unknown keys) or, for a missing key, the ``object``
-    that lacks it (see :meth:`ProbeJson.problem_span`).
-    """
+    """One schema violation: a message, the ``pointer`` to the offending value, and the
+    ``anchor`` to point at: ``value``, its ``key``, or the ``object`` lacking a key."""
 
     message: str
     pointer: str
     anchor: str = "value"
 
 
-_EXPECTATION_HELP = (
-    "an expectation is a string, or one object with one of "
-    "`equals`, `one_of`, `contains`, `matches` or `not`"
-)
+_EXPECTATION_HELP = ("an expectation is a string, or one object with one of "
+                     "`equals`, `one_of`, `contains`, `matches` or `not`")
 
 
 MAX_DEPTH = 64
-"""The deepest nesting of arrays and objects a probe.json may have (a probe
-needs ~6 levels: probe, defects, a defect, ``caught_when``, a field, a few
-``not``). Deeper is SE002 and the probe is not read further: the schema
-validator and the rules recurse into the data, and 162
-levels of ``not`` crashed the validator."""
+"""The deepest nesting of arrays and objects a probe.json may have (a probe needs ~6);
+deeper is SE002 and the probe is not read further (the validator and the rules recurse)."""
 
 MAX_SCHEMA_PROBLEMS = 100
-"""SE002 reports at most this many schema violations per probe.json, then
-one saying how many more there are (a file of 45,000 unknown keys is one
-mistake, not 45,000 lines to read)."""
+"""SE002 reports at most this many schema violations per probe.json, then how many more."""
 
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 """A JSON string (skipped whole) or a bracket."""
 
 
-_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_STEPS = {ord("["): "\x01", ord("{"): "\x01", ord("]"): "\xff", ord("}"): "\xff"}
-_STEPS.update({code: None for code in range(256) if code not in _STEPS})
-
-
 def nests_deeper_than(text: str, limit: int) -> bool:
-    """Whether the JSON ``text`` nests arrays and objects more than ``limit``
-    levels deep. Linear, without recursion or a Python loop per character:
-    strings dropped by one regex, each bracket made a signed byte (+1 opens,
-    -1 closes) by one ``translate``, and the deepest level is the largest
-    running sum (``itertools.accumulate``, in C). A file with at most
-    ``limit`` brackets is not even looked at."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    from array import array
-    from itertools import accumulate
-
-    steps = _STRINGS.sub("", text).encode("utf-8", "surrogatepass").decode("latin-1").translate(_STEPS)
-    return max(accumulate(array("b", steps.encode("latin-1"))), default=0) > limit
+    """Whether the JSON ``text`` nests arrays and objects more than ``limit`` levels deep."""
+    return _first_too_deep(text, limit) is not None
 
 
 def _first_too_deep(text: str, limit: int) -> int | None:
-    """The offset of the first bracket that opens level ``limit`` + 1, if any
-    (one pass of a C regex over the text, strings skipped)."""
+    """The offset of the first bracket that opens level ``limit`` + 1, if any (strings
+    skipped; a text with at most ``limit`` brackets is not scanned)."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
     depth = 0
     for match in _STRUCTURE.finditer(text):
         char = text[match.start()]
@@ -150,28 +116,19 @@ def _first_too_deep(text: str, limit: int) -> int | None:
 
 
 def _long_integer(text: str) -> re.Match | None:
-    """The first run of digits longer than Python turns into an ``int``
-    (:func:`sys.get_int_max_str_digits`, 4,300 by default), outside strings."""
-    import sys
-
+    """The first run of digits, outside strings, longer than Python turns into an
+    ``int`` (:func:`sys.get_int_max_str_digits`)."""
     limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
     if not limit:
         return None
     pattern = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d{%d,}' % (limit + 1))
-    for match in pattern.finditer(text):
-        if text[match.start()] != '"':
-            return match
-    return None
+    return next((match for match in pattern.finditer(text) if text[match.start()] != '"'), None)
 
 
 def _decode(text: str) -> Any:
-    """The data of the JSON ``text``: msgspec's (compiled; the keys it meets
-    often are one shared string each, so that 10,000 parsed probes do not
-    hold 10,000 copies of ``"caught_when"``), or Python's :mod:`json`'s for
-    what msgspec refuses: malformed JSON (whose messages SE001 reports), and
-    what :mod:`json` reads and msgspec does not (``NaN``, a number past a
-    double, a lone surrogate escape, an integer past 64 bits). Raises what
-    :func:`json.loads` raises."""
+    """The data of the JSON ``text``: msgspec's, or :func:`json.loads`'s for what msgspec
+    refuses (malformed JSON, whose messages SE001 reports; ``NaN``, a lone surrogate
+    escape, an integer past 64 bits); raises what :func:`json.loads` raises."""
     try:
         return msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
@@ -179,12 +136,9 @@ def _decode(text: str) -> Any:
 
 
 class ProbeJson:
-    """A parsed probe.json (``data`` is ``None`` when it does not parse, or
-    nests deeper than :data:`MAX_DEPTH`: then :attr:`too_deep` says where). Read-only.
-
-    Positions are found in a syntax tree parsed when a span is asked and not
-    kept (:class:`JsonPositions`): a rule asking several spans of one file
-    may hold one :meth:`positions`."""
+    """A parsed probe.json (``data`` is ``None`` when it does not parse, or nests deeper
+    than :data:`MAX_DEPTH`: :attr:`too_deep`). Each span parses a syntax tree
+    (:class:`JsonPositions`); a caller asking several may hold one :meth:`positions`."""
 
     def __init__(self, document: TextDocument, data: Any, syntax_error: JsonSyntaxError | None,
                  too_deep: SchemaProblem | None = None) -> None:
@@ -212,18 +166,16 @@ class ProbeJson:
             found = _long_integer(text)
             if found is None:
                 return cls(document, None, JsonSyntaxError(str(error)[:200], Position(1, 1)))
-            import sys
-
             digits = len(found.group().lstrip("-"))
             return cls(document, None, JsonSyntaxError(
                 f"a number of {digits:,} digits (at most {sys.get_int_max_str_digits():,} can be read)",
                 document.position(found.start())))
-        if nests_deeper_than(text, MAX_DEPTH):
-            offset = _first_too_deep(text, MAX_DEPTH)
+        offset = _first_too_deep(text, MAX_DEPTH)
+        if offset is not None:
             problem = SchemaProblem(f"probe.json nests more than {MAX_DEPTH} levels of arrays and objects; "
                                     "flatten it", "", "deep")
             probe = cls(document, None, None, problem)
-            probe._deep_offset = offset if offset is not None else 0
+            probe._deep_offset = offset
             return probe
         return cls(document, data, None)
 
@@ -232,12 +184,11 @@ class ProbeJson:
         return JsonPositions(self.document, parsed=self.data is not None)
 
     def value_span(self, json_pointer: str) -> Span:
-        """The span of the value at ``json_pointer`` (the nearest existing parent's
-        value if it does not exist)."""
+        """:meth:`JsonPositions.value_span`."""
         return self.positions().value_span(json_pointer)
 
     def key_span(self, json_pointer: str) -> Span:
-        """The span of the key of ``json_pointer`` (its value for array items)."""
+        """:meth:`JsonPositions.key_span`."""
         return self.positions().key_span(json_pointer)
 
     def edit_span(self, json_pointer: str, key: bool = False) -> Span | None:
@@ -287,38 +238,23 @@ def _json_language():
     return tree_sitter.Language(tree_sitter_json.language())
 
 
-def _json_parser():
-    """A tree-sitter parser of JSON: one per use (a parser is not to be
-    shared between threads, and making one takes ~1 µs)."""
-    from tree_sitter import Parser
-
-    return Parser(_json_language())
-
-
 _PLUS_EXPONENT = re.compile(rb"(?<=[0-9][eE])\+")
-"""The ``+`` of an exponent (``1e+16``, as Python writes a large float):
-tree-sitter-json 0.24 reads ``1e`` then an error (the grammar's fix,
-tree-sitter-json pull request 64, is not released), so it is given a ``0``
-in its place, of the same length. Inside a string the same replacement
-moves nothing (keys are read from the file's own bytes)."""
+"""The ``+`` of an exponent (``1e+16``), which tree-sitter-json 0.24 misreads (its pull
+request 64): a ``0`` of the same length in its place (keys are read from the file's bytes)."""
 
 
 class JsonPositions:
-    """Where the keys and values of one JSON file are, from tree-sitter-json's
-    syntax tree (compiled; ~40 µs for a 450-byte probe.json, where
-    json-source-map's pure-Python map took ~270 µs). Made when a finding or
-    a fix needs a position and dropped after: a tree takes ~20 times its
-    text's memory, and a language server holds every probe. Spans are in
-    characters (tree-sitter counts UTF-8 bytes).
-
-    A JSON pointer that does not exist is answered with its nearest existing
-    parent (:meth:`value_span`, :meth:`key_span`), or the file's first line
-    when nothing is known (``parsed`` false: a file that does not parse)."""
+    """Where the keys and values of one JSON file are (spans in characters), from
+    tree-sitter-json's syntax tree, made when a position is needed and not kept (a tree
+    takes ~20 times its text's memory). A pointer that does not exist is answered with
+    its nearest existing parent, or the first line (``parsed`` false: no parse)."""
 
     def __init__(self, document: TextDocument, parsed: bool = True) -> None:
+        from tree_sitter import Parser  # one per use: a parser is not shared between threads
+
         self.document = document
         self._raw = document.text.encode("utf-8", "surrogatepass")
-        self._tree = _json_parser().parse(_PLUS_EXPONENT.sub(b"0", self._raw)) if parsed else None
+        self._tree = Parser(_json_language()).parse(_PLUS_EXPONENT.sub(b"0", self._raw)) if parsed else None
         values = [node for node in self._tree.root_node.named_children if node.type != "comment"] if parsed else []
         self._root = values[0] if values else None
         self._members: dict[int, Any] = {}
@@ -338,21 +274,17 @@ class JsonPositions:
         return json.loads(written) if "\\" in written else written[1:-1]
 
     def _children(self, node) -> dict[str, Any] | list:
-        """An object's pairs by key (the last of duplicate keys, as the data
-        holds) or an array's items, indexed once per node."""
+        """An object's pairs by key (the last of duplicates) or an array's items, once per node."""
         found = self._members.get(node.id)
         if found is None:
             named = [child for child in node.named_children if child.type != "comment"]
-            if node.type == "object":
-                found = {self._key(pair.child_by_field_name("key")): pair for pair in named if pair.type == "pair"}
-            else:
-                found = named
+            found = named if node.type != "object" else {
+                self._key(pair.child_by_field_name("key")): pair for pair in named if pair.type == "pair"}
             self._members[node.id] = found
         return found
 
     def _walk(self, json_pointer: str) -> tuple[Any, Any, bool]:
-        """``(key node or None, value node or None, whether all of
-        json_pointer was found)`` of the deepest value on the pointer's path."""
+        """``(key node, value node, whether all was found)`` of the deepest value on the path."""
         key, node = None, self._root
         if node is None:
             return None, None, False
@@ -384,12 +316,9 @@ class JsonPositions:
         return self._span(key if key is not None else node)
 
     def edit_span(self, json_pointer: str, key: bool = False) -> Span | None:
-        """The span of the value (or, with ``key``, the key) at
-        ``json_pointer`` to make a fix's edit at: ``None`` when it does not
-        exist, where :meth:`value_span` and :meth:`key_span` fall back to a
-        parent's span or the first line (a finding may stand at a parent; an
-        edit there would replace the parent), and for the key of an array
-        item or of the file's value."""
+        """The span of the value (or, with ``key``, the key) at ``json_pointer`` for a
+        fix's edit: ``None`` when it does not exist (no parent's span: an edit there
+        would replace the parent), and for the key of an array item or of the root."""
         key_node, node, found = self._walk(json_pointer)
         if not found:
             return None
@@ -413,15 +342,12 @@ class JsonPositions:
 
 
 class UnrunnablePattern(ValueError):
-    """A ``matches`` pattern RE2 cannot run (:func:`linear_pattern`): the
-    message says why and what to write instead."""
+    """A ``matches`` pattern RE2 cannot run (:func:`linear_pattern`); the message says what to write."""
 
 
 def linear_pattern(pattern: str):
-    """``pattern`` compiled by RE2 (google-re2), which grading searches
-    answers with, in time linear in their length. RE2 has no lookaround and
-    no backreferences, which on a backtracking engine can take exponential
-    time (``^(?!PASS)(\\w+)*$``): :class:`UnrunnablePattern` then."""
+    """``pattern`` compiled by RE2, which grading searches answers with in linear time;
+    :class:`UnrunnablePattern` for lookaround or backreferences, which RE2 lacks."""
     import re2
 
     options = re2.Options()
@@ -438,12 +364,9 @@ def linear_pattern(pattern: str):
 
 
 def unrunnable_pattern(pattern: str) -> str | None:
-    """Why a ``matches`` pattern cannot be graded (:func:`linear_pattern`),
-    or ``None``; ``None`` too for a pattern that is no regular expression at
-    all (the schema's ``regex`` format reports it)."""
-    try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
+    """Why a ``matches`` pattern cannot be graded (:func:`linear_pattern`), or ``None``
+    (also for no regular expression at all: the schema's ``regex`` format reports it)."""
+    if not _is_python_regex(pattern):
         return None
     try:
         linear_pattern(pattern)
@@ -453,9 +376,8 @@ def unrunnable_pattern(pattern: str) -> str | None:
 
 
 def _unrunnable_patterns(data: Any) -> Iterator[SchemaProblem]:
-    """A problem for each ``matches`` pattern of the defects' ``caught_when``
-    that grading cannot run (:func:`unrunnable_pattern`); RE2 is imported only
-    for a probe that has one."""
+    """A problem for each ``matches`` pattern of the defects' ``caught_when`` that
+    grading cannot run (:func:`unrunnable_pattern`)."""
     defects = data.get("defects") if isinstance(data, dict) else None
     for index, defect in enumerate(defects if isinstance(defects, list) else ()):
         caught_when = defect.get("caught_when") if isinstance(defect, dict) else None
@@ -512,18 +434,12 @@ def schema_main(argv: list[str] | None = None) -> int:
               "editor's JSON support at it, e.g. skill-eval schema > probe.schema.json")
         return 0
     if argv:
-        import sys
-
         print(f"skill-eval schema: takes no arguments, got {' '.join(argv)!r} (it prints the probe.json schema; "
               "see skill-eval schema --help)", file=sys.stderr)
         return 2
-    import sys
-
     sys.stdout.write(read_data(SCHEMA_NAME))
     return 0
 
 
 if __name__ == "__main__":
-    import sys
-
     raise SystemExit(schema_main(sys.argv[1:]))

@@ -1,20 +1,9 @@
 """``--output-format full``: ruff's ``full`` format, the default on a terminal.
 
-Each diagnostic is the ``text`` line, then the source line it points at with
-a caret under the span, the safe fix's title as a help line, and its related
-locations::
-
-    skill/evals/probes/renamed/probe.json:5:19: SE101 [error] step_heading ... matches no heading
-      |
-    5 |   "step_heading": "Step 2: Check evidence",
-      |                   ^^^^^^^^^^^^^^^^^^^^^^^^ SE101
-      |
-      = help: Change step_heading to 'Step 2: Check the evidence lines'
-
-Source lines are read as the engine reads files (regular files only, within
-the size limit, decoded per the spec); a file that cannot be read so, or one
-reported for being unreadable or outside the workspace (SE004, SE005), gets
-the line alone.
+Each diagnostic is the ``text`` line, then the source line it points at with a
+caret under the span, the fix's title as a ``= help:`` line, and its related
+locations. Source lines are read as the engine reads files; a file that cannot
+be, or is reported as unreadable or outside the workspace, gets the line alone.
 """
 
 from __future__ import annotations
@@ -28,19 +17,15 @@ from .style import BLUE, BOLD, PLAIN, SEVERITY_COLOURS, Style
 from .text import header, related_lines, summary
 
 NO_SOURCE = frozenset({"SE004", "SE005"})
-"""Codes whose file is not to be read again: it links out of the workspace, or it is no readable text."""
+"""Codes whose file is not to be read again (outside the workspace, or no readable text)."""
 
 TAB_WIDTH = 4
 
 
 def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
            with_summary: bool = True, roots: Sequence[Path] | None = None) -> str:
-    """The report. A diagnostic's source line is read again from its file,
-    below the workspace root (of ``roots``, the lint's; by default the
-    file's own, :func:`~skill_eval.linter.workspace.find_workspace_root`)
-    that holds it and never outside it, as the lint read it (a file swapped
-    for a link out since is not shown); a file under none of ``roots`` is
-    not read."""
+    """The report. Source lines are read below the nearest of ``roots`` (the lint's; by
+    default the file's own workspace root) that holds the file, never outside it."""
     sources: dict[Path, list[str] | None] = {}
     lines: list[str] = []
     if roots is not None:
@@ -90,8 +75,7 @@ def _snippet(d: Diagnostic, sources: dict, style: Style, roots: Sequence[Path] |
 
 
 MAX_SHOWN = 160
-"""Characters of a source line shown; a longer one (a probe.json written on
-one line) is cut to a window around the span, marked with ``…``."""
+"""Characters of a source line shown; a longer one is cut around the span, marked with ``…``."""
 
 
 def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
@@ -128,23 +112,17 @@ def _display(text: str, start: int, end: int) -> tuple[str, int, int]:
     shown: list[str] = []
     columns = [0]
     for character in text:
+        cell, width = character, 1
         if character == "\t":
             cell = " " * (TAB_WIDTH - columns[-1] % TAB_WIDTH)
+            width = len(cell)
         elif unicodedata.category(character) in ("Cc", "Cf", "Cs"):
             cell = "?"
         elif unicodedata.combining(character):
-            cell = character
-            columns.append(columns[-1])
-            shown.append(cell)
-            continue
+            width = 0
         elif unicodedata.east_asian_width(character) in ("W", "F"):
-            cell = character
-            columns.append(columns[-1] + 2)
-            shown.append(cell)
-            continue
-        else:
-            cell = character
-        columns.append(columns[-1] + len(cell))
+            width = 2
+        columns.append(columns[-1] + width)
         shown.append(cell)
     offset = columns[start]
     width = max(columns[min(end, len(text))] - offset, 1)

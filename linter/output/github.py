@@ -19,17 +19,9 @@ def _escape_property(text: str) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
-    lines = []
-    for d in diagnostics:
-        props = ",".join(
-            [
-                f"file={_escape_property(display_path(d.path))}",
-                f"line={d.start.line}",
-                f"col={d.start.column}",
-                f"endLine={d.end.line}",
-                f"endColumn={d.end.column}",
-                f"title={_escape_property(d.code + ' ' + d.name)}",
-            ]
-        )
-        lines.append(f"::{_LEVEL[d.severity]} {props}::{_escape_data(d.code + ' ' + d.message)}")
-    return encodable("\n".join(lines))
+    """One ``::error``/``::warning``/``::notice`` command per diagnostic."""
+    return encodable("\n".join(
+        f"::{_LEVEL[d.severity]} file={_escape_property(display_path(d.path))},line={d.start.line},"
+        f"col={d.start.column},endLine={d.end.line},endColumn={d.end.column},"
+        f"title={_escape_property(d.code + ' ' + d.name)}::{_escape_data(d.code + ' ' + d.message)}"
+        for d in diagnostics))

@@ -1,10 +1,6 @@
-"""``--output-format sarif``: SARIF 2.1.0 for GitHub code scanning and other viewers.
-
-Built with Microsoft's ``sarif-om`` object model and serialized with
-``jschema-to-python`` (the pair cfn-lint uses), rather than hand-written
-dictionaries; both are dependencies of the base install, imported only when
-this format is chosen. Where they are missing (an install without
-dependencies), :class:`SarifUnavailable` says what to install.
+"""``--output-format sarif``: SARIF 2.1.0 for GitHub code scanning and other viewers,
+built with Microsoft's ``sarif-om`` and serialized with ``jschema-to-python`` (as
+cfn-lint does), imported only when this format is chosen.
 """
 
 from __future__ import annotations
@@ -30,17 +26,9 @@ class SarifUnavailable(UsageError):
 
 
 def artifact_uri(path: Path, base: Path | None = None) -> str:
-    """The ``artifactLocation.uri`` of ``path``: a URI reference (SARIF 2.1.0
-    §3.10.2, RFC 3986) that reads back as :func:`~.display_path`'s path.
-
-    A relative path (below ``base``, or climbing out of it with ``..``) stays
-    a relative reference; an absolute one (another drive than ``base``'s)
-    becomes a ``file:`` URI (:meth:`pathlib.PurePath.as_uri`). Every byte of
-    the path (UTF-8 on most systems; a name's undecodable bytes as they are
-    on disk) but ``/`` and RFC 3986's unreserved characters is percent-encoded,
-    as ``as_uri`` does: ``#``, ``?``, ``%``, spaces, newlines and non-ASCII
-    letters cannot end the path or change it, and a ``:`` in the first
-    segment cannot read as a scheme."""
+    """The ``artifactLocation.uri`` of ``path`` (SARIF 2.1.0 §3.10.2): :func:`~.display_path`'s
+    path as a relative reference, or a ``file:`` URI when absolute; every byte but ``/``
+    and RFC 3986's unreserved characters percent-encoded, as ``as_uri`` does."""
     text = display_path(path, base)
     if os.path.isabs(text):
         return Path(text).as_uri()
@@ -48,6 +36,7 @@ def artifact_uri(path: Path, base: Path | None = None) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
+    """The SARIF log of ``diagnostics``, with every rule's description."""
     try:
         import sarif_om as om
         from jschema_to_python.to_json import to_json
@@ -62,59 +51,30 @@ def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
 
     rules = [
         om.ReportingDescriptor(
-            id=rule.code,
-            name=rule.name,
+            id=rule.code, name=rule.name, help_uri=rule.doc_url(), properties={"tags": list(rule.tags)},
             short_description=om.MultiformatMessageString(text=rule.summary() or rule.name),
             full_description=om.MultiformatMessageString(text=rule.doc_sections().get("What it does", rule.name)),
             help=om.MultiformatMessageString(text=rule.documentation(), markdown=rule.documentation()),
-            help_uri=rule.doc_url(),
             default_configuration=om.ReportingConfiguration(level=_LEVEL[rule.severity]),
-            properties={"tags": list(rule.tags)},
         )
         for rule in REGISTRY
     ]
     index = {rule.code: i for i, rule in enumerate(REGISTRY)}
 
     def location(span, message=None):
+        region = om.Region(start_line=span.start.line, start_column=span.start.column, end_line=span.end.line,
+                           end_column=span.end.column)
         return om.Location(
             physical_location=om.PhysicalLocation(
-                artifact_location=om.ArtifactLocation(uri=artifact_uri(span.path, base)),
-                region=om.Region(
-                    start_line=span.start.line,
-                    start_column=span.start.column,
-                    end_line=span.end.line,
-                    end_column=span.end.column,
-                ),
-            ),
+                artifact_location=om.ArtifactLocation(uri=artifact_uri(span.path, base)), region=region),
             message=om.Message(text=message) if message else None,
         )
 
-    results = [
-        om.Result(
-            rule_id=d.code,
-            rule_index=index.get(d.code, -1),
-            level=_LEVEL[d.severity],
-            message=om.Message(text=d.message),
-            locations=[location(d.span)],
-            related_locations=[location(r.span, r.message) for r in d.related] or None,
-        )
-        for d in diagnostics
-    ]
-    log = om.SarifLog(
-        version="2.1.0",
-        schema_uri=SARIF_SCHEMA,
-        runs=[
-            om.Run(
-                tool=om.Tool(
-                    driver=om.ToolComponent(
-                        name="skill-eval",
-                        version=__version__,
-                        information_uri="https://github.com/skill-eval/skill-eval",
-                        rules=rules,
-                    )
-                ),
-                results=results,
-            )
-        ],
-    )
-    return encodable_json(to_json(log))
+    results = [om.Result(rule_id=d.code, rule_index=index.get(d.code, -1), level=_LEVEL[d.severity],
+                         message=om.Message(text=d.message), locations=[location(d.span)],
+                         related_locations=[location(r.span, r.message) for r in d.related] or None)
+               for d in diagnostics]
+    driver = om.ToolComponent(name="skill-eval", version=__version__,
+                              information_uri="https://github.com/skill-eval/skill-eval", rules=rules)
+    run = om.Run(tool=om.Tool(driver=driver), results=results)
+    return encodable_json(to_json(om.SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA, runs=[run])))

@@ -1,15 +1,6 @@
-"""Colour for the human formats (``text``, ``full``): whether to use it, and
-plain ANSI SGR codes.
-
-Whether (:func:`colour_wanted`), in this order: ``NO_COLOR`` set and not empty
-(no-color.org): no; ``FORCE_COLOR`` set and not empty (force-color.org): yes;
-``TERM=dumb``: no; else when the stream is a terminal. (CPython's own
-``_colorize`` decides in the same order.)
-
-Plain escape codes rather than a library: the only candidate among the
-dependencies, ``rich`` (the runner's extra, not the base install), costs
-more to import than the whole of a small lint's own start-up
-(docs/performance.md), for the five colours used here.
+"""Colour for the human formats (``text``, ``full``): whether to use it, and plain
+ANSI SGR codes (``rich`` is not in the base install, and costs more to import than a
+small lint's start-up: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -21,7 +12,8 @@ SEVERITY_COLOURS = {"error": RED, "warning": YELLOW, "info": CYAN}
 
 
 def colour_wanted(stream) -> bool:
-    """Whether to write colour to ``stream`` (see the module's docstring)."""
+    """Whether to write colour to ``stream``: not with ``NO_COLOR`` set (no-color.org), yes
+    with ``FORCE_COLOR`` set (force-color.org), not with ``TERM=dumb``, else on a terminal."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
@@ -35,8 +27,7 @@ def colour_wanted(stream) -> bool:
 
 
 class Style:
-    """``style(text, *codes)``: ``text`` in those SGR codes when enabled, else
-    ``text`` itself (so a plain report is byte for byte the uncoloured one)."""
+    """``style(text, *codes)``: ``text`` in those SGR codes when enabled, else ``text`` itself."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled

@@ -12,9 +12,7 @@ from .style import BOLD, PLAIN, SEVERITY_COLOURS, Style
 
 def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
            with_summary: bool = True) -> str:
-    """One line per diagnostic (and one per related location), then the
-    summary unless not ``with_summary`` (``--quiet``); in colour when
-    ``style`` is enabled."""
+    """One line per diagnostic and per related location, then the summary if ``with_summary``."""
     lines = []
     for d in diagnostics:
         lines.append(header(d, style))
@@ -32,6 +30,7 @@ def header(d: Diagnostic, style: Style = PLAIN) -> str:
 
 
 def related_lines(d: Diagnostic) -> list[str]:
+    """An indented ``path:line:col: message`` line per related location."""
     return [
         f"    {display_path(related.span.path)}:{related.span.start.line}:{related.span.start.column}: {related.message}"
         for related in d.related
@@ -53,8 +52,7 @@ def summary(diagnostics: Sequence[Diagnostic], checked: int, fixed: int) -> list
 
 
 def statistics(diagnostics: Sequence[Diagnostic]) -> list[tuple[str, str, int]]:
-    """``(code, name, count)`` per code found, the most frequent first
-    (ruff's ``--statistics``)."""
+    """``(code, name, count)`` per code found, the most frequent first (ruff's ``--statistics``)."""
     counts = Counter((d.code, d.name) for d in diagnostics)
     return [(code, name, count) for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))]
 
