@@ -460,8 +460,6 @@ def test_the_blocks_are_parsed_only_when_they_can_change_a_match(lines: list[str
     original = _phrases._reaches
     try:
         _phrases._reaches = lambda padded, candidates, segmented: True
-        _phrases._segmented.cache_clear()
-        _phrases._structured.cache_clear()
         eager = found(text) + found(text, QUIZ)
     finally:
         _phrases._reaches = original
