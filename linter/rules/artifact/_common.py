@@ -30,8 +30,8 @@ def reading_of(context: ProbeContext) -> ArtifactText:
     """A reading of the probe's artifact for one rule's check: what it
     derives (normalized words, segments, blocks, structure) goes with it
     when the check is done; the artifact's words among every word the
-    phrase lists and the judgement ask about (:func:`artifact_words`) are
-    found once per probe context."""
+    phrase lists and the judgement ask about (:func:`_vocabulary`) are
+    found once per probe context and kept in its :func:`_memo`."""
     memo = _memo(context)
     words = memo.get("words")
     if words is None:
