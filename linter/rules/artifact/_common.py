@@ -3,23 +3,68 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ...config import PhraseConfig
 from ...context import ProbeContext
 from ...diagnostics import Severity
 from ...textfile import TextDocument
-from ._phrases import find_phrases, phrase_list
+from ._phrases import ArtifactText, compile_phrases, find_phrases, phrase_list
+
+_MEMO = "_artifact_rules"
+"""The key of the artifact rules' memo in a probe context's ``__dict__``:
+what SE301, SE302 and SE304 derive from the probe's artifact and share
+(:func:`_memo`), kept with the context and dropped with it."""
 
 
-def phrase_diagnostics(rule, context: ProbeContext, table: str, config: PhraseConfig, describe):
-    """Diagnostics of ``rule`` for every phrase of ``table`` (plus config
-    ``extra``, minus occurrences inside an ``allow`` phrase) in the artifact."""
-    artifact = context.artifact
-    if artifact is None:
-        return
-    phrases = phrase_list(table) + tuple(config.extra)
-    for match in find_phrases(artifact.text, phrases, tuple(config.allow)):
-        yield rule.diagnostic(artifact.span(match.start, match.end), describe(_shown(match.text)))
+def _memo(context: ProbeContext) -> dict:
+    """The artifact rules' memo of ``context`` (small values only: the
+    context lives as long as its session, a whole run)."""
+    memo = context.__dict__.get(_MEMO)
+    if memo is None:
+        memo = context.__dict__[_MEMO] = {}
+    return memo
+
+
+def reading_of(context: ProbeContext) -> ArtifactText:
+    """A reading of the probe's artifact for one rule's check: what it
+    derives (normalized words, segments, blocks, structure) goes with it
+    when the check is done; the artifact's words among every word the
+    phrase lists and the judgement ask about (:func:`_vocabulary`) are
+    found once per probe context and kept in its :func:`_memo`."""
+    memo = _memo(context)
+    words = memo.get("words")
+    if words is None:
+        vocabulary = memo["vocabulary"] = _vocabulary(*_phrase_lists(context))
+        words = memo["words"] = tuple(ArtifactText(context.artifact.text).words_among(vocabulary))  # ~11: a tuple is smallest
+    return ArtifactText(context.artifact.text, frozenset(words), memo["vocabulary"])
+
+
+def _phrase_lists(context: ProbeContext) -> tuple[tuple[str, ...], ...]:
+    """Every phrase list the artifact rules search ``context``'s artifact for."""
+    config = context.config
+    return (phrase_list("signposting") + tuple(config.signposting.extra), tuple(config.signposting.allow),
+            phrase_list("quiz-framing") + tuple(config.quiz_framing.extra), tuple(config.quiz_framing.allow))
+
+
+@lru_cache(maxsize=16)
+def _vocabulary(*phrase_lists: tuple[str, ...]) -> frozenset[str]:
+    """Every word the matchers of ``phrase_lists`` and the judgement ask an
+    artifact about (compiled once per set of lists)."""
+    from ._judgement import KEY_WORDS
+
+    return KEY_WORDS.union(*(compile_phrases(phrases).vocabulary for phrases in phrase_lists))
+
+
+def holds_findings(context: ProbeContext, reading: ArtifactText) -> bool:
+    """:func:`._judgement.may_hold_findings` of the artifact, once per probe context."""
+    memo = _memo(context)
+    found = memo.get("holds findings")
+    if found is None:
+        from ._judgement import may_hold_findings
+
+        found = memo["holds findings"] = may_hold_findings(reading)
+    return found
 
 
 def _shown(text: str) -> str:
@@ -56,14 +101,20 @@ def _anchors_of(context: ProbeContext):
     return tuple(anchors)
 
 
-def judgements(context: ProbeContext):
-    """The reading of the artifact against its defects (cached by content)."""
+def judgements(context: ProbeContext, reading: ArtifactText | None = None):
+    """The reading of the artifact against its defects, once per probe
+    context (three rules ask); ``reading``: the calling rule's
+    (:func:`reading_of`), whose structure it builds or reuses."""
     from ._judgement import judge_artifact
 
     artifact = context.artifact
     if artifact is None:
         return []
-    return judge_artifact(artifact.text, anchors_of(context))
+    memo = _memo(context)
+    found = memo.get("judgements")
+    if found is None:
+        found = memo["judgements"] = tuple(judge_artifact(reading or reading_of(context), anchors_of(context)))
+    return list(found)
 
 
 def locate(document: TextDocument, unit) -> tuple[int, int]:
@@ -100,24 +151,25 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
 
     Without any defect quote found in the artifact nothing can be related:
     phrase occurrences are then errors, as the lists alone say."""
-    from ._judgement import may_hold_findings, resolve, structure_of
+    from ._judgement import resolve, structure_of
 
     artifact = context.artifact
     if artifact is None:
         return
     text = artifact.text
-    matches = list(find_phrases(text, phrase_list(table) + tuple(config.extra), tuple(config.allow))) \
+    reading = reading_of(context)
+    matches = list(find_phrases(reading, phrase_list(table) + tuple(config.extra), tuple(config.allow))) \
         if table is not None else []
-    if not matches and not may_hold_findings(text):
+    if not matches and not holds_findings(context, reading):
         return  # no phrase of the list, and no unit the reading could judge: the defects need not be located
     anchors = anchors_of(context)
     covered: list[tuple[int, int]] = list(skip or ())
-    judged = judgements(context) if anchors else []
+    judged = judgements(context, reading) if anchors else []
     structure = None
     if table is not None:
         for match in matches:
             if structure is None and anchors:
-                structure = structure_of(text)
+                structure = structure_of(reading)
             span = artifact.span(match.start, match.end)
             shown = _shown(match.text)
             if not anchors:
@@ -155,7 +207,7 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
         return
     allowed = []
     if config is not None and config.allow:
-        allowed = [(m.start, m.end) for m in find_phrases(text, tuple(config.allow))]
+        allowed = [(m.start, m.end) for m in find_phrases(reading, tuple(config.allow))]
     for judgement in judged:
         if judgement.code != code or not judgement.error:
             continue

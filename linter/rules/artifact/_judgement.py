@@ -32,8 +32,8 @@ an occurrence of a phrase of the shipped list with no relation to any
 defect is at most an info finding. Each finding says what the sentence was
 related to ("refers to the table row holding D1's quote").
 
-This is deterministic, offline and cheap: one markdown parse per artifact
-(cached by content), and no model. ``skill-eval review`` asks a configured
+This is deterministic, offline and cheap: one markdown parse per reading of
+an artifact (:class:`._phrases.ArtifactText`), and no model. ``skill-eval review`` asks a configured
 model for a second opinion (evals/review.py).
 """
 
@@ -42,9 +42,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import repeat
-from typing import Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
-from ._textcache import text_cache
+if TYPE_CHECKING:  # pragma: no cover
+    from ._phrases import TextSource
 
 __all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
 
@@ -309,14 +310,25 @@ def _plain(content: str) -> str:
     return content
 
 
-@text_cache(256, 1_000_000)
-def structure_of(text: str) -> Structure:
-    """The parts and readable units of an artifact (cached by content)."""
+def structure_of(source: "TextSource") -> Structure:
+    """The parts and readable units of an artifact, built once per reading
+    (:attr:`._phrases.ArtifactText.structure`)."""
+    from ._phrases import ArtifactText
+
+    reading = ArtifactText.of(source)
+    if reading.structure is None:
+        reading.structure = _structure(reading)
+    return reading.structure
+
+
+def _structure(reading) -> Structure:
+    """:func:`structure_of` of a reading not built yet."""
     from ...markdown import split_front_matter
     from ._phrases import block_tokens
 
+    text = reading.text
     _front, body = split_front_matter(text)
-    tokens = block_tokens(body)
+    tokens = reading.blocks if body is text else block_tokens(body)
     lines = text.split("\n")
     found = Structure()
     section: int | None = None
@@ -830,6 +842,11 @@ artifact with them all made a lint of 1,000 probes several times slower).
 tests/linter/test_judgement.py checks them against every labelled sentence."""
 
 
+KEY_WORDS = frozenset().union(*_KEYS.values())
+"""Every key word of :data:`_KEYS`: what :func:`may_hold_findings` asks of an
+artifact's words."""
+
+
 def word_set(text: str) -> frozenset[str]:
     """The lowercased words of ``text`` (a contraction's ``n't`` counts as a
     word too), for :data:`_KEYS`."""
@@ -1116,10 +1133,11 @@ class Judgement(NamedTuple):
     reason: str
 
 
-def judge_artifact(text: str, anchors: Sequence[Anchor]) -> list[Judgement]:
-    """Every unit of ``text`` that signposts, frames a quiz or leaks the
-    answer (errors), and the scrutiny aimed elsewhere (not errors)."""
-    return list(_judge(text, tuple(anchors)))
+def judge_artifact(source: "TextSource", anchors: Sequence[Anchor]) -> list[Judgement]:
+    """Every unit of ``source`` that signposts, frames a quiz or leaks the
+    answer (errors), and the scrutiny aimed elsewhere (not errors). A probe's
+    are judged once per probe context (:func:`._common.judgements`)."""
+    return list(_judge(source, tuple(anchors)))
 
 
 _REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?:job|task)|can you|could you|"
@@ -1135,17 +1153,18 @@ def _may_hide(text: str) -> bool:
     return ("<!--" in text or "![" in text or "](" in text) and _HIDDEN_CANDIDATE.search(text) is not None
 
 
-@lru_cache(maxsize=256)
-def may_hold_findings(text: str) -> bool:
-    """Whether any unit of ``text`` may be judged a finding: a cue of
+def may_hold_findings(source: "TextSource") -> bool:
+    """Whether any unit of ``source`` may be judged a finding: a cue of
     scrutiny, doubt, a pointer, a quiz (a request or a question, and a
     fault to find) or a place for an answer key (a comment, a link title,
     an image). A text without any is not parsed at all (most artifacts:
-    docs/performance.md). Cached by content: SE301, SE302 and SE304 ask
-    for each artifact."""
-    from ._phrases import _word_set
+    docs/performance.md). SE301, SE302 and SE304 ask for each artifact: the
+    answer is kept on the probe context (:func:`._common.holds_findings`)."""
+    from ._phrases import ArtifactText
 
-    words = _word_set(text)  # cached by content: the phrase rules made it already
+    reading = ArtifactText.of(source)
+    text = reading.text
+    words = reading.words_among(KEY_WORDS)  # the phrase rules' reading made them already
     if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
             and not _may_hide(text) and not ("```" in text or "~~~" in text or "\n    " in text):
         return False
@@ -1183,11 +1202,10 @@ _LABEL_ANYWHERE = re.compile(r"(?:^|\n)[\s>*#|_-]*(?:note|hint|tip|heads up|remi
                              r"warning)\s*[:,-]", re.IGNORECASE)
 
 
-@lru_cache(maxsize=256)
-def _judge(text: str, anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
-    if not may_hold_findings(text):
+def _judge(source: "TextSource", anchors: tuple[Anchor, ...]) -> tuple[Judgement, ...]:
+    if not may_hold_findings(source):
         return ()
-    structure = structure_of(text)
+    structure = structure_of(source)
     found: list[Judgement] = []
     defect_lines = {(a.line, a.end_line) for a in anchors}
     for unit in structure.units:

@@ -12,7 +12,7 @@ makes the group optional. Groups do not nest.
 
 Matching is built for volume:
 
-* an artifact is normalized once per text (cached by content) into one string
+* an artifact is normalized once per reading (:class:`ArtifactText`) into one string
   of words separated by spaces; the words an expanded contraction yields are
   joined by ``~`` instead (``what~is``) so that a phrase never starts or ends in
   the middle of an artifact word;
@@ -30,12 +30,12 @@ from bisect import bisect_left, bisect_right
 from functools import lru_cache, partial
 from itertools import accumulate, islice
 from operator import add
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple, Union
 
-from ._textcache import text_cache
 from ... import read_data
 
 __all__ = [
+    "ArtifactText",
     "PhraseError",
     "PhraseMatch",
     "PhraseMatcher",
@@ -169,11 +169,10 @@ def _plain_words(text: str) -> tuple[str, ...] | None:
     return words if _WHOLE_WORDS.isdisjoint(words) else None
 
 
-@text_cache(1024, 2_000_000)
 def normalize_words(text: str) -> str:
     """``text`` as its words: casefolded, contractions expanded, separated by
-    single spaces (the parts of one expanded word by ``~``). Cached by content
-    (rules run one after the other over every probe, so the cache is large)."""
+    single spaces (the parts of one expanded word by ``~``). An artifact's
+    are computed once per reading (:attr:`ArtifactText.normalized`)."""
     plain = _plain_words(text)
     return " ".join(plain) if plain is not None else _normalize_fully(text)
 
@@ -191,12 +190,108 @@ def _word_list(text: str) -> list[str]:
     return normalize_words(text).replace("~", " ").split(" ")
 
 
-@text_cache(1024, 2_000_000)
 def _word_set(text: str) -> frozenset[str]:
-    """The distinct words of :func:`_word_list` (cached by content: both phrase
-    rules ask for it)."""
-    plain = _plain_words(text)
-    return frozenset(_word_list(text) if plain is None else plain)
+    """The distinct words of :func:`_word_list` (an artifact's: :attr:`ArtifactText.words`).
+
+    A plain text's (:func:`_plain_words`) are its ASCII words, lowercased:
+    the test for an apostrophe-less contraction then looks up the ~20 of
+    :data:`_WHOLE` in the set rather than each word of the text."""
+    if "&" not in text and "<" not in text and "'" not in text and text.isascii():
+        words = frozenset(text.translate(_ASCII_LOWER_WORDS).split())
+        if _WHOLE_WORDS.isdisjoint(words):
+            return words
+    return frozenset(_word_list(text))
+
+
+class ArtifactText:
+    """One text as the phrase matching and the judgement (:mod:`._judgement`)
+    read it: its words, its segments, its markdown blocks and its structure,
+    each computed on first need and kept with this object, which the rule
+    that reads the artifact holds (markdownlint's shape: what is derived
+    from one file lives with its reading, and goes with it; no cache keyed
+    by content).
+
+    ``words`` may be given: the artifact's words among a ``vocabulary``
+    (every word a matcher's prefilter or the judgement's key words ask
+    about, :func:`._common.reading_of`), which the probe's context keeps
+    for the other rules, instead of every distinct word (a set of ~250
+    words held per artifact for a whole run is ~13 KB)."""
+
+    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_segmented", "_structured", "_blocks", "structure")
+
+    def __init__(self, text: str, words: frozenset[str] | None = None,
+                 vocabulary: frozenset[str] | None = None) -> None:
+        self.text = text
+        self.vocabulary = vocabulary if words is not None else None
+        """The words :attr:`words` was restricted to (``None``: every word)."""
+        self._words = words
+        self._normalized: str | None = None
+        self._segmented: _Segmented | None = None
+        self._structured: _Segmented | None = None
+        self._blocks: tuple | None = None
+        self.structure = None
+        """The judgement's :class:`._judgement.Structure` of the text, once built."""
+
+    @classmethod
+    def of(cls, source: "TextSource") -> "ArtifactText":
+        """``source`` itself, or a reading of a plain text."""
+        return source if isinstance(source, ArtifactText) else cls(source)
+
+    @property
+    def words(self) -> frozenset[str]:
+        """The distinct normalized words (contractions' parts apart), or
+        those of :attr:`vocabulary` when restricted."""
+        if self._words is None:
+            self._words = _word_set(self.text)
+        return self._words
+
+    def words_among(self, vocabulary: frozenset[str]) -> frozenset[str]:
+        """The words of :attr:`words` that ``vocabulary`` holds, whatever
+        restriction applies (a vocabulary beyond the restriction reads every word)."""
+        if self.vocabulary is not None and not _within(vocabulary, self.vocabulary):
+            return vocabulary.intersection(_word_set(self.text))
+        return vocabulary.intersection(self.words)
+
+    @property
+    def normalized(self) -> str:
+        """:func:`normalize_words` of the text."""
+        if self._normalized is None:
+            self._normalized = normalize_words(self.text)
+        return self._normalized
+
+    @property
+    def blocks(self) -> tuple:
+        """The block tokens of the text (:func:`...markdown.block_tokens`: the
+        project's parser, block rules only): the phrase rules' boundaries and
+        the judgement's structure read the same parse. Read-only."""
+        if self._blocks is None:
+            self._blocks = block_tokens(self.text)
+        return self._blocks
+
+    @property
+    def segmented(self) -> "_Segmented":
+        """:func:`_segmented` of the text."""
+        if self._segmented is None:
+            self._segmented = _segmented(self.text, self.normalized)
+        return self._segmented
+
+    @property
+    def structured(self) -> "_Segmented":
+        """:func:`_structured` of the text."""
+        if self._structured is None:
+            self._structured = _structured(self.text, self.segmented, self.blocks)
+        return self._structured
+
+
+@lru_cache(maxsize=64)
+def _within(inner: frozenset[str], outer: frozenset[str]) -> bool:
+    """Whether vocabulary ``inner`` is part of ``outer`` (asked of the same
+    few vocabularies for every artifact: answered once)."""
+    return inner <= outer
+
+
+TextSource = Union[str, ArtifactText]
+"""A text, or a reading of one that keeps what is derived from it."""
 
 
 def _word_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -481,42 +576,45 @@ class PhraseMatcher:
             self._entries.append(entry)
         self._by_key = by_key
         self.keys = frozenset(by_key)
+        self.vocabulary = self.keys.union(*(w for entry in self._entries for w in entry.required))
+        """Every word the prefilter asks about: the key words and each phrase's witnesses."""
 
     def __bool__(self) -> bool:
         return bool(self._entries)
 
-    def _candidates(self, text: str) -> list[_Phrase]:
-        words = _word_set(text)
+    def _candidates(self, reading: ArtifactText) -> list[_Phrase]:
+        words = reading.words_among(self.vocabulary)
         present = self.keys.intersection(words)
         if not present:
             return []
         indexes = sorted({i for key in present for i in self._by_key[key]})
         return [entry for entry in map(self._entries.__getitem__, indexes) if entry.may_occur_in(words)]
 
-    def might_match(self, text: str) -> bool:
-        """A cheap test: False when no phrase can occur in ``text``."""
-        return not self.keys.isdisjoint(_word_set(text))
+    def might_match(self, source: TextSource) -> bool:
+        """A cheap test: False when no phrase can occur in ``source``."""
+        return not self.keys.isdisjoint(ArtifactText.of(source).words_among(self.keys))
 
     def fullmatch_words(self, words: str) -> bool:
         """Whether normalized ``words`` (single spaces) are, as a whole, one of the phrases."""
         padded = " " + words + " "
         return any(re.fullmatch(entry.body + " ", padded) for entry in self._entries)
 
-    def occurrences(self, text: str, candidates: list[_Phrase] | None = None) -> list[tuple[int, int]]:
+    def occurrences(self, source: TextSource, candidates: list[_Phrase] | None = None) -> list[tuple[int, int]]:
         """``(start, end)`` in the normalized words of every occurrence of every
         phrase (occurrences of one phrase do not overlap each other), boundaries
         ignored."""
+        reading = ArtifactText.of(source)
         if candidates is None:
-            candidates = self._candidates(text)
+            candidates = self._candidates(reading)
         if not candidates:
             return []
-        padded = " " + normalize_words(text) + " "
+        padded = " " + reading.normalized + " "
         found = []
         for entry in candidates:
             found.extend((m.start(), m.end() - 1) for m in entry.regex.finditer(padded))
         return found
 
-    def find(self, text: str) -> list[PhraseMatch]:
+    def find(self, source: TextSource) -> list[PhraseMatch]:
         """Every phrase occurrence in ``text``, left to right, not overlapping:
         where occurrences overlap, the one starting first wins, then the longest.
 
@@ -527,16 +625,18 @@ class PhraseMatcher:
         occurrence never crosses a boundary, and one that is only part of a
         longer noun phrase (a word glued or run on before or after it,
         :func:`_stands_alone`) is dropped."""
-        candidates = self._candidates(text)
+        reading = ArtifactText.of(source)
+        candidates = self._candidates(reading)
         if not candidates:
             return []
-        padded = " " + normalize_words(text) + " "
+        padded = " " + reading.normalized + " "
         candidates = [entry for entry in candidates if entry.regex.search(padded)]
         if not candidates:
             return []
-        segmented = _segmented(text)
+        text = reading.text
+        segmented = reading.segmented
         if segmented.line_gaps and _reaches(padded, candidates, segmented):
-            segmented = _structured(text)
+            segmented = reading.structured
         found = []
         for entry in candidates:
             for match in entry.strict_regex.finditer(segmented.string):
@@ -631,12 +731,10 @@ def _line_break_offsets(text: str, start: int = 0, end: int | None = None) -> li
     return offsets
 
 
-@lru_cache(maxsize=64)
 def block_tokens(text: str) -> tuple:
     """The block tokens of ``text`` (:func:`...markdown.block_tokens`: the
-    project's parser, block rules only), cached by content: the phrase rules
-    and the judgement (``_judgement``) read the same artifact's blocks.
-    Read-only."""
+    project's parser, block rules only); an artifact's are parsed once per
+    reading (:attr:`ArtifactText.blocks`). Read-only."""
     from ...markdown import block_tokens as parse_blocks
 
     return tuple(parse_blocks(text))
@@ -645,7 +743,7 @@ def block_tokens(text: str) -> tuple:
 _CODE_BLOCKS = frozenset({"fence", "code_block"})
 
 
-def _line_structure(text: str, breaks: list[int]) -> tuple[frozenset[int], frozenset[int]]:
+def _line_structure(blocks: tuple, breaks: list[int]) -> tuple[frozenset[int], frozenset[int]]:
     """``(block breaks, clause breaks)``: which of the line breaks at offsets
     ``breaks`` (every :data:`_LINE_BREAK` of ``text``, in order) are block
     boundaries, and after which of the others a clause may start.
@@ -660,7 +758,7 @@ def _line_structure(text: str, breaks: list[int]) -> tuple[frozenset[int], froze
     it (:func:`_segmented`)."""
     block_lines: set[int] = set()
     code_lines: set[int] = set()
-    for token in block_tokens(text):
+    for token in blocks:
         if token.map is not None:
             first, end = token.map
             block_lines.add(first)
@@ -683,8 +781,7 @@ _EMPHASIS_OR_SPACE = frozenset(" *_")
 """What may lie between a word and a capitalised one for :data:`RUN_ON_START`."""
 
 
-@lru_cache(maxsize=256)
-def _segmented(text: str) -> _Segmented:
+def _segmented(text: str, normalized: str) -> _Segmented:
     """The words of ``text`` with its boundaries (see :class:`_Segmented`).
 
     A gap between two words is a :data:`BOUNDARY` when it holds a
@@ -693,7 +790,7 @@ def _segmented(text: str) -> _Segmented:
     decides; the text is parsed only when an occurrence may touch one). A
     capitalised word after one that is not, on one line, is a
     :data:`RUN_ON_START`."""
-    words = normalize_words(text).split(" ")
+    words = normalized.split(" ")
     spans = list(_word_spans(text))
     if not spans or len(words) != len(spans):  # no words (the tokenizations always agree otherwise)
         return _Segmented("\n\n", [], spans, [], [], {})
@@ -725,17 +822,15 @@ def _segmented(text: str) -> _Segmented:
     return _Segmented(string, starts, spans, words, separators, line_gaps)
 
 
-@lru_cache(maxsize=256)
-def _structured(text: str) -> _Segmented:
+def _structured(text: str, segmented: _Segmented, blocks: tuple) -> _Segmented:
     """:func:`_segmented` with the separators of its line gaps decided by the
     markdown blocks (:func:`_line_structure`): a :data:`BOUNDARY` where a
     block boundary lies in the gap, a :data:`CLAUSE_START` where a line
     break inside a block (not code) is followed by a word that may start a
     clause (:func:`_starts_clause`), a space otherwise."""
-    segmented = _segmented(text)
     if not segmented.line_gaps:
         return segmented
-    block_breaks, clause_breaks = _line_structure(text, _line_break_offsets(text))
+    block_breaks, clause_breaks = _line_structure(blocks, _line_break_offsets(text))
     separators = list(segmented.separators)
     spans = segmented.spans
     for index, in_gap in segmented.line_gaps.items():
@@ -812,7 +907,7 @@ def _is_open(word: str, function_words: frozenset[str]) -> bool:
     return not (word.endswith("ly") and len(word) > 4 and word not in function_words)
 
 
-def _to_original(text: str, spans: Iterable[tuple[int, int]]) -> list[PhraseMatch]:
+def _to_original(source: TextSource, spans: Iterable[tuple[int, int]]) -> list[PhraseMatch]:
     """Matches at ``(start, end)`` of the normalized words, mapped back to ``text``.
 
     A match starts at the start of an original word and ends at the end of
@@ -820,7 +915,8 @@ def _to_original(text: str, spans: Iterable[tuple[int, int]]) -> list[PhraseMatc
     spaces before an offset is the index of the original word. The original
     words are located only as far as the last match needs (a phrase is
     usually near the top of an artifact)."""
-    words = normalize_words(text)
+    reading = ArtifactText.of(source)
+    text, words = reading.text, reading.normalized
     indexes = [(words.count(" ", 0, start), words.count(" ", 0, end)) for start, end in spans]
     if not indexes:
         return []
@@ -975,14 +1071,15 @@ def compile_phrases(phrases: tuple[str, ...]) -> PhraseMatcher:
     return PhraseMatcher(phrases)
 
 
-def find_phrases(text: str, phrases: tuple[str, ...], allow: tuple[str, ...] = ()) -> list[PhraseMatch]:
-    """Occurrences of ``phrases`` in ``text``, dropping those inside an
+def find_phrases(source: TextSource, phrases: tuple[str, ...], allow: tuple[str, ...] = ()) -> list[PhraseMatch]:
+    """Occurrences of ``phrases`` in ``source``, dropping those inside an
     occurrence of an ``allow`` phrase."""
-    matches = compile_phrases(phrases).find(text)
+    reading = ArtifactText.of(source)
+    matches = compile_phrases(phrases).find(reading)
     if not matches or not allow:
         return matches
     allowed = compile_phrases(allow)
-    spans = [(m.start, m.end) for m in _to_original(text, allowed.occurrences(text))]
+    spans = [(m.start, m.end) for m in _to_original(reading, allowed.occurrences(reading))]
     return [m for m in matches if not any(s <= m.start and m.end <= e for s, e in spans)]
 
 
