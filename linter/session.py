@@ -38,6 +38,8 @@ clean" entries)."""
 
 def _encodable(name: str) -> bool:
     """Whether ``name`` can be given to the operating system (no lone surrogate)."""
+    if name.isascii():
+        return True
     try:
         os.fsencode(name)
     except UnicodeError:
@@ -485,9 +487,8 @@ class LintSession:
         key = (folder, name)
         if key in self._nearest:
             return self._nearest[key]
-        candidate = os.path.join(folder, name)
         walked = self._walked_by_name if name in (SKILL_FILE, OUTPUT_SPEC_FILE) else None
-        found = walked.get(candidate) if walked is not None else Path(candidate)
+        found = walked.get(key) if walked is not None else Path(os.path.join(folder, name))
         if found is not None and not self.reader.is_file(found):
             found = None  # e.g. a dangling link the walk listed
         if found is None and folder != self._root_prefix and folder.startswith(self._root_prefix):
@@ -504,9 +505,9 @@ class LintSession:
         return frozenset(os.path.dirname(str(path)) for path in paths)
 
     @cached_property
-    def _walked_by_name(self) -> dict[str, Path] | None:
-        """The walked SKILL.md and output-spec files by their path's text."""
-        return None if self._walked_fixtures is None else {str(path): path for path in self._walked_fixtures}
+    def _walked_by_name(self) -> dict[tuple[str, str], Path] | None:
+        """The walked SKILL.md and output-spec files by their folder's text and name."""
+        return None if self._walked_fixtures is None else {os.path.split(str(path)): path for path in self._walked_fixtures}
 
     @cached_property
     def _root_prefix(self) -> str:
