@@ -109,13 +109,17 @@ def walk_folders(
             subfolders: list[str] = []
             if listing is not None and "pyvenv.cfg" not in listing[0]:  # not a virtual environment
                 files, subfolders = listing
-                if pruned is not None:
-                    pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
-                subfolders[:] = sorted(name for name in subfolders if name not in skipped)
-                if exclude is not None:
-                    subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
+                if subfolders:  # most folders of a workspace (a probe's) have none
+                    if pruned is not None:
+                        pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+                    subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+                    if exclude is not None:
+                        subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
                 yield folder, files, subfolders
-            frames.append((folder, fd, subfolders[::-1]))
+            if subfolders:
+                frames.append((folder, fd, subfolders[::-1]))
+            else:  # done with this folder
+                _close(fd)
             while True:
                 while frames and not frames[-1][2]:
                     _close(frames.pop()[1])

@@ -36,8 +36,21 @@ later change within the same clock tick would keep its ``stat`` (git's "racily
 clean" entries)."""
 
 
+def _folder_text(path: str) -> str:
+    """``os.path.dirname(path)``, in one string method where that gives the
+    same text (POSIX; no doubled separator before the name): the session asks
+    it for every answer it checks, which makes ``os.path``'s generality count."""
+    if not os.altsep:
+        head = path.rpartition(os.sep)[0]
+        if head and not head.endswith(os.sep):
+            return head
+    return os.path.dirname(path)
+
+
 def _encodable(name: str) -> bool:
     """Whether ``name`` can be given to the operating system (no lone surrogate)."""
+    if name.isascii():
+        return True
     try:
         os.fsencode(name)
     except UnicodeError:
@@ -395,7 +408,7 @@ class LintSession:
         """Whether the CLI's walk listed ``path`` as no link in a folder it
         walked (so inside the workspace)."""
         links = self._walked_links
-        return links is not None and path not in links and os.path.dirname(path) in self._walked_folders
+        return links is not None and path not in links and _folder_text(path) in self._walked_folders
 
     def _load(self, path: Path, resolved: bool) -> TextDocument | FileProblem:
         """:meth:`load` of a file not loaded yet."""
@@ -485,13 +498,12 @@ class LintSession:
         key = (folder, name)
         if key in self._nearest:
             return self._nearest[key]
-        candidate = os.path.join(folder, name)
         walked = self._walked_by_name if name in (SKILL_FILE, OUTPUT_SPEC_FILE) else None
-        found = walked.get(candidate) if walked is not None else Path(candidate)
+        found = walked.get(key) if walked is not None else Path(os.path.join(folder, name))
         if found is not None and not self.reader.is_file(found):
             found = None  # e.g. a dangling link the walk listed
         if found is None and folder != self._root_prefix and folder.startswith(self._root_prefix):
-            found = self._nearest_below(os.path.dirname(folder), name, True)
+            found = self._nearest_below(_folder_text(folder), name, True)
         if remember:
             self._nearest[key] = found
         return found
@@ -501,12 +513,12 @@ class LintSession:
         """The folders of the walked fixtures (only with ``walked_links``): reached
         without following a link, so inside the workspace."""
         paths = self.all_probe_paths + list(self._walked_fixtures or ())
-        return frozenset(os.path.dirname(str(path)) for path in paths)
+        return frozenset(_folder_text(str(path)) for path in paths)
 
     @cached_property
-    def _walked_by_name(self) -> dict[str, Path] | None:
-        """The walked SKILL.md and output-spec files by their path's text."""
-        return None if self._walked_fixtures is None else {str(path): path for path in self._walked_fixtures}
+    def _walked_by_name(self) -> dict[tuple[str, str], Path] | None:
+        """The walked SKILL.md and output-spec files by their folder's text and name."""
+        return None if self._walked_fixtures is None else {os.path.split(str(path)): path for path in self._walked_fixtures}
 
     @cached_property
     def _root_prefix(self) -> str:

@@ -119,8 +119,13 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None) -> Ta
     targets = Targets()
     if reader.is_dir(path):
         targets.pruned, targets.links = [], []
+        by_name = {PROBE_FILE: targets.probes, SKILL_FILE: targets.skills, OUTPUT_SPEC_FILE: targets.output_specs}
         for found in reader.walk_files(path, WALKED_NAMES, targets.pruned, targets.links, walk_exclude):
-            _add(targets, found)
+            fixtures = by_name.get(found.name)
+            if fixtures is not None:
+                fixtures.add(found)
+            elif is_walked_suite(found):
+                targets.suites.add(found)
         return targets
     name = path.name
     if name in CONFIG_FILES:
