@@ -81,7 +81,7 @@ _PLAN_FIELDS: dict[str, Any] = {
     **_RULE_FIELDS, "plan_id": str, "created": str, "agent": str, "model": str | None, "runner": dict,
     "starts": list[_PlannedStart], "lint": list[_checked({**_IDENTITY_FIELDS, "findings": list})],
 }
-"""A plan's ``lint`` entries: their findings are checked one by one where the report reads them."""
+"""A plan's fields (its ``lint`` entries' findings are checked one by one where the report reads them)."""
 _DECISION_FIELDS: dict[str, Any] = {
     **_IDENTITY_FIELDS, **_RULE_FIELDS, "probe_path": str, "kind": str | None, "agent": str,
     "model": str | None, "zone": str, "decided_after": str | None, "control": dict,
@@ -94,6 +94,7 @@ _RECORD_FIELDS: dict[str | None, dict[str, Any]] = {
 }
 """Per record type, the JSON type of each field readers use."""
 _CHECKS = {kind: _checked(fields) for kind, fields in _RECORD_FIELDS.items()}
+"""Per record type, the struct :func:`odd_field` converts a record to."""
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -259,13 +260,11 @@ class RunsFile:
             return []
         started = {rep_identity(record) for _line, record in self.records}
         found = []
-        for _line, plan in self.plans:
+        for _line, plan in self.plans:  # its starts are 7 or 8 values each (odd_field)
             for entry in plan.get("starts") or ():
-                if isinstance(entry, list) and len(entry) in (7, 8):
-                    tree = entry[7] if len(entry) == 8 else None
-                    identity = (*entry[:7], plan.get("agent"), plan.get("model"), tree)
-                    if identity not in started:
-                        found.append(identity)
+                identity = (*entry[:7], plan.get("agent"), plan.get("model"), entry[7] if len(entry) == 8 else None)
+                if identity not in started:
+                    found.append(identity)
         return found
 
 
