@@ -1,16 +1,12 @@
-"""Typed configuration, resolved in one stated order (later wins, :func:`resolve_config`):
+"""Typed configuration, resolved in the README's order ("Configuration", later wins,
+:func:`resolve_config`): built-in defaults (:class:`Config`), the workspace's
+``skill-eval.toml`` or ``[tool.skill-eval]`` (or the ``--config`` file), then the
+caller's layers (:func:`apply_layer`: the command line, or the editor's settings).
 
-1. built-in defaults (the fields of :class:`Config`);
-2. the workspace's ``skill-eval.toml``, else ``[tool.skill-eval]`` of its
-   ``pyproject.toml``, or instead of either the file named by ``--config``;
-3. the caller's layers in turn (:func:`apply_layer`): the command line, or
-   the editor's settings in the language server.
-
-The ``[agents.NAME]`` tables are the runner's (:mod:`skill_eval.evals.agents`):
-here ``agents`` is only checked to be a table, so that an agent edit changes
-no :class:`Config` (nor the lint cache keyed by it). Keys use rules.md's
-spelling; an unknown key or a wrong type is a :class:`ConfigError` naming the
-file and the key.
+The runner's ``[agents.NAME]`` tables (:mod:`skill_eval.evals.agents`) are only checked
+to be tables here: an agent edit changes no :class:`Config` (nor the lint cache keyed by
+it). Keys are spelled as in rules.md; an unknown key or a wrong type is a
+:class:`ConfigError` naming the file and the key.
 """
 
 from __future__ import annotations
