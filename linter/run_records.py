@@ -285,7 +285,21 @@ def odd_field(record: dict[str, Any]) -> str | None:
         msgspec.convert(record, check)
     except msgspec.ValidationError as error:
         return str(error).rpartition(" - at ")[2].strip("`")
+    except UnicodeEncodeError:  # a key with a lone surrogate, which msgspec cannot match to a field
+        return odd_field(_without_surrogate_keys(record))
     return None
+
+
+def _without_surrogate_keys(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` without the keys that hold a lone surrogate (no field is named so), in it
+    and in a plan's ``lint`` entries (the objects msgspec matches to fields)."""
+    def kept(entry: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in entry.items() if key.encode("utf-8", "replace").decode() == key}
+
+    found = kept(record)
+    if isinstance(found.get("lint"), list):
+        found["lint"] = [kept(entry) if isinstance(entry, dict) else entry for entry in found["lint"]]
+    return found
 
 
 def parse_runs(path: Path, raw: bytes) -> RunsFile:
