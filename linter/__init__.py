@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["extract_skill_section", "HeadingNotFound", "AmbiguousHeading", "lint_paths", "Diagnostic",
-           "Severity", "Config", "load_config"]
+_PUBLIC = {"extract_skill_section": "markdown", "HeadingNotFound": "markdown", "AmbiguousHeading": "markdown",
+           "lint_paths": "engine", "Diagnostic": "diagnostics", "Severity": "diagnostics", "Config": "config",
+           "load_config": "config"}
+"""The public names, each with the module it is imported from when first used."""
+__all__ = [*_PUBLIC]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config, load_config
@@ -21,17 +24,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def __getattr__(name: str):
     """Import the public names lazily (the CLI's start-up time matters)."""
-    if name in ("extract_skill_section", "HeadingNotFound", "AmbiguousHeading"):
-        from . import markdown as module
-    elif name in ("Diagnostic", "Severity"):
-        from . import diagnostics as module
-    elif name in ("Config", "load_config"):
-        from . import config as module
-    elif name == "lint_paths":
-        from . import engine as module
-    else:
+    if name not in _PUBLIC:
         raise AttributeError(name)
-    return getattr(module, name)
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{_PUBLIC[name]}"), name)
 
 
 def read_data(name: str) -> str:

@@ -369,41 +369,27 @@ def _overrides(args: argparse.Namespace) -> dict:
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roots=()) -> str:
     """The report in ``--output-format`` (counts per rule with ``--statistics``); only
     the format's own module is imported."""
-    if args.statistics and args.output_format == "json":
-        from .output.jsonout import render_statistics as render
-    elif args.statistics:
-        from .output.text import render_statistics as render
-    elif args.output_format == "json":
-        from .output.jsonout import render
-    elif args.output_format == "sarif":
-        from .output.sarif import render
-    elif args.output_format == "github":
-        from .output.github import render
-    else:
-        from .output.style import Style, colour_wanted
+    from importlib import import_module
 
-        style = Style(args.output_file is None and colour_wanted(sys.stdout))
-        if args.output_format == "full":
-            from .output.full import render
+    kind = args.output_format
+    if args.statistics:
+        module = import_module(f"{__package__}.output.{'jsonout' if kind == 'json' else 'text'}")
+        return module.render_statistics(diagnostics)
+    module = import_module(f"{__package__}.output.{'jsonout' if kind == 'json' else kind}")
+    if kind not in ("text", "full"):
+        return module.render(diagnostics)
+    from .output.style import Style, colour_wanted
 
-            return render(diagnostics, checked, fixed, style, with_summary=not args.quiet, roots=roots)
-        from .output.text import render
-
-        return render(diagnostics, checked, fixed, style, with_summary=not args.quiet)
-    return render(diagnostics)
+    style = Style(args.output_file is None and colour_wanted(sys.stdout))
+    where = {"roots": roots} if kind == "full" else {}
+    return module.render(diagnostics, checked, fixed, style, with_summary=not args.quiet, **where)
 
 
 def entry() -> None:
     """The ``skill-eval-lint`` console script (and ``python -m``): :func:`main`, then
     :func:`hard_exit`, with the cyclic garbage collector off throughout."""
-    collector_off_until_exit()
+    gc.disable()  # for the rest of the process: a last collection would walk every object the run made
     hard_exit(main())
-
-
-def collector_off_until_exit() -> None:
-    """Turn the cyclic garbage collector off for the rest of a process that ends with
-    :func:`hard_exit` (a last collection would walk every object the run made)."""
-    gc.disable()
 
 
 def hard_exit(code: int) -> NoReturn:

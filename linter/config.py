@@ -1,16 +1,12 @@
-"""Typed configuration, resolved in one stated order (later wins, :func:`resolve_config`):
+"""Typed configuration, resolved in the README's order ("Configuration", later wins,
+:func:`resolve_config`): built-in defaults (:class:`Config`), the workspace's
+``skill-eval.toml`` or ``[tool.skill-eval]`` (or the ``--config`` file), then the
+caller's layers (:func:`apply_layer`: the command line, or the editor's settings).
 
-1. built-in defaults (the fields of :class:`Config`);
-2. the workspace's ``skill-eval.toml``, else ``[tool.skill-eval]`` of its
-   ``pyproject.toml``, or instead of either the file named by ``--config``;
-3. the caller's layers in turn (:func:`apply_layer`): the command line, or
-   the editor's settings in the language server.
-
-The ``[agents.NAME]`` tables are the runner's (:mod:`skill_eval.evals.agents`):
-here ``agents`` is only checked to be a table, so that an agent edit changes
-no :class:`Config` (nor the lint cache keyed by it). Keys use rules.md's
-spelling; an unknown key or a wrong type is a :class:`ConfigError` naming the
-file and the key.
+The runner's ``[agents.NAME]`` tables (:mod:`skill_eval.evals.agents`) are only checked
+to be tables here: an agent edit changes no :class:`Config` (nor the lint cache keyed by
+it). Keys are spelled as in rules.md; an unknown key or a wrong type is a
+:class:`ConfigError` naming the file and the key.
 """
 
 from __future__ import annotations
@@ -130,13 +126,6 @@ class Config(NamedTuple):
         return True
 
 
-_KNOWN_KEYS = {
-    "select", "ignore", "per-file-ignores", "signposting", "quiz-framing", "max-artifact-lines",
-    "max-file-size", "near-duplicate-threshold", "frontmatter", "calibration", "agents", "exclude", "extend-exclude",
-    "suites",
-}
-
-
 MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
 """The longest timeout an agent or a judge may have: a week (``inf`` overflowed the clock)."""
 
@@ -200,27 +189,43 @@ def integer_at_least(value: Any, source: str, key: str, minimum: int = 0) -> int
 
 
 def _phrases(value: Any, source: str, key: str) -> PhraseConfig:
+    table = _table(value, key, set(PhraseConfig._fields), source, "a table with `extra` and `allow`")
+    return PhraseConfig(*(string_list(table.get(name, []), source, f"{key}.{name}") for name in PhraseConfig._fields))
+
+
+def _table(value: Any, key: str, known: set[str], source: str, shape: str = "a table") -> Mapping[str, Any]:
+    """``value`` of ``key``, which must be a table of ``known`` keys only."""
     if not isinstance(value, dict):
-        raise config_error(source, key, f"`[{key}]` must be a table with `extra` and `allow`")
-    unknown = set(value) - {"extra", "allow"}
-    if unknown:
-        name = sorted(unknown)[0]
-        raise config_error(source, f"{key}.{name}", f"unknown key `{key}.{name}`", {"extra", "allow"})
-    return PhraseConfig(
-        extra=string_list(value.get("extra", []), source, f"{key}.extra"),
-        allow=string_list(value.get("allow", []), source, f"{key}.allow"),
-    )
-
-
-def _table(data: Mapping[str, Any], key: str, known: set[str], source: str) -> Mapping[str, Any]:
-    """``data[key]``, which must be a table of ``known`` keys only."""
-    table = data[key]
-    if not isinstance(table, dict):
-        raise config_error(source, key, f"`[{key}]` must be a table")
-    if set(table) - known:
-        name = sorted(set(table) - known)[0]
+        raise config_error(source, key, f"`[{key}]` must be {shape}")
+    if set(value) - known:
+        name = sorted(set(value) - known)[0]
         raise config_error(source, name, f"unknown key `{key}.{name}`", known)
-    return table
+    return value
+
+
+def _per_file_ignores(value: Any, source: str, key: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise config_error(source, key, "`[per-file-ignores]` maps globs to lists of codes")
+    return {glob: _codes(codes, source, f"{key}.{glob}") for glob, codes in value.items()}
+
+
+def _threshold(value: Any, source: str, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise config_error(source, key, f"`{key}` must be a number in (0, 1]")
+    return float(value)
+
+
+def _positive(value: Any, source: str, key: str) -> int:
+    return integer_at_least(value, source, key, 1)
+
+
+_PLAIN_KEYS = {
+    "select": _codes, "ignore": _codes, "per-file-ignores": _per_file_ignores, "exclude": string_list,
+    "extend-exclude": string_list, "signposting": _phrases, "quiz-framing": _phrases,
+    "max-artifact-lines": _positive, "max-file-size": _positive, "near-duplicate-threshold": _threshold,
+}
+"""The keys that set the :class:`Config` field of their name, each with its reader (in the order checked)."""
+_KNOWN_KEYS = {*_PLAIN_KEYS, "frontmatter", "calibration", "agents", "suites"}
 
 
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
@@ -230,29 +235,9 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         key = sorted(unknown)[0]
         raise config_error(source, key, f"unknown key `{key}`", _KNOWN_KEYS)
     values: dict[str, Any] = {"source": path}
-    for key in ("select", "ignore"):
+    for key, read in _PLAIN_KEYS.items():
         if key in data:
-            values[key] = _codes(data[key], source, key)
-    if "per-file-ignores" in data:
-        table = data["per-file-ignores"]
-        if not isinstance(table, dict):
-            raise config_error(source, "per-file-ignores", "`[per-file-ignores]` maps globs to lists of codes")
-        values["per_file_ignores"] = {glob: _codes(codes, source, f"per-file-ignores.{glob}")
-                                      for glob, codes in table.items()}
-    for key in ("exclude", "extend-exclude"):
-        if key in data:
-            values[key.replace("-", "_")] = string_list(data[key], source, key)
-    for key in ("signposting", "quiz-framing"):
-        if key in data:
-            values[key.replace("-", "_")] = _phrases(data[key], source, key)
-    for key in ("max-artifact-lines", "max-file-size"):
-        if key in data:
-            values[key.replace("-", "_")] = integer_at_least(data[key], source, key, 1)
-    if "near-duplicate-threshold" in data:
-        value = data["near-duplicate-threshold"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise config_error(source, "near-duplicate-threshold", "`near-duplicate-threshold` must be a number in (0, 1]")
-        values["near_duplicate_threshold"] = float(value)
+            values[key.replace("-", "_")] = read(data[key], source, key)
     if "frontmatter" in data:
         table = data["frontmatter"]
         if not isinstance(table, dict) or set(table) - {"allowed-keys"}:
@@ -260,7 +245,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         values["frontmatter_allowed_keys"] = string_list(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
     if "calibration" in data:
         known = {"max-starts", "reps", "caught-in-every-rep", "max-starts-per-probe"}
-        table = _table(data, "calibration", known, source)
+        table = _table(data["calibration"], "calibration", known, source)
         if "max-starts" in table:
             values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts", 0)
         every = table.get("caught-in-every-rep", "all-reps")
@@ -274,7 +259,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
     if "agents" in data and not isinstance(data["agents"], dict):
         raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
-        table = _table(data, "suites", {"judge", "judge-timeout", "paths", "distractors"}, source)
+        table = _table(data["suites"], "suites", {"judge", "judge-timeout", "paths", "distractors"}, source)
         if "judge" in table:
             judge = string_list(table["judge"], source, "suites.judge")
             if not judge or not all(judge):

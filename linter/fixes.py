@@ -8,10 +8,7 @@ edit taken or with another of its own (overlapping ranges, or two insertions at
 one place; an insertion at either end of a replaced range does not conflict),
 and a fix identical to one taken resolves its diagnostic too. What is left out
 is fixed by a later pass (the CLI re-lints and applies again) or stays reported.
-
-:func:`apply_edits` edits the text as on disk, with its own line endings (CRLF,
-CR and LF each end one line, as in the engine) and byte-order mark; a line
-break in an edit's new text is written as the file's own.
+Files are edited as on disk (:func:`apply_edits`), their byte-order mark kept.
 """
 
 from __future__ import annotations
@@ -95,19 +92,13 @@ def _offset(lines: list[tuple[int, int]], position: Position) -> int:
     return min(start + max(position.column, 1) - 1, end)
 
 
-def _line_break(text: str) -> str:
-    """The file's own line break: that of its first line (``\\n`` if none)."""
-    found = _LINE_BREAK.search(text)
-    return found.group() if found else "\n"
-
-
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
-    """``text`` (as on disk: any line endings, no byte-order mark) with
-    ``edits`` made, which must not conflict (:func:`edits_conflict`;
-    :class:`ValueError` otherwise). Line breaks in the new text are written
-    as ``text``'s own."""
+    """``text`` (as on disk: CRLF, CR and LF each end one line, as in the engine; no
+    byte-order mark) with ``edits`` made, which must not conflict (:func:`edits_conflict`;
+    :class:`ValueError` otherwise). Line breaks in the new text are written as ``text``'s own."""
     lines = _line_starts(text)
-    newline = _line_break(text)
+    first_break = _LINE_BREAK.search(text)
+    newline = first_break.group() if first_break else "\n"  # the file's own: that of its first line
     spans = ((_offset(lines, e.span.start), _offset(lines, e.span.end), e.new_text) for e in edits)
     placed = sorted(spans, key=lambda item: (item[0], item[1]))
     out, cursor, previous = [], 0, None

@@ -1,9 +1,5 @@
-"""output-spec.md: the fields an agent's answer carries.
-
-fixture-format.md, "output-spec.md": every level-2 heading defines one field,
-named by the heading's first code span or else its whole text. In the field's
-section a line beginning ``Values:`` lists the allowed values as code spans and
-a line beginning ``Aliases:`` lists other names. Everything else is prose.
+"""output-spec.md: the fields an agent's answer carries, their values and aliases, read
+as fixture-format.md ("output-spec.md") defines them.
 """
 
 from __future__ import annotations

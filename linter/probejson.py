@@ -93,11 +93,6 @@ _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 """A JSON string (skipped whole) or a bracket."""
 
 
-def nests_deeper_than(text: str, limit: int) -> bool:
-    """Whether the JSON ``text`` nests arrays and objects more than ``limit`` levels deep."""
-    return _first_too_deep(text, limit) is not None
-
-
 def _first_too_deep(text: str, limit: int) -> int | None:
     """The offset of the first bracket that opens level ``limit`` + 1, if any (strings
     skipped; a text with at most ``limit`` brackets is not scanned)."""

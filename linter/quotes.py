@@ -1,7 +1,5 @@
-"""Finding a defect's quote in the artifact (fixture-format.md, "How a quote is
-found in the artifact"): whitespace runs compare equal to one space, text is
-compared in NFC, a quote found more than once is ambiguous (not found), and
-matches are offsets of the original text.
+"""Finding a defect's quote in the artifact as fixture-format.md says ("How a quote is
+found in the artifact"); matches are offsets of the original text.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -31,65 +30,71 @@ _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b
 _NOT_STARTS = ("outcome", "plan", "decision")
 """The record types that are never starts."""
 
-_STRING = (str,)
-_STRING_OR_NULL = (str, type(None))
-_INT = (int,)
-"""Exact types: ``json.loads`` makes ``bool`` for true and false, which this leaves out."""
-_INT_OR_NULL = (int, type(None))
-_NUMBER = (int, float)
-_BOOL = (bool,)
-_OBJECT = (dict,)
-_OBJECT_OR_NULL = (dict, type(None))
-_LIST = (list,)
-"""A list; its items are checked by :data:`_LIST_ITEMS`."""
-
-_IDENTITY_FIELDS: dict[str, tuple[type, ...]] = {
-    "probe": _STRING, "version": _INT, "probe_sha256": _STRING, "artifact_sha256": _STRING,
-    "skill_sha256": _STRING_OR_NULL, "skill_tree_sha256": _STRING_OR_NULL,
+_IDENTITY_FIELDS: dict[str, Any] = {
+    "probe": str, "version": int, "probe_sha256": str, "artifact_sha256": str, "skill_sha256": str | None,
+    "skill_tree_sha256": str | None,
 }
 """The fields that say which probe content a record is of (``null`` hashes: no skill)."""
-_RULE_FIELDS: dict[str, tuple[type, ...]] = {"calibration_rule": _OBJECT, "calibration_rule_sha256": _STRING}
-_START_FIELDS: dict[str, tuple[type, ...]] = {
-    **_IDENTITY_FIELDS, **_RULE_FIELDS, "start_id": _STRING, "probe_path": _STRING, "kind": _STRING_OR_NULL,
-    "band": _OBJECT_OR_NULL, "defects": _LIST, "arm": _STRING, "rep": _INT, "agent": _STRING,
-    "model": _STRING_OR_NULL, "started": _STRING, "plan_id": _STRING, "runner": _OBJECT, "resume_of": _STRING,
-    "retry_of": _STRING, "preset": _STRING, "treatment": _STRING, "installed_skill": _STRING,
-    "installed_skill_sha256": _STRING, "sandbox": _STRING,
+_RULE_FIELDS: dict[str, Any] = {"calibration_rule": dict, "calibration_rule_sha256": str}
+_START_FIELDS: dict[str, Any] = {
+    **_IDENTITY_FIELDS, **_RULE_FIELDS, "start_id": str, "probe_path": str, "kind": str | None,
+    "band": dict | None, "defects": list[str], "arm": str, "rep": int, "agent": str, "model": str | None,
+    "started": str, "plan_id": str, "runner": dict, "resume_of": str, "retry_of": str, "preset": str,
+    "treatment": str, "installed_skill": str, "installed_skill_sha256": str, "sandbox": str,
 }
 """The JSON type of each field of a start record that readers use (docs/format.md,
 "Run records"); ``null`` only where a writer writes it (no skill, no model, no kind)."""
-_OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
-    "start_id": _STRING, "probe": _STRING, "version": _INT, "arm": _STRING, "rep": _INT,
-    "ended": _STRING, "duration_s": _NUMBER, "status": _STRING, "exit_code": _INT_OR_NULL, "answer_file": _STRING,
-    "answer_source": _STRING, "caught": _LIST, "passed": _BOOL, "error": _STRING_OR_NULL, "stderr_tail": _STRING,
-    "truncated": _OBJECT, "output_file": _STRING, "tokens_in": _INT, "tokens_out": _INT, "tokens_cached": _INT,
-    "cost_usd": _NUMBER, "agent_duration_s": _NUMBER, "turns": _INT, "grading_errors": _OBJECT,
-    "skill_loaded": (bool, type(None)), "skill_evidence": _STRING, "contaminated": _LIST, "judge_verdicts": _OBJECT,
+_OUTCOME_FIELDS: dict[str, Any] = {
+    "start_id": str, "probe": str, "version": int, "arm": str, "rep": int,
+    "ended": str, "duration_s": int | float, "status": str, "exit_code": int | None, "answer_file": str,
+    "answer_source": str, "caught": list[str], "passed": bool, "error": str | None, "stderr_tail": str,
+    "truncated": dict, "output_file": str, "tokens_in": int, "tokens_out": int, "tokens_cached": int,
+    "cost_usd": int | float, "agent_duration_s": int | float, "turns": int, "grading_errors": dict,
+    "skill_loaded": bool | None, "skill_evidence": str, "contaminated": list, "judge_verdicts": dict,
 }
 """The JSON type of each field of an outcome record that readers use."""
 _OUTCOME_KEYS = tuple(_OUTCOME_FIELDS)[5:]
 """The fields of an outcome that replace its start's in the logical record (all but
 the first five, which name the start: it has them too)."""
-_PLAN_FIELDS: dict[str, tuple[type, ...]] = {
-    **_RULE_FIELDS, "plan_id": _STRING, "created": _STRING, "agent": _STRING, "model": _STRING_OR_NULL,
-    "runner": _OBJECT, "starts": _LIST, "lint": _LIST,
+
+
+class _PlannedStart(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """A plan's ``starts`` entry: 7 values, or 8 in plans since the tree hash."""
+
+    probe: str
+    version: int
+    probe_sha256: str
+    artifact_sha256: str
+    skill_sha256: str | None
+    arm: str
+    rep: int
+    skill_tree_sha256: str | None = None
+
+
+def _checked(fields: dict[str, Any]) -> type[msgspec.Struct]:
+    """A struct that checks the JSON type of each of ``fields`` present (all optional)."""
+    return msgspec.defstruct("Checked", [(name, kind | msgspec.UnsetType, msgspec.UNSET)
+                                         for name, kind in fields.items()])
+
+
+_PLAN_FIELDS: dict[str, Any] = {
+    **_RULE_FIELDS, "plan_id": str, "created": str, "agent": str, "model": str | None, "runner": dict,
+    "starts": list[_PlannedStart], "lint": list[_checked({**_IDENTITY_FIELDS, "findings": list})],
 }
-_DECISION_FIELDS: dict[str, tuple[type, ...]] = {
-    **_IDENTITY_FIELDS, **_RULE_FIELDS, "probe_path": _STRING, "kind": _STRING_OR_NULL, "agent": _STRING,
-    "model": _STRING_OR_NULL, "zone": _STRING, "decided_after": _STRING_OR_NULL, "control": _OBJECT,
-    "treatment": _OBJECT_OR_NULL, "starts": _INT, "version_starts": _INT, "decided": _STRING,
-    "plan_id": _STRING, "reason": _STRING_OR_NULL, "discriminator": _OBJECT,
+"""A plan's fields (its ``lint`` entries' findings are checked one by one where the report reads them)."""
+_DECISION_FIELDS: dict[str, Any] = {
+    **_IDENTITY_FIELDS, **_RULE_FIELDS, "probe_path": str, "kind": str | None, "agent": str,
+    "model": str | None, "zone": str, "decided_after": str | None, "control": dict,
+    "treatment": dict | None, "starts": int, "version_starts": int, "decided": str,
+    "plan_id": str, "reason": str | None, "discriminator": dict,
 }
-_RECORD_FIELDS: dict[str | None, dict[str, tuple[type, ...]]] = {
+_RECORD_FIELDS: dict[str | None, dict[str, Any]] = {
     "start": _START_FIELDS, "outcome": _OUTCOME_FIELDS, "plan": _PLAN_FIELDS, "decision": _DECISION_FIELDS,
     None: {**_START_FIELDS, **_OUTCOME_FIELDS},  # a schema 1 record: a start and its outcome in one line
 }
 """Per record type, the JSON type of each field readers use."""
-_PLANNED_START_TYPES = (_STRING, _INT, _STRING, _STRING, _STRING_OR_NULL, _STRING, _INT, _STRING_OR_NULL)
-"""A plan's ``starts`` entry: probe, version, the three content hashes, arm,
-rep and (plans since the tree hash) ``skill_tree_sha256``."""
-_PLANNED_LINT_FIELDS: dict[str, tuple[type, ...]] = {**_IDENTITY_FIELDS, "findings": _LIST}
-"""A plan's ``lint`` entry (its findings are checked one by one where the report reads them)."""
+_CHECKS = {kind: _checked(fields) for kind, fields in _RECORD_FIELDS.items()}
+"""Per record type, the struct :func:`odd_field` converts a record to."""
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -255,64 +260,46 @@ class RunsFile:
             return []
         started = {rep_identity(record) for _line, record in self.records}
         found = []
-        for _line, plan in self.plans:
+        for _line, plan in self.plans:  # its starts are 7 or 8 values each (odd_field)
             for entry in plan.get("starts") or ():
-                if isinstance(entry, list) and len(entry) in (7, 8):
-                    tree = entry[7] if len(entry) == 8 else None
-                    identity = (*entry[:7], plan.get("agent"), plan.get("model"), tree)
-                    if identity not in started:
-                        found.append(identity)
+                identity = (*entry[:7], plan.get("agent"), plan.get("model"), entry[7] if len(entry) == 8 else None)
+                if identity not in started:
+                    found.append(identity)
         return found
 
 
 def odd_field(record: dict[str, Any]) -> str | None:
-    """The first field of a parsed run record whose JSON type is not the one
-    docs/format.md gives its record type, or ``None`` when there is none.
+    """Where a parsed run record holds a value whose JSON type is not the one
+    docs/format.md gives its record type (msgspec's path to it, such as
+    ``$.defects[0]``), or ``None`` when there is none.
 
-    Only the fields readers use are checked: a missing or unknown field, and a
-    record type of a later schema, are not odd. The items of ``defects`` and
-    ``caught`` (strings) and of a plan's ``starts`` and ``lint`` are checked too."""
+    Only the fields readers use are checked (with the items of their lists): a
+    missing or unknown field, and a record type of a later schema, are not odd."""
     kind = record.get("type")
     if kind is not None and type(kind) is not str:
         return "type"
-    fields = _RECORD_FIELDS.get(kind)
-    if fields is None:
+    check = _CHECKS.get(kind)
+    if check is None:
         return None
-    for name, value in record.items():
-        allowed = fields.get(name)
-        if allowed is not None and type(value) not in allowed:
-            return name
-    for name, items_of_type in _LIST_ITEMS.get(kind, ()):
-        value = record.get(name)
-        if value and not items_of_type(value):
-            return name
+    try:
+        msgspec.convert(record, check)
+    except msgspec.ValidationError as error:
+        return str(error).rpartition(" - at ")[2].strip("`")
+    except UnicodeEncodeError:  # a key with a lone surrogate, which msgspec cannot match to a field
+        return odd_field(_without_surrogate_keys(record))
     return None
 
 
-def _ids(items: list) -> bool:
-    """Whether every item is a string (a defect id)."""
-    return all(map(isinstance, items, repeat(str)))
+def _without_surrogate_keys(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` without the keys that hold a lone surrogate (no field is named so), in it
+    and in a plan's ``lint`` entries (the objects msgspec matches to fields)."""
+    def kept(entry: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in entry.items() if key.encode("utf-8", "replace").decode() == key}
 
-
-def _planned_starts(entries: list) -> bool:
-    """Whether every entry of a plan's ``starts`` is 7 or 8 values of :data:`_PLANNED_START_TYPES`."""
-    return all(type(entry) is list and len(entry) in (7, 8)
-               and all(type(value) in allowed for value, allowed in zip(entry, _PLANNED_START_TYPES))
-               for entry in entries)
-
-
-def _planned_lint(entries: list) -> bool:
-    """Whether every entry of a plan's ``lint`` is an object of :data:`_PLANNED_LINT_FIELDS`."""
-    return all(type(entry) is dict and all(type(value) in _PLANNED_LINT_FIELDS.get(name, (type(value),))
-                                           for name, value in entry.items())
-               for entry in entries)
-
-
-_LIST_ITEMS = {
-    "start": (("defects", _ids),), "outcome": (("caught", _ids),), None: (("defects", _ids), ("caught", _ids)),
-    "plan": (("starts", _planned_starts), ("lint", _planned_lint)),
-}
-"""Per record type, the list fields whose items :func:`odd_field` checks, and the check."""
+    found = kept(record)
+    if isinstance(found.get("lint"), list):
+        found["lint"] = [kept(entry) if isinstance(entry, dict) else entry for entry in found["lint"]]
+    return found
 
 
 def parse_runs(path: Path, raw: bytes) -> RunsFile:

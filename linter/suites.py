@@ -402,11 +402,6 @@ class SuiteContext:
         self.path = path
         self.folder = path.parent
 
-    @property
-    def config(self):
-        """The session's config."""
-        return self.session.config
-
     @cached_property
     def document(self):
         """The file's text, or why it cannot be read (a ``FileProblem``)."""

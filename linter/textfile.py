@@ -1,8 +1,6 @@
-"""Decoding of the fixture format's text files and positions inside them
-(fixture-format.md, "Text files"): UTF-8, a leading byte-order mark ignored,
-CRLF and CR each one line break; what does not decode, holds NUL bytes or
-exceeds the size limit is unreadable (SE005). Lines and columns are 1-based,
-columns in Unicode characters.
+"""Decoding of the fixture format's text files as fixture-format.md ("Text files") says
+(what does not decode is unreadable, SE005), and positions inside them: lines and
+columns 1-based, columns in Unicode characters.
 """
 
 from __future__ import annotations

@@ -23,13 +23,12 @@ TAB_WIDTH = 4
 
 
 def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
-           with_summary: bool = True, roots: Sequence[Path] | None = None) -> str:
-    """The report. Source lines are read below the nearest of ``roots`` (the lint's; by
-    default the file's own workspace root) that holds the file, never outside it."""
+           with_summary: bool = True, roots: Sequence[Path] = ()) -> str:
+    """The report. Source lines are read below the nearest of ``roots`` (the lint's
+    workspace roots) that holds the file, never outside it."""
     sources: dict[Path, list[str] | None] = {}
     lines: list[str] = []
-    if roots is not None:
-        roots = sorted(roots, key=lambda root: len(root.parts), reverse=True)  # the nearest root first
+    roots = sorted(roots, key=lambda root: len(root.parts), reverse=True)  # the nearest root first
     for d in diagnostics:
         lines.append(header(d, style))
         lines.extend(_snippet(d, sources, style, roots))
@@ -40,16 +39,11 @@ def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, styl
     return encodable("\n".join(lines))
 
 
-def _snippet(d: Diagnostic, sources: dict, style: Style, roots: Sequence[Path] | None = None) -> list[str]:
+def _snippet(d: Diagnostic, sources: dict, style: Style, roots: Sequence[Path]) -> list[str]:
     if d.code in NO_SOURCE:
         return []
     if d.path not in sources:
-        if roots is None:
-            from ..workspace import find_workspace_root
-
-            root = find_workspace_root(d.path)
-        else:
-            root = next((root for root in roots if root == d.path or root in d.path.parents), None)
+        root = next((root for root in roots if root == d.path or root in d.path.parents), None)
         sources[d.path] = None if root is None else _source_lines(d.path, root)
     source = sources[d.path]
     if source is None or not 1 <= d.start.line <= len(source):

@@ -21,27 +21,23 @@ INSTALL_LINE = "pip install 'sarif-om>=1.0.4' 'jschema-to-python>=1.2.3'"
 """What to run when the SARIF libraries are missing (pyproject's dependencies)."""
 
 
-class SarifUnavailable(UsageError):
-    """The SARIF libraries cannot be imported; the message holds the install line."""
-
-
-def artifact_uri(path: Path, base: Path | None = None) -> str:
+def artifact_uri(path: Path) -> str:
     """The ``artifactLocation.uri`` of ``path`` (SARIF 2.1.0 §3.10.2): :func:`~.display_path`'s
     path as a relative reference, or a ``file:`` URI when absolute; every byte but ``/``
     and RFC 3986's unreserved characters percent-encoded, as ``as_uri`` does."""
-    text = display_path(path, base)
+    text = display_path(path)
     if os.path.isabs(text):
         return Path(text).as_uri()
     return quote(os.fsencode(PurePath(text).as_posix()), safe="/")
 
 
-def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
+def render(diagnostics: Sequence[Diagnostic]) -> str:
     """The SARIF log of ``diagnostics``, with every rule's description."""
     try:
         import sarif_om as om
         from jschema_to_python.to_json import to_json
     except ImportError as error:
-        raise SarifUnavailable(
+        raise UsageError(
             f"--output-format sarif needs sarif-om and jschema-to-python ({error.name or error} cannot be "
             f"imported): {INSTALL_LINE}"
         ) from None
@@ -66,7 +62,7 @@ def render(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
                            end_column=span.end.column)
         return om.Location(
             physical_location=om.PhysicalLocation(
-                artifact_location=om.ArtifactLocation(uri=artifact_uri(span.path, base)), region=region),
+                artifact_location=om.ArtifactLocation(uri=artifact_uri(span.path)), region=region),
             message=om.Message(text=message) if message else None,
         )
 

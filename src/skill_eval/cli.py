@@ -72,9 +72,11 @@ def entry() -> None:
     the other commands exit normally (the runner and the server have files and
     processes to close)."""
     if sys.argv[1:2] == ["lint"]:
-        from skill_eval.linter.cli import collector_off_until_exit, hard_exit
+        import gc
 
-        collector_off_until_exit()
+        from skill_eval.linter.cli import hard_exit
+
+        gc.disable()  # for the rest of the process: a last collection would walk every object the run made
         hard_exit(main())
     try:
         code = main()

@@ -308,7 +308,7 @@ def test_the_caret_counts_display_columns(tmp_path: Path) -> None:
     source = tmp_path / "question.md"
     source.write_text("\t表 x Please note this\n", encoding="utf-8")
     diagnostic = Diagnostic("SE301", "signposting", Severity.ERROR, "m", Span.at(source, 1, 6, 1, 17))
-    lines = render([diagnostic], 1).splitlines()
+    lines = render([diagnostic], 1, roots=[tmp_path]).splitlines()
     shown, caret = lines[2], lines[3]
     assert shown == "1 |     表 x Please note this"
     assert caret == "  |          ^^^^^^^^^^^ SE301"
@@ -331,7 +331,7 @@ def test_a_long_source_line_is_cut_around_the_span(tmp_path: Path) -> None:
     line = "x" * 1000 + '"Step 2"' + "y" * 1000
     source.write_text(line + "\n", encoding="utf-8")
     diagnostic = Diagnostic("SE101", "misanchored-step", Severity.ERROR, "m", Span.at(source, 1, 1001, 1, 1009))
-    lines = render([diagnostic], 1).splitlines()
+    lines = render([diagnostic], 1, roots=[tmp_path]).splitlines()
     shown, caret = lines[2], lines[3]
     assert len(shown) <= len("1 | ") + MAX_SHOWN + 2 and shown.startswith("1 | …") and shown.endswith("…")
     assert shown[caret.index("^"):].startswith('"Step 2"') and '^^^^^^^^ SE101' in caret

@@ -14,7 +14,7 @@ import pytest
 from _workspaces import floor_probe, make_workspace, probe_folder
 
 from skill_eval.linter.engine import lint_paths
-from skill_eval.linter.probejson import MAX_DEPTH, MAX_SCHEMA_PROBLEMS, nests_deeper_than
+from skill_eval.linter.probejson import MAX_DEPTH, MAX_SCHEMA_PROBLEMS, _first_too_deep
 
 
 def _workspace(tmp_path: Path, hostile: str | bytes | dict) -> Path:
@@ -123,8 +123,8 @@ def test_a_large_flat_probe_gets_its_first_findings_and_a_count(tmp_path: Path) 
     ("[]", 0, True), ("[]", 1, False), ('["[[[", {"a": [1]}]', 2, True), ('["[[[", {"a": [1]}]', 3, False),
     ('{"a\\"[[": [[["é€😀"]]]}', 3, True), ('{"a\\"[[": [[["é€😀"]]]}', 4, False), ("1", 0, False),
 ])
-def test_nests_deeper_than(text: str, limit: int, expected: bool) -> None:
-    assert nests_deeper_than(text, limit) is expected
+def test_first_too_deep(text: str, limit: int, expected: bool) -> None:
+    assert (_first_too_deep(text, limit) is not None) is expected
 
 
 @pytest.mark.parametrize("key", ["question", "skill", "output_spec"])
