@@ -38,9 +38,11 @@ class _Token:
     is_key: bool = False
     container: bool = False
     keys: frozenset = frozenset()
-    """Object: for each key, (key start, key end, value start, value end, key)."""
+    """A key: the keys of its object written before it."""
     members: list = field(default_factory=list)
+    """An object: for each key, (key start, key end, value start, value end, key)."""
     commas: list = field(default_factory=list)
+    """An object or array: the offset of each comma."""
 
 
 class _Writer:
