@@ -15,7 +15,9 @@ imports rich, pygls or lsprotocol.
     resume, budget, transcript check and records), calling ``on_record(record)``
     after each record is written, and returns the new :class:`ProbeStatus`.
     Set the ``cancel`` event to stop: running agents are killed and recorded as
-    interrupted starts. Blocks until done — call it from a thread.
+    interrupted starts (a :class:`~skill_eval.evals.runner.Cancel` stops the run
+    at once, a plain :class:`threading.Event` within 0.2 s). Blocks until done —
+    call it from a thread.
 
 ``calibrate_probes(probe_json_paths, *, agent=None, ...)``
     Runs ``skill-eval calibrate`` on those probes (one workspace): the control
@@ -33,7 +35,7 @@ and the fix, suitable for ``window/showMessage``.
 
 Example (in a server command handler)::
 
-    cancel = threading.Event()
+    cancel = Cancel()                # skill_eval.evals.runner.Cancel
     def work():
         return run_probe(path, agent="claude", reps=2,
                          on_record=lambda r: progress(r["arm"], r["status"]),

@@ -121,7 +121,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     if args.max_output is not None and args.max_output < 1:
         return _fail("--max-output must be at least 1 byte")
     from .probes import ProbeError
-    from .runner import BudgetRefused, RunError, Runner, parse_arms, select_agent
+    from .runner import BudgetRefused, Cancel, RunError, Runner, parse_arms, select_agent
     from .transcripts import check_probe
 
     try:
@@ -162,7 +162,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             probes, errors = probes + suite_probes, errors + suite_errors
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
-        cancel = threading.Event()
+        cancel = Cancel()
         runner = Runner(workspace, agent, model=args.model, jobs=args.jobs or 4, executor=executor, cancel=cancel,
                         max_output=args.max_output)
         preflight = runner.preflight(probes, arms, allow_lint_errors=args.allow_lint_errors)
@@ -691,7 +691,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
         return _fail("--max-output must be at least 1 byte")
     from .calibrate import Calibration, describe_rule, hint_text
     from .probes import ProbeError
-    from .runner import BudgetRefused, RunError, select_agent, suite_budget
+    from .runner import BudgetRefused, Cancel, RunError, select_agent, suite_budget
     from .transcripts import check_probe
 
     try:
@@ -702,7 +702,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
         probes, errors = workspace.load_all(_select(workspace, args), need_skill=True)
         if errors:
             return _fail("\n".join(errors + ["no start was made; fix the probes above or name other probes"]))
-        cancel = threading.Event()
+        cancel = Cancel()
         calibration = Calibration(workspace, agent, model=args.model, jobs=args.jobs, retry_errors=args.retry_errors,
                                   cancel=cancel, max_output=args.max_output)
         preflight = calibration.preflight(probes, allow_lint_errors=args.allow_lint_errors)

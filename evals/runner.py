@@ -51,7 +51,7 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -476,7 +476,10 @@ def run_lock(root: Path, cancel: threading.Event | None = None, timeout: float =
                 if not told and waiting is not None:
                     waiting()
                     told = True
-                time.sleep(0.02)
+                if cancel is not None:
+                    cancel.wait(0.02)  # the next try at once when cancelled
+                else:
+                    time.sleep(0.02)
         yield
     finally:
         os.close(fd)
@@ -644,8 +647,34 @@ def skill_bundle(probe: Probe) -> SkillBundle:
     return SkillBundle(folder.name, skill_path.name, tree.files)
 
 
+class Cancel(threading.Event):
+    """Stops a run: a :class:`threading.Event` whose :meth:`set` also resolves
+    :attr:`future`, which the run loop waits on beside the starts' futures, so
+    a cancel wakes :func:`~concurrent.futures.wait` at once instead of being
+    looked at between waits. Set from any thread (the signal watcher of the
+    CLI, the language server's progress), never from a signal handler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.future: Future = Future()
+        """Done once the cancel is set."""
+
+    def set(self) -> None:
+        super().set()
+        try:
+            self.future.set_result(None)
+        except InvalidStateError:
+            pass  # set already (by another thread, or twice)
+
+    def clear(self) -> None:
+        """Unset, with a new :attr:`future` (the old one stays done)."""
+        super().clear()
+        self.future = Future()
+
+
 CANCEL_CHECK = 0.2
-"""Seconds at most between two looks of the run loop at :attr:`Runner.cancel`."""
+"""Seconds at most between two looks of the run loop at a ``cancel`` that is a
+plain :class:`threading.Event` (API callers' own): a :class:`Cancel` wakes it at once."""
 DRAIN_TIMEOUT = 30.0
 """Seconds a cancelled run waits for the next killed start to be graded before it gives up."""
 
@@ -656,7 +685,9 @@ class Runner:
     ``on_record(record)`` is called (from the thread that ran :meth:`run`) after
     each outcome is written, with the start and its outcome as one record;
     ``cancel`` stops the run: running agents are killed and recorded as
-    interrupted, queued ones never start.
+    interrupted, queued ones never start. A :class:`Cancel` stops it at once;
+    a plain :class:`threading.Event` is looked at every :data:`CANCEL_CHECK`
+    seconds.
     """
 
     def __init__(
@@ -678,7 +709,7 @@ class Runner:
         self.executor = executor
         self.jobs = jobs
         self.on_record = on_record
-        self.cancel = cancel or threading.Event()
+        self.cancel = cancel or Cancel()
         self.fsync = fsync
         self.max_output = max_output or getattr(agent, "max_output", None) or DEFAULT_MAX_OUTPUT
         self.on_wait: Callable[[], None] | None = None
@@ -1048,10 +1079,12 @@ class Runner:
 
     def _run(self, plan: Plan, starts: Sequence[Start], summary: RunSummary) -> None:
         """Submit every start, then append outcome records as starts are
-        graded, one batch per :func:`~concurrent.futures.wait`. The wait
-        returns at least every :data:`CANCEL_CHECK` seconds to look at
-        :attr:`cancel`, which other threads set (the signal watcher, the
-        language server's progress)."""
+        graded, one batch per :func:`~concurrent.futures.wait`. The wait also
+        returns when :attr:`cancel` is set (by another thread: the signal
+        watcher, the language server's progress): at once for a
+        :class:`Cancel`, whose future it waits on too, within
+        :data:`CANCEL_CHECK` seconds for a plain event. Starts graded in the
+        same wait are written before the cancel is acted on."""
         executor = self.executor or LocalExecutor(self.jobs)
         pending: set[Future] = set()
         try:
@@ -1064,7 +1097,13 @@ class Runner:
             while pending:
                 if self.cancel.is_set():
                     raise KeyboardInterrupt
-                done, pending = wait(pending, timeout=CANCEL_CHECK, return_when=FIRST_COMPLETED)
+                cancelled = self.cancel.future if isinstance(self.cancel, Cancel) else None
+                if cancelled is None:
+                    done, pending = wait(pending, timeout=CANCEL_CHECK, return_when=FIRST_COMPLETED)
+                else:
+                    done, pending = wait(pending | {cancelled}, return_when=FIRST_COMPLETED)
+                    done.discard(cancelled)
+                    pending.discard(cancelled)
                 if done:
                     self._write(summary, [graded.result() for graded in done], plan)
         except KeyboardInterrupt:

@@ -1,18 +1,29 @@
 """Where the cursor is in a probe.json that may be invalid (the user is typing).
 
-A small tolerant scanner: it walks the text's tokens keeping a stack of open
-objects and arrays, never raises, and recovers from what half-typed JSON
-looks like (an unterminated string ends at its line's end; a missing comma or
-colon is assumed). It answers one question: at this offset, which key path is
-the cursor on, and is it on a key or a value?
+The text is parsed by tree-sitter-json (the grammar :mod:`~skill_eval.linter.probejson`
+sets up for positions), whose error recovery keeps every token of half-typed
+JSON: where the tree is broken (an ``ERROR`` node), its tokens stand in a flat
+row, and an unterminated string ends at its line's end with a missing quote.
+:func:`locate` reads the tokens before the cursor in order, keeping the open
+objects and arrays on a stack, so a missing comma or colon is assumed; whole
+error-free objects and arrays before the cursor are passed over as one value.
+It answers one question: at this offset, which key path is the cursor on, and
+is it on a key or a value?
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+from tree_sitter import Node, Parser
+
+from ..linter.probejson import _PLUS_EXPONENT, _json_language
+
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.?)", re.DOTALL)
+"""One escape of a JSON string body, or a lone backslash at its end."""
 
 
 @dataclass(frozen=True)
@@ -49,146 +60,151 @@ class JsonCursor:
 
 @dataclass
 class _Frame:
-    kind: str  # "object" or "array"
+    """An open object or array, and what the next token of it is expected to be
+    (object: key, colon, value, comma; array: value, comma)."""
+
+    is_object: bool
     path: tuple
     key: str | None = None
     index: int = 0
-    expect: str = "key"  # object: key, colon, value, comma; array: value, comma
+    expect: str = "key"
     keys: set = field(default_factory=set)
 
+    def part(self) -> str | int | None:
+        """The key or index of the value being read."""
+        return self.key if self.is_object else self.index
 
-def _decode(raw: str) -> str:
-    """Decode a JSON string body, tolerating a broken escape."""
+    def between(self) -> JsonCursor:
+        """The context of a cursor between this frame's tokens."""
+        if not self.is_object:
+            return JsonCursor(self.path + (self.index,), False)
+        in_key = self.expect in ("key", "comma")
+        return JsonCursor(self.path + ((None,) if in_key else (self.key,)), in_key, present_keys=frozenset(self.keys))
+
+
+_WHOLE = frozenset({"object", "array", "pair"})
+"""The nodes read as one token when they end before the cursor."""
+
+_LITERAL_ENDS = frozenset(bytes([byte]) for byte in b' \t\r\n,:{}[]"/')
+"""The bytes a number, a literal or junk stops before."""
+
+_DELIMITERS = frozenset({"{", "}", "[", "]", ":", ",", '"', "comment"})
+"""The tokens that end a number, a literal or junk."""
+
+
+def _decode(body: str) -> str:
+    """A JSON string body's text, tolerating a broken escape (kept as the escaped character)."""
     try:
-        return json.loads(f'"{raw}"')
+        return json.loads(f'"{body}"')
     except ValueError:
-        out, i = [], 0
-        while i < len(raw):
-            char = raw[i]
-            if char == "\\" and i + 1 < len(raw):
-                nxt = raw[i + 1]
-                if nxt == "u" and i + 6 <= len(raw):
-                    try:
-                        out.append(chr(int(raw[i + 2 : i + 6], 16)))
-                        i += 6
-                        continue
-                    except ValueError:
-                        pass
-                out.append(_ESCAPES.get(nxt, nxt))
-                i += 2
-                continue
-            out.append(char)
-            i += 1
-        return "".join(out)
+        def one(match: re.Match) -> str:
+            try:
+                return json.loads(f'"{match.group(0)}"')
+            except ValueError:
+                return match.group(1) or "\\"
+        return _ESCAPE.sub(one, body)
 
 
-def _scan_string(text: str, start: int) -> tuple[int, bool]:
-    """End offset (after the closing quote) of the string opening at ``start``;
-    unterminated strings stop at the line's end."""
-    i = start + 1
-    n = len(text)
-    while i < n:
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == '"':
-            return i + 1, True
-        if char in "\r\n":
-            return i, False
-        i += 1
-    return n, False
+def _tokens(node: Node, raw: bytes, target: int) -> Iterator[Node]:
+    """The leaves of ``node`` in order, and, as one token, every object or array
+    that is whole, error-free and ends by the byte ``target``, and every such
+    object member that ends before it at a delimiter (the cursor at a member's
+    end is on its value, and ``"a": 1e`` is no member ``"a": 1`` then junk)."""
+    for child in node.children:
+        if child.type in _WHOLE and not child.has_error and (child.end_byte <= target if child.type != "pair" else (
+                child.end_byte < target and raw[child.end_byte:child.end_byte + 1] in _LITERAL_ENDS)):
+            yield child
+        elif child.child_count:
+            yield from _tokens(child, raw, target)
+        else:
+            yield child
 
 
 def locate(text: str, offset: int) -> JsonCursor | None:
-    """The JSON context at ``offset`` of ``text`` (``None`` outside the root value)."""
+    """The JSON context at character ``offset`` of ``text`` (``None`` outside the root value)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    ascii_only = len(raw) == len(text)
+    target = offset if ascii_only else len(text[:offset].encode("utf-8", "surrogatepass"))
+
+    def chars(byte: int) -> int:
+        return byte if ascii_only else len(raw[:byte].decode("utf-8", "surrogatepass"))
+
+    tree = Parser(_json_language()).parse(_PLUS_EXPONENT.sub(b"0", raw))
     stack: list[_Frame] = []
-    i, n = 0, len(text)
-
-    def context_between() -> JsonCursor | None:
-        if not stack:
-            return None
-        frame = stack[-1]
-        if frame.kind == "object":
-            if frame.expect in ("key", "comma"):
-                return JsonCursor(frame.path + (None,), True, present_keys=frozenset(frame.keys))
-            return JsonCursor(frame.path + (frame.key,), False, present_keys=frozenset(frame.keys))
-        return JsonCursor(frame.path + (frame.index,), False)
-
-    while i < n:
-        char = text[i]
-        if char in " \t\r\n":
-            i += 1
+    tokens = _tokens(tree.root_node, raw, target)
+    pending: Node | None = None
+    while True:
+        token = pending or next(tokens, None)
+        pending = None
+        if token is None or token.start_byte >= target and not token.is_missing:
+            return stack[-1].between() if stack else None
+        kind = token.type
+        if token.is_missing or kind == "comment":
             continue
-        if i >= offset:
-            return context_between()
-        if char == '"':
-            end, terminated = _scan_string(text, i)
-            inside = i < offset <= end - (1 if terminated else 0)
-            raw = text[i + 1 : end - 1 if terminated else end]
-            frame = stack[-1] if stack else None
-            if frame is not None and frame.kind == "object" and frame.expect in ("key", "comma"):
-                key = _decode(raw)
+        frame = stack[-1] if stack else None
+        if kind == '"':
+            start, end, terminated = token.start_byte, token.end_byte, False
+            for pending in tokens:
+                if pending.start_byte != end or pending.is_missing:
+                    break
+                end = pending.end_byte
+                if pending.type == '"':
+                    terminated, pending = True, None
+                    break
+            else:
+                pending = None
+            body = raw[start + 1:end - 1 if terminated else end].decode("utf-8", "surrogatepass")
+            inside = start < target <= end - (1 if terminated else 0)
+            if frame is not None and frame.is_object and frame.expect in ("key", "comma"):
+                key = _decode(body)
                 if inside:
-                    return JsonCursor(frame.path + (key,), True, True, i, end, key, terminated, frozenset(frame.keys))
+                    return JsonCursor(frame.path + (key,), True, True, chars(start), chars(end), key, terminated,
+                                      frozenset(frame.keys))
                 frame.key = key
                 frame.keys.add(key)
                 frame.expect = "colon"
-            else:
-                if inside:
-                    if frame is None:
-                        return None
-                    part = frame.key if frame.kind == "object" else frame.index
-                    keys = frozenset(frame.keys) if frame.kind == "object" else frozenset()
-                    return JsonCursor(frame.path + (part,), False, True, i, end, _decode(raw), terminated, keys)
-                _after_value(stack)
-            i = end
+                continue
+            if inside:
+                if frame is None:
+                    return None
+                keys = frozenset(frame.keys) if frame.is_object else frozenset()
+                return JsonCursor(frame.path + (frame.part(),), False, True, chars(start), chars(end), _decode(body),
+                                  terminated, keys)
+        elif kind == "pair":
+            if frame is not None and frame.is_object and frame.expect in ("key", "comma"):
+                key = token.child_by_field_name("key")
+                frame.key = _decode(raw[key.start_byte + 1:key.end_byte - 1].decode("utf-8", "surrogatepass"))
+                frame.keys.add(frame.key)
+        elif kind in ("{", "["):
+            stack.append(_Frame(kind == "{", frame.path + (frame.part(),) if frame else (),
+                                expect="key" if kind == "{" else "value"))
             continue
-        if char in "{[":
-            frame = stack[-1] if stack else None
-            path: tuple = ()
-            if frame is not None:
-                path = frame.path + ((frame.key if frame.kind == "object" else frame.index),)
-            stack.append(_Frame("object" if char == "{" else "array", path, expect="key" if char == "{" else "value"))
-            i += 1
-            continue
-        if char in "}]":
+        elif kind in ("}", "]"):
             if stack:
                 stack.pop()
-                _after_value(stack)
-            i += 1
-            if not stack and i >= offset:
+            if not stack and token.end_byte >= target:
                 return None
+        elif kind == ":":
+            if frame is not None and frame.is_object:
+                frame.expect = "value"
             continue
-        if char == ":":
-            if stack and stack[-1].kind == "object":
-                stack[-1].expect = "value"
-            i += 1
-            continue
-        if char == ",":
-            if stack:
-                frame = stack[-1]
-                if frame.kind == "object":
-                    frame.expect = "key"
-                    frame.key = None
+        elif kind == ",":
+            if frame is not None:
+                if frame.is_object:
+                    frame.expect, frame.key = "key", None
                 else:
                     frame.index += 1 if frame.expect == "comma" else 0
                     frame.expect = "value"
-            i += 1
             continue
-        # a literal or number (or junk): skip to the next delimiter
-        j = i
-        while j < n and text[j] not in ' \t\r\n,:{}[]"':
-            j += 1
-        if i < offset <= j:
-            return context_between()
-        _after_value(stack)
-        i = j
-    return context_between()
-
-
-def _after_value(stack: list[_Frame]) -> None:
-    if not stack:
-        return
-    frame = stack[-1]
-    frame.expect = "comma"
+        elif kind not in _WHOLE:  # a number, a literal or junk, to the next delimiter (``1e``)
+            end = token.end_byte
+            for pending in tokens:
+                if pending.start_byte != end or pending.type in _DELIMITERS:
+                    break
+                end = pending.end_byte
+            else:
+                pending = None
+            if token.start_byte < target <= end:
+                return frame.between() if frame else None
+        if frame is not None:
+            frame.expect = "comma"

@@ -32,7 +32,6 @@ refuses them in an untrusted workspace, for the lens and the actions alike.
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,7 +166,10 @@ class _Progress:
         self.title = title
         self.name_probes = name_probes
         """Whether a report names the record's probe (several probes run)."""
-        self.cancel = threading.Event()
+        from ..evals.runner import Cancel
+
+        self.cancel = Cancel()
+        """Set by the progress's cancel button or ``$/cancelRequest``: wakes the run at once."""
         self.token = str(uuid.uuid4())
         self.enabled = ls.progress_support
         self.refresh = ls.supports("workspace.code_lens.refresh_support")
