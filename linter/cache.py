@@ -170,7 +170,13 @@ class Cache:
         self._load()
         key = _unit_key(unit)
         kept = msgspec.structs.replace(result, deps=None)
-        self._entries[key] = (kept, msgspec.Raw(CODEC.encode(result.deps)))
+        try:
+            deps = msgspec.Raw(CODEC.encode(result.deps))
+        except (TypeError, ValueError, OverflowError):  # a path no UTF-8 can carry: the unit is not kept
+            self._entries.pop(key, None)
+            self._unrecorded = True
+            return kept
+        self._entries[key] = (kept, deps)
         self._used.add(key)
         self._changed = True
         return kept
