@@ -13,6 +13,7 @@ written to a new name and renamed, and opened without following links.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 import sys
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 
 from .diagnostics import Diagnostic
-from .records import FactValues, Signature, UnitResult
+from .records import Dependencies, FactValues, Signature, UnitResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .session import LintSession
 
 CACHE_DIR = ".skill-eval-cache"
-FORMAT = 5
+FORMAT = 6
 """The layout of the cache file's data (raise it when it changes: it is part
 of the file's name)."""
 
@@ -47,12 +48,14 @@ cache is read (their ``*.dist-info`` folders' names go into the key)."""
 
 
 class CacheFile(msgspec.Struct, array_like=True):
-    """The cache file: every distinct ``(query, answer)`` once, with the file's
-    settled ``stat`` signature for a content query's; each unit's result names
-    its pairs by index."""
+    """The cache file: each unit's result with its queries, their answers and
+    the settled ``stat`` signatures of the files they read
+    (:data:`~skill_eval.linter.records.Dependencies`), kept encoded: they are
+    decoded only when the unit is looked up, and written back as they are
+    (a scan of 10,000 probes held ~50 MB of them as objects:
+    docs/performance.md)."""
 
-    pairs: dict[Any, Optional[Signature]]
-    entries: dict[tuple[str, str], tuple[UnitResult, list[int]]]
+    entries: dict[tuple[str, str], tuple[UnitResult, msgspec.Raw]]
 
 
 class RunRecord(msgspec.Struct, array_like=True):
@@ -78,12 +81,11 @@ class Cache:
         self._folder_fd: int | None = folder_fd
         self.file_name = f"cache-{key}"
         self.run_file_name = f"cache-{key}.run"
-        self._entries: dict[tuple[str, str], tuple[UnitResult, tuple]] = {}
-        """Unit key -> (result without its dependencies, its ``(query, answer)`` pairs)."""
-        self._signatures: dict[tuple, tuple[Hashable, tuple]] = {}
-        """Content query -> (answer, the file's ``stat`` signature when it gave it)."""
-        self._current: dict[tuple, Hashable] = {}
-        """Query -> its answer now (asked once per run)."""
+        self._entries: dict[tuple[str, str], tuple[UnitResult, msgspec.Raw]] = {}
+        """Unit key -> (result without its dependencies, its dependencies encoded)."""
+        self._current: dict[tuple, tuple[Hashable, Optional[Signature]]] = {}
+        """Query -> its answer now, with the file's settled ``stat`` signature
+        for a content query (asked once per run)."""
         self._changed = False
         """Whether this run stored an entry or a new signature (the file is then written)."""
         self._used: set[tuple[str, str]] = set()
@@ -111,14 +113,11 @@ class Cache:
         if data is None:
             return
         try:
-            found = CODEC.decode(data, CacheFile, self.session.path_of)
-            pairs = list(found.pairs)
-            self._entries = {key: (result, tuple(pairs[index] for index in asked))
-                             for key, (result, asked) in found.entries.items()}
-            self._signatures = {query: (answer, signature)
-                                for (query, answer), signature in found.pairs.items() if signature is not None}
+            entries = CODEC.decode(data, CacheFile, self.session.path_of).entries
+            # each entry's own copy of its dependencies: the file's bytes are not kept
+            self._entries = {key: (result, encoded.copy()) for key, (result, encoded) in entries.items()}
         except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
-            self._entries, self._signatures = {}, {}
+            self._entries = {}
 
     def lookup(self, unit: Unit) -> UnitResult | None:
         """The cached result of ``unit`` when every answer it recorded is the
@@ -128,48 +127,59 @@ class Cache:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        result, dependencies = entry
+        result, encoded = entry
         if unit[0] == "probe" and result.diagnostics is None:
             return None
-        current = self._current
-        for query, answer in dependencies:
-            if query not in current:
-                current[query] = self._answer_now(query)
-            if current[query] != answer:
+        dependencies = CODEC.decode_dependencies(encoded)
+        refreshed = False
+        for (query, answer), signature in dependencies.items():
+            now, now_signature = self._answer_now(query, answer, signature)
+            if now != answer:
                 return None
+            if now_signature is not None and now_signature != signature:
+                dependencies[(query, answer)] = now_signature  # trust its stat next time
+                refreshed = True
+        if refreshed:
+            self._entries[key] = (result, msgspec.Raw(CODEC.encode(dependencies)))
+            self._changed = True
         self._used.add(key)
         return result
 
-    def _answer_now(self, query: tuple) -> Hashable:
-        """What ``query`` answers now: a file's recorded answer when its
-        ``stat`` shows it unchanged since (a settled signature), else the
-        session's answer (the file read and hashed again)."""
-        if query[0] != "content":
-            return self.session.answer(query)
-        path = query[1]
-        recorded = self._signatures.get(query)
-        if recorded is not None and self.session.unchanged_since(path, recorded[1]):
-            return recorded[0]
-        now, signature = self.session.content_answer(path, query[2])
-        if signature is not None and (recorded is None or recorded != (now, signature)):
-            self._signatures[query] = (now, signature)  # trust its stat next time
-            self._changed = True
-        return now
+    def _answer_now(self, query: tuple, answer: Hashable, signature: Signature | None) -> tuple[Hashable, Signature | None]:
+        """What ``query`` answers now, with the settled ``stat`` signature of
+        a content query's file: ``answer`` (as recorded) when the file's
+        ``stat`` shows it unchanged since ``signature``, else the session's
+        answer (the file read and hashed again)."""
+        known = self._current.get(query)
+        if known is None:
+            if query[0] != "content":
+                known = (self.session.answer(query), None)
+            elif signature is not None and self.session.unchanged_since(query[1], signature):
+                known = (answer, signature)
+            else:
+                known = self.session.content_answer(query[1], query[2])
+            self._current[query] = known
+        return known
 
-    def store(self, unit: Unit, result: UnitResult) -> None:
-        """Keep ``result`` (recorded: its ``deps`` are set) for ``unit``."""
+    def store(self, unit: Unit, result: UnitResult) -> UnitResult:
+        """Keep ``result`` (recorded: its ``deps`` are set) for ``unit``, its
+        ``deps`` encoded; returns it without them."""
         if result.deps is None:
             self._unrecorded = True
-            return
+            return result
         self._load()
         key = _unit_key(unit)
-        for (query, answer), signature in result.deps.items():
-            self._current[query] = answer
-            if signature is not None:
-                self._signatures[query] = (answer, signature)
-        self._entries[key] = (msgspec.structs.replace(result, deps=None), tuple(result.deps))
+        kept = msgspec.structs.replace(result, deps=None)
+        try:
+            deps = msgspec.Raw(CODEC.encode(result.deps))
+        except (TypeError, ValueError, OverflowError):  # a path no UTF-8 can carry: the unit is not kept
+            self._entries.pop(key, None)
+            self._unrecorded = True
+            return kept
+        self._entries[key] = (kept, deps)
         self._used.add(key)
         self._changed = True
+        return kept
 
     def replay(self, targets: str) -> tuple[list, set[str]] | None:
         """The findings and checked files of the last whole-workspace lint of
@@ -219,20 +229,14 @@ class Cache:
         result was not stored (its queries unknown)."""
         if self._unrecorded:
             return
-        pairs: dict[tuple, Hashable] = {}
-        for key in self._used:
-            pairs.update(self._entries[key][1])
-        for (query, answer), signature in self._filtering.items():
-            pairs[query] = answer
-            if signature is not None:
-                self._signatures[query] = (answer, signature)
-        signatures = self._signatures
-        queries = {}
-        for query, answer in pairs.items():
-            if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
-                continue
-            recorded = signatures.get(query)
-            queries[(query, answer)] = recorded[1] if recorded is not None and recorded[0] == answer else None
+        queries: Dependencies = {}
+        recorded = (CODEC.decode_dependencies(self._entries[key][1]) for key in self._used)
+        for dependencies in itertools.chain(recorded, [self._filtering]):
+            for (query, answer), signature in dependencies.items():
+                if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
+                    continue
+                if signature is not None or (query, answer) not in queries:
+                    queries[(query, answer)] = signature
         try:
             data = CODEC.encode(RunRecord(targets, diagnostics, sorted(checked), queries))
         except (TypeError, ValueError, OverflowError):
@@ -242,7 +246,7 @@ class Cache:
     def save(self, prune: bool = False) -> None:
         """Write the cache file if this run changed it. ``prune``: the run
         covered the whole workspace, so entries it did not use are of files
-        that are gone and are dropped, with the signatures no entry asks."""
+        that are gone and are dropped."""
         if not self._loaded:
             return
         if prune:
@@ -250,20 +254,11 @@ class Cache:
             for key in gone:
                 del self._entries[key]
             if gone:
-                asked = {query for _result, dependencies in self._entries.values() for query, _answer in dependencies}
-                self._signatures = {query: found for query, found in self._signatures.items() if query in asked}
                 self._changed = True
         if not self._changed:
             return
-        pairs = dict.fromkeys(pair for _result, dependencies in self._entries.values()
-                              for pair in dependencies)
-        for query, (answer, signature) in self._signatures.items():
-            pairs[(query, answer)] = signature
-        index = {pair: number for number, pair in enumerate(pairs)}
-        layout = CacheFile(pairs, {key: (result, [index[pair] for pair in dependencies])
-                                   for key, (result, dependencies) in self._entries.items()})
         try:
-            data = CODEC.encode(layout)
+            data = CODEC.encode(CacheFile(self._entries))
         except (TypeError, ValueError, OverflowError):  # a rule's facts of a type the codec does not know
             return
         _write_file(self._folder_fd, self.file_name, data)
@@ -296,6 +291,9 @@ class Codec:
 
     def __init__(self) -> None:
         self.encode = msgspec.msgpack.Encoder(enc_hook=self._enc_hook).encode
+        self.decode_dependencies = msgspec.msgpack.Decoder(Dependencies, ext_hook=self._ext_hook).decode
+        """A unit's :data:`~skill_eval.linter.records.Dependencies` from their
+        encoding (queries name paths as text: no path is made)."""
         self._fact_types: dict[str, Any] = {}
 
     def decode(self, data: bytes, kind: Any, path_of: Callable[[str], Path] = Path) -> Any:

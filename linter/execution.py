@@ -97,11 +97,11 @@ def run_in_chunks(
             batches.insert(0, skills)  # the heaviest first, so that it does not finish last
         chunks = _map(session, batches, plan, workers, record, start_method)
     for chunk in chunks:
+        if cache is not None:  # what it asked goes into the cache, encoded: not kept here as objects
+            chunk = [(unit, cache.store(unit, result)) for unit, result in chunk]
         for unit, result in chunk:
             if result.facts is not None:
                 session.probe_facts[unit[1]] = result.facts
-            if cache is not None:
-                cache.store(unit, result)
         yield chunk
 
 

@@ -693,7 +693,7 @@ def _stored(root: Path) -> tuple[dict, dict]:
 
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader(), observe=True))
     cache._load()
-    return cache._entries, cache._signatures
+    return cache._entries, {}
 
 
 def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_path: Path) -> None:
