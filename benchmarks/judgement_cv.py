@@ -5,8 +5,10 @@ the linter uses it (benchmarks/train_judgement_scorer.py trains it).
 usage (in the training venv, with skill-eval installed in it):
     python benchmarks/judgement_cv.py [--patterns]
 
-For each of dev's eight domains, the scorer is trained on the other seven
-(its threshold's margin too, by leaving out each of the seven in turn)
+For each of dev's domains, the scorer is trained on the others, the phrase
+benchmark's tuning half and the training-only corpus (train_sentences.tsv,
+never left out: it holds none of dev's domains); its threshold's margin
+too, by leaving out each of the other dev domains in turn,
 and the domain's items are linted with it, as judgement_eval.py lints them.
 By default the phrase patterns' reading is switched off (every sentence
 reads as nothing to the patterns), so the figures are what the scorer and
@@ -23,8 +25,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import judgement_eval  # noqa: E402
@@ -34,7 +34,8 @@ import train_judgement_scorer as train  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patterns", action="store_true", help="keep the phrase patterns' reading on")
-    parser.add_argument("--l2", type=float, default=0.1)
+    parser.add_argument("--l2", type=float, default=train.L2)
+    parser.add_argument("--l2-words", type=float, default=train.L2_WORDS, help="penalty of a word's own weight (0: none)")
     parser.add_argument("--precision", type=float, default=0.97)
     args = parser.parse_args()
 
@@ -43,21 +44,16 @@ def main() -> int:
     if not args.patterns:
         nothing = _judgement.Reading(False, None, None, False, False, False)
         _judgement.read_sentence = lambda sentence: nothing
-    data = train.load_dev()
+    data = train.load_training()
     words, vectors = train.word_vectors()
-    index = {w: i for i, w in enumerate(words)}
+    trainer = train.Trainer(data, words, vectors, args.l2, args.l2_words or None, args.precision)
     items = judgement_eval.load_items("dev")
     outcomes = []
     for held in sorted({item.domain for item in items}):
-        rows = [(s, y) for d, s, y in data if d != held]
-        x = train.features([s for s, _ in rows], index, vectors)
-        y = np.array([y for _, y in rows], dtype=float)
-        coef, bias = train.fit(x, y, args.l2)
+        table, bias, threshold = trainer.model(trainer.domains != held)  # the phrase and training-only lines stay in every fold
         _stance_words.BIAS = bias
-        inner = [(d, s, y) for d, s, y in data if d != held]  # the phrase lines stay in every fold
-        _stance_words.THRESHOLD = train.threshold_for(x @ coef + bias, y, args.precision) \
-            + train.domain_margin(inner, index, vectors, args.l2, args.precision) + 0.01
-        _stance_words.WORDS = {w: float(v) for w, v in zip(words, vectors @ coef)}
+        _stance_words.THRESHOLD = threshold
+        _stance_words.WORDS = {w: float(v) for w, v in zip(words, table)}
         _judgement._STANCE = None  # stance_model() reads the fold's numbers
         _judgement._judge.cache_clear()
         fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
