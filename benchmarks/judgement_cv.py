@@ -55,7 +55,6 @@ def main() -> int:
         _stance_words.THRESHOLD = threshold
         _stance_words.WORDS = {w: float(v) for w, v in zip(words, table)}
         _judgement._STANCE = None  # stance_model() reads the fold's numbers
-        _judgement._judge.cache_clear()
         fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
         table = judgement_eval.scores(fold)
         row = table["signpost"]

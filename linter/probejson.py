@@ -238,6 +238,14 @@ _PLUS_EXPONENT = re.compile(rb"(?<=[0-9][eE])\+")
 request 64): a ``0`` of the same length in its place (keys are read from the file's bytes)."""
 
 
+def json_syntax_tree(raw: bytes):
+    """tree-sitter-json's syntax tree of ``raw`` (a fresh parser per call: a parser is
+    not shared between threads), an exponent's ``+`` read as :data:`_PLUS_EXPONENT` says."""
+    from tree_sitter import Parser
+
+    return Parser(_json_language()).parse(_PLUS_EXPONENT.sub(b"0", raw))
+
+
 class JsonPositions:
     """Where the keys and values of one JSON file are (spans in characters), from
     tree-sitter-json's syntax tree, made when a position is needed and not kept (a tree
@@ -245,11 +253,9 @@ class JsonPositions:
     its nearest existing parent, or the first line (``parsed`` false: no parse)."""
 
     def __init__(self, document: TextDocument, parsed: bool = True) -> None:
-        from tree_sitter import Parser  # one per use: a parser is not shared between threads
-
         self.document = document
         self._raw = document.text.encode("utf-8", "surrogatepass")
-        self._tree = Parser(_json_language()).parse(_PLUS_EXPONENT.sub(b"0", self._raw)) if parsed else None
+        self._tree = json_syntax_tree(self._raw) if parsed else None
         values = [node for node in self._tree.root_node.named_children if node.type != "comment"] if parsed else []
         self._root = values[0] if values else None
         self._members: dict[int, Any] = {}

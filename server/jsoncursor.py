@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from tree_sitter import Node, Parser
+from tree_sitter import Node
 
-from ..linter.probejson import _PLUS_EXPONENT, _json_language
+from ..linter.probejson import json_syntax_tree
 
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.?)", re.DOTALL)
 """One escape of a JSON string body, or a lone backslash at its end."""
@@ -129,7 +129,7 @@ def locate(text: str, offset: int) -> JsonCursor | None:
     def chars(byte: int) -> int:
         return byte if ascii_only else len(raw[:byte].decode("utf-8", "surrogatepass"))
 
-    tree = Parser(_json_language()).parse(_PLUS_EXPONENT.sub(b"0", raw))
+    tree = json_syntax_tree(raw)
     stack: list[_Frame] = []
     tokens = _tokens(tree.root_node, raw, target)
     pending: Node | None = None
