@@ -437,12 +437,12 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
         prefix = grams[:keep]
         if not frequent.isdisjoint(prefix):
             skipped = frequent.intersection(front).__contains__
-            prefix = list(islice(filterfalse(skipped, front), keep))
+            prefix = array(grams.typecode, islice(filterfalse(skipped, front), keep))
             if len(prefix) < keep and len(front) < len(grams):  # past the front: count those too
-                prefix = list(islice(filterfalse(frequent.__contains__, grams), keep))
+                prefix = array(grams.typecode, islice(filterfalse(frequent.__contains__, grams), keep))
                 beyond.extend(gram for gram in prefix if gram > front[-1])
             if len(prefix) < keep:
-                prefix += sorted(frequent.intersection(grams))[: keep - len(prefix)]
+                prefix.extend(sorted(frequent.intersection(grams))[: keep - len(prefix)])
         prefixes.append(prefix)
     if beyond:
         counts = Counter(beyond)
@@ -468,7 +468,7 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
     return candidates_of
 
 
-COUNTED_PARTS = 4
+COUNTED_PARTS = 16
 """:func:`_met_twice` counts the 5-grams in this many ranges of their
 hashes, one after the other: a count of all the fronts at once held several
 times the memory at its peak (docs/performance.md), which a language server
