@@ -216,11 +216,12 @@ def _threshold(value: Any, source: str, key: str) -> float:
     return float(value)
 
 
+_positive = functools.partial(integer_at_least, minimum=1)
+
 _PLAIN_KEYS = {
     "select": _codes, "ignore": _codes, "per-file-ignores": _per_file_ignores, "exclude": string_list,
     "extend-exclude": string_list, "signposting": _phrases, "quiz-framing": _phrases,
-    "max-artifact-lines": functools.partial(integer_at_least, minimum=1),
-    "max-file-size": functools.partial(integer_at_least, minimum=1), "near-duplicate-threshold": _threshold,
+    "max-artifact-lines": _positive, "max-file-size": _positive, "near-duplicate-threshold": _threshold,
 }
 """The keys that set the :class:`Config` field of their name, each with its reader (in the order checked)."""
 _KNOWN_KEYS = {*_PLAIN_KEYS, "frontmatter", "calibration", "agents", "suites"}
