@@ -8,7 +8,6 @@ Exit status: 0 when no diagnostic at or above ``--fail-level`` (default
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
 import os
 import sys
@@ -31,21 +30,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: {message} (see --help)\n")
 
 
-def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns`` (``$COLUMNS``, else the terminal's, else 80), told
-    to argparse's formatter so that it does not import ``shutil`` (and ``bz2``, ``lzma``) to find it."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
 def _codes(text: str) -> tuple[str, ...]:
     """Comma-separated codes or prefixes, at least one (``--select ''`` would enable every rule)."""
     codes = tuple(code.strip().upper() for code in text.split(",") if code.strip())
@@ -66,7 +50,6 @@ def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
     (``skill-eval lint`` when the umbrella command runs it)."""
     parser = _Parser(
         prog=prog,
-        formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_columns() - 2),
         description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md. "
                     "`skill-eval-lint` and `skill-eval lint` are the same command.",
         epilog=f"Other commands: `{prog} rules` lists the rules; `{prog} rule SE101` shows one.",

@@ -12,6 +12,7 @@ it). Keys are spelled as in rules.md; an unknown key or a wrong type is a
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -215,9 +216,7 @@ def _threshold(value: Any, source: str, key: str) -> float:
     return float(value)
 
 
-def _positive(value: Any, source: str, key: str) -> int:
-    return integer_at_least(value, source, key, 1)
-
+_positive = functools.partial(integer_at_least, minimum=1)
 
 _PLAIN_KEYS = {
     "select": _codes, "ignore": _codes, "per-file-ignores": _per_file_ignores, "exclude": string_list,
@@ -226,6 +225,9 @@ _PLAIN_KEYS = {
 }
 """The keys that set the :class:`Config` field of their name, each with its reader (in the order checked)."""
 _KNOWN_KEYS = {*_PLAIN_KEYS, "frontmatter", "calibration", "agents", "suites"}
+_SUITE_FIELDS = {"judge": "suite_judge", "judge-timeout": "suite_judge_timeout", "paths": "suite_globs",
+                 "distractors": "suite_distractors"}
+"""The keys of ``[suites]``, each with the :class:`Config` field it sets (docs/format.md)."""
 
 
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
@@ -259,15 +261,15 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
     if "agents" in data and not isinstance(data["agents"], dict):
         raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
-        table = _table(data["suites"], "suites", {"judge", "judge-timeout", "paths", "distractors"}, source)
+        table = _table(data["suites"], "suites", set(_SUITE_FIELDS), source)
         if "judge" in table:
             judge = string_list(table["judge"], source, "suites.judge")
             if not judge or not all(judge):
                 raise config_error(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
             values["suite_judge"] = judge
-        for key, field in (("paths", "suite_globs"), ("distractors", "suite_distractors")):
+        for key in ("paths", "distractors"):
             if key in table:
-                values[field] = string_list(table[key], source, f"suites.{key}")
+                values[_SUITE_FIELDS[key]] = string_list(table[key], source, f"suites.{key}")
         if "judge-timeout" in table:
             if not is_timeout(table["judge-timeout"]):
                 raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
@@ -370,17 +372,19 @@ LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
 def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
     """``config`` with the layer ``settings`` (config-file keys) on top: each key replaces
     the value below it, but ``extend-select``, ``extend-ignore`` and ``extend-exclude`` add
-    to it (an empty ``select``, every rule, stays so), and ``[calibration]`` keys replace
-    only themselves. Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
+    to it (an empty ``select``, every rule, stays so), and the keys of ``[calibration]`` and
+    ``[suites]`` replace only themselves. Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
     if not settings:
         return config
     extend = {key: _codes(settings[key], source, key) for key in LAYER_KEYS if key in settings}
     plain = {key: value for key, value in settings.items() if key not in LAYER_KEYS}
     parsed = config_from_mapping(dict(plain), source)
     overrides: dict[str, Any] = {}
-    for key in plain:
+    for key, value in plain.items():
         if key == "calibration":
-            overrides.update(_calibration_overrides(config, parsed, plain[key]))
+            overrides.update(_calibration_overrides(config, parsed, value))
+        elif key == "suites":
+            overrides.update((_SUITE_FIELDS[name], getattr(parsed, _SUITE_FIELDS[name])) for name in value)
         else:  # the fields of a key: max-file-size: max_file_size; frontmatter: frontmatter_allowed_keys
             name = key.replace("-", "_")
             overrides.update((field, getattr(parsed, field)) for field in Config._fields

@@ -222,27 +222,21 @@ def runs_files_in(pruned: Iterable[str]) -> list[Path]:
 # -- reading --------------------------------------------------------------------------
 
 
-class RunsFile:
-    """The starts of one runs file, as :func:`parse_runs` reads them.
+class RunsFile(msgspec.Struct):
+    """The starts of one runs file, as :func:`parse_runs` reads them."""
 
-    A plain class, not a dataclass: the calibration rules import this module
-    on every start (docs/performance.md)."""
-
-    __slots__ = ("path", "records", "torn", "torn_other", "plans", "unfinished", "decisions")
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.records: list[tuple[int, dict[str, Any]]] = []
-        """Logical records (a start with its outcome, or a schema 1 record) by 1-based line."""
-        self.torn: list[int] = []
-        """Lines set aside that count as starts."""
-        self.torn_other: list[int] = []
-        """Lines set aside that were outcomes, plans or decisions: not starts."""
-        self.plans: list[tuple[int, dict[str, Any]]] = []
-        self.unfinished: list[str] = []
-        """start_id of every start without an outcome."""
-        self.decisions: list[tuple[int, dict[str, Any]]] = []
-        """``skill-eval calibrate``'s observations (never starts)."""
+    path: Path
+    records: list[tuple[int, dict[str, Any]]] = []
+    """Logical records (a start with its outcome, or a schema 1 record) by 1-based line."""
+    torn: list[int] = []
+    """Lines set aside that count as starts."""
+    torn_other: list[int] = []
+    """Lines set aside that were outcomes, plans or decisions: not starts."""
+    plans: list[tuple[int, dict[str, Any]]] = []
+    unfinished: list[str] = []
+    """start_id of every start without an outcome."""
+    decisions: list[tuple[int, dict[str, Any]]] = []
+    """``skill-eval calibrate``'s observations (never starts)."""
 
     def __repr__(self) -> str:
         return f"RunsFile({self.path!r}, {len(self.records)} records, torn lines {self.torn})"

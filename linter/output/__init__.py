@@ -69,7 +69,5 @@ def display_path(path: Path, base: Path | None = None) -> str:
     return name if relative == "." else os.path.join(relative, name)
 
 
-@lru_cache(maxsize=1024)
-def _relative_folder(folder: str, base: str) -> str:
-    """``os.path.relpath(folder, base)``, cached."""
-    return os.path.relpath(folder, base)
+_relative_folder = lru_cache(maxsize=1024)(os.path.relpath)
+"""``os.path.relpath``, cached: a report names a few folders many times."""

@@ -86,3 +86,18 @@ def test_the_order_is_defaults_then_file_then_layers(tmp_path: Path) -> None:
     assert config.max_artifact_lines == 50
     assert resolve_config(tmp_path).max_artifact_lines == 30
     assert resolve_config(tmp_path / "nowhere-else").max_artifact_lines == 40  # the default
+
+
+def test_a_layer_sets_the_suites_keys_it_names(tmp_path: Path) -> None:
+    """A layer's ``[suites]`` keys set the fields docs/format.md gives them (``judge``,
+    ``judge-timeout``, ``paths``, ``distractors``) and leave the file's other ``[suites]`` keys."""
+    (tmp_path / "skill-eval.toml").write_text('[suites]\njudge = ["python3", "judge.py"]\npaths = ["qa/*.json"]\n')
+    config = resolve_config(tmp_path, None, [
+        ("editor", {"suites": {"judge-timeout": 5, "distractors": ["skills/other"]}}),
+        ("command line", {"suites": {"paths": ["more/*.csv"]}}),
+    ])
+    assert config.suite_judge == ("python3", "judge.py")
+    assert config.suite_judge_timeout == 5.0
+    assert config.suite_globs == ("more/*.csv",)
+    assert config.suite_distractors == ("skills/other",)
+    assert resolve_config(tmp_path, None, [("editor", {"suites": {"judge": ["j"]}})]).suite_judge == ("j",)
