@@ -42,7 +42,8 @@ LARGEST_CHUNK = 200
 
 CHUNKS_PER_WORKER = 16
 """Chunks per worker: enough that no worker is left with a long last chunk
-while the others wait (costly probes cluster: docs/performance.md)."""
+while the others wait (a chunk takes every n-th probe: costly probes cluster,
+docs/performance.md)."""
 
 PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval.linter.probejson",
            "markdown_it", "yaml"]
@@ -96,8 +97,10 @@ def run_in_chunks(
                   for start in range(0, len(units), SERIAL_CHUNK))
     else:
         probes = [unit for unit in units if unit[0] != "skill"]
-        size = chunk_size(len(probes), workers)
-        batches = [probes[start:start + size] for start in range(0, len(probes), size)]
+        count = math.ceil(len(probes) / chunk_size(len(probes), workers))
+        # every count-th probe: costly probes sit together (a skill whose artifacts are long), so that
+        # slices in order left one worker with the costly last chunks while the other waited
+        batches = [probes[first::count] for first in range(count)]
         skills = [unit for unit in units if unit[0] == "skill"]
         if skills:
             batches.insert(0, skills)  # the heaviest first, so that it does not finish last
