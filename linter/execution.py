@@ -42,11 +42,18 @@ LARGEST_CHUNK = 200
 
 CHUNKS_PER_WORKER = 16
 """Chunks per worker: enough that no worker is left with a long last chunk
-while the others wait (costly probes cluster: docs/performance.md)."""
+while the others wait (a chunk takes every n-th probe: costly probes cluster,
+docs/performance.md)."""
 
 PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval.linter.probejson",
            "markdown_it", "yaml"]
 """What the fork server imports once for all its workers."""
+
+FORK_PRELOAD = ["markdown_it", "jsonschema_rs", "rapidfuzz.distance.Indel", "tree_sitter_json",
+                "skill_eval.linter.rules.artifact._stance_words"]
+"""What this process imports before it forks its workers, so that each does
+not import it again (~60 ms of CPU per worker at the first chunk); this
+process needs ``markdown_it`` itself for the output-spec units it lints last."""
 
 
 def start_method_for(threads: bool) -> str:
@@ -90,8 +97,10 @@ def run_in_chunks(
                   for start in range(0, len(units), SERIAL_CHUNK))
     else:
         probes = [unit for unit in units if unit[0] != "skill"]
-        size = chunk_size(len(probes), workers)
-        batches = [probes[start:start + size] for start in range(0, len(probes), size)]
+        count = math.ceil(len(probes) / chunk_size(len(probes), workers))
+        # every count-th probe: costly probes sit together (a skill whose artifacts are long), so that
+        # slices in order left one worker with the costly last chunks while the other waited
+        batches = [probes[first::count] for first in range(count)]
         skills = [unit for unit in units if unit[0] == "skill"]
         if skills:
             batches.insert(0, skills)  # the heaviest first, so that it does not finish last
@@ -120,8 +129,13 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     context = multiprocessing.get_context(method)
     if method == "forkserver":
         context.set_forkserver_preload(PRELOAD)
+    if method == "fork":
+        _share_before_fork(session)
+    # a forked worker starts from this process's memory: it uses this session as it is now (nothing
+    # is pickled); any other start gets what rebuilds an equivalent one
     pool = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=context, initializer=_start_worker,
-                               initargs=(session.spec(), plan.scopes, record, method != "fork"))
+                               initargs=(session if method == "fork" else session.spec(), plan.scopes, record,
+                                         method != "fork"))
     done = 0
     try:
         for data in pool.map(_lint_chunk, chunks):
@@ -135,20 +149,49 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
         yield lint_units_here(session, chunk, plan, record)
 
 
+def _share_before_fork(session: LintSession) -> None:
+    """Before forking workers: import :data:`FORK_PRELOAD`, and read and parse
+    every SKILL.md and output-spec.md the walk found, once here, instead of
+    once in each worker (each worker's probes read all of them) and again
+    here for the output-spec units. Only the session's documents are filled,
+    no context: each unit still asks (and records) its own reads."""
+    from importlib import import_module
+
+    from .context import markdown_of, output_spec_of
+    from .textfile import TextDocument
+    from .workspace import SKILL_FILE
+
+    for name in FORK_PRELOAD:
+        try:
+            import_module(name)
+        except ImportError:  # pragma: no cover - as the fork server's preload, a missing module is skipped
+            pass
+    for path in sorted(session.walked_fixtures):
+        document = session.load(path)
+        if not isinstance(document, TextDocument):
+            continue
+        if path.name == SKILL_FILE:
+            markdown_of(document)
+        else:
+            output_spec_of(document)
+
+
 _WORKER: dict[str, Any] = {}
 """A worker process's session, plan and whether it records (set once by :func:`_start_worker`)."""
 
 
-def _start_worker(spec: tuple, scopes: frozenset, record: bool, quiet_stdout: bool) -> None:
-    """A worker's start: its session and plan. A worker not forked from this
-    process keeps its standard output off the parent's (the language
-    server's protocol channel): it writes to standard error instead."""
+def _start_worker(spec: tuple | LintSession, scopes: frozenset, record: bool, quiet_stdout: bool) -> None:
+    """A worker's start: its session (the parent's own, when forked, else
+    rebuilt from its :meth:`~skill_eval.linter.session.LintSession.spec`) and
+    plan. A worker not forked from this process keeps its standard output off
+    the parent's (the language server's protocol channel): it writes to
+    standard error instead."""
     if quiet_stdout:
         os.dup2(2, 1)
     from .engine import Plan
     from .session import LintSession
 
-    session = LintSession(*spec)
+    session = spec if isinstance(spec, LintSession) else LintSession(*spec)
     _WORKER.update(session=session, plan=Plan(session.config, scopes), record=record)
 
 

@@ -198,6 +198,11 @@ class LintSession:
         return (self.root, self.config, self.reader, walked, self._walked_fixtures, self.pruned_folders,
                 None if self._walked_links is None else sorted(self._walked_links), self.observe)
 
+    @property
+    def walked_fixtures(self) -> frozenset[Path] | set[Path]:
+        """The SKILL.md and output-spec.md files the CLI's walk found (none without a walk)."""
+        return self._walked_fixtures or frozenset()
+
     @cached_property
     def path_table(self) -> dict[str, Path]:
         """One ``Path`` per path's text (the walk's own to begin with), shared
