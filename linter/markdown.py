@@ -226,6 +226,8 @@ class MarkdownDocument:
         self.directives = directives
         self._windows: dict[Heading, Window] = {}
         self._found: dict[str, list[Heading]] = {}
+        self._suggested: dict[tuple[str, int], tuple[str, ...]] = {}
+        self._code_lines: dict[str, tuple[tuple[int, str], ...]] = {}
 
     def __repr__(self) -> str:
         return f"MarkdownDocument({len(self.headings)} headings, {len(self.blocks)} blocks)"
@@ -379,16 +381,33 @@ class MarkdownDocument:
         rapidfuzz WRatio is at least 60 and either within 8 points of the best
         or holding most of the step's words, ranked by :func:`heading_rank`
         (never by file order). Headings are compared by their plain text; one
-        that no form names alone is never suggested."""
-        from rapidfuzz import fuzz, process
+        that no form names alone is never suggested. Computed once per
+        document and ``step_heading`` (the probes of a renamed step ask
+        alike), remembered for the last 4,096 as :meth:`find_headings` is."""
+        key = (step_heading, limit)
+        found = self._suggested.get(key)
+        if found is None:
+            if len(self._suggested) >= 4096:
+                self._suggested.clear()
+            found = self._suggested[key] = tuple(self._suggest_headings(step_heading, limit))
+        return list(found)
 
-        wanted = normalize_heading_text(step_heading)
+    @cached_property
+    def _plain_paths(self) -> tuple[list[str], list[str]]:
+        """``(references, plains)``: each distinct :attr:`heading_paths`
+        form, and its plain text (:func:`normalize_heading_text` of each part)."""
         plain_of: dict[str, str] = {}
         for path in self.heading_paths:
             if path is not None:
                 plain_of.setdefault(path, " > ".join(map(normalize_heading_text, path.split(" > "))))
-        references = list(plain_of)
-        plains = [plain_of[r] for r in references]
+        return list(plain_of), list(plain_of.values())
+
+    def _suggest_headings(self, step_heading: str, limit: int) -> list[str]:
+        """:meth:`suggest_headings`, not remembered."""
+        from rapidfuzz import fuzz, process
+
+        wanted = normalize_heading_text(step_heading)
+        references, plains = self._plain_paths
         exact = [r for r, plain in zip(references, plains) if plain.casefold() == wanted.casefold()]
         scored = process.extract(wanted, plains, scorer=fuzz.WRatio, limit=None, score_cutoff=60)
         best = max((score for _plain, score, _index in scored), default=0)
@@ -404,7 +423,17 @@ class MarkdownDocument:
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
         """``(line, block kind)`` of the lines in code or HTML blocks that read
-        like the heading ``step_heading`` names (``## Step 3`` in a fenced example)."""
+        like the heading ``step_heading`` names (``## Step 3`` in a fenced
+        example), found once per document and ``step_heading`` (the last 4,096)."""
+        found = self._code_lines.get(step_heading)
+        if found is None:
+            if len(self._code_lines) >= 4096:
+                self._code_lines.clear()
+            found = self._code_lines[step_heading] = tuple(self._code_lines_like(step_heading))
+        return list(found)
+
+    def _code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
+        """:meth:`code_lines_like`, not remembered."""
         wanted = normalize_heading_text(step_heading.split(" > ")[-1])
         if not wanted:
             return []

@@ -29,6 +29,7 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import lru_cache, partial
 from itertools import accumulate, islice
+from math import fsum
 from operator import add
 from typing import Iterable, Iterator, NamedTuple, Union
 
@@ -477,17 +478,18 @@ class _Phrase:
 
     __slots__ = ("phrase", "elements", "keys", "required", "max_words", "_body", "_compiled", "_strict")
 
-    def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]], keys: Iterable[str] | None = None) -> None:
+    def __init__(self, phrase: str, elements: list[list[tuple[str, ...]]], keys: Iterable[str] | None = None,
+                 required: Iterable[Iterable[str]] | None = None, max_words: int | None = None) -> None:
+        """``keys``, ``required`` and ``max_words`` are derived from
+        ``elements`` unless given (a shipped phrase's come from
+        :data:`GENERATED_TABLES`, derived once at generation)."""
         self.phrase = phrase
         self.elements = elements
         self.keys = _key_words(elements) if keys is None else keys
-        self.required = tuple(sorted(
-            (_requirement(element) for element in elements if () not in element and not _is_marker(element)),
-            key=lambda witnesses: sum(map(_word_weight, witnesses))))
+        self.required = _required(elements) if required is None else tuple(map(frozenset, required))
         """Per mandatory element (the least likely first), the witness words
         one of which a text the phrase occurs in holds."""
-        self.max_words = sum(max((len(alt) for alt in element if alt and alt[0] not in (START, END)), default=0)
-                             for element in elements)
+        self.max_words = _max_words(elements) if max_words is None else max_words
         """The most artifact words an occurrence spans."""
         self._body: tuple[str, str] | None = None
         self._compiled: re.Pattern | None = None
@@ -541,6 +543,22 @@ class _Phrase:
         return self._strict
 
 
+def _required(elements: list[list[tuple[str, ...]]]) -> tuple[frozenset[str], ...]:
+    """:attr:`_Phrase.required`: each mandatory element's witness words
+    (:func:`_requirement`), the least likely element first (summed exactly,
+    so that the order, and the generated tables, do not depend on a set's
+    iteration order)."""
+    return tuple(sorted(
+        (_requirement(element) for element in elements if () not in element and not _is_marker(element)),
+        key=lambda witnesses: fsum(map(_word_weight, witnesses))))
+
+
+def _max_words(elements: list[list[tuple[str, ...]]]) -> int:
+    """:attr:`_Phrase.max_words`: the most artifact words an occurrence spans."""
+    return sum(max((len(alt) for alt in element if alt and alt[0] not in (START, END)), default=0)
+               for element in elements)
+
+
 def _requirement(element: list[tuple[str, ...]]) -> frozenset[str]:
     """An element's witness words for :meth:`_Phrase.may_occur_in`: each
     alternative's rarest word (a text holding the alternative holds it), so
@@ -562,7 +580,7 @@ class PhraseMatcher:
         by_key: dict[str, list[int]] = {}
         shipped = _shipped_tables().PARSED
         for phrase in self.phrases:
-            elements, keys = shipped.get(phrase) or (None, None)
+            elements, keys, required, max_words = shipped.get(phrase) or (None, None, None, None)
             if elements is None:
                 try:
                     elements = _parse(phrase)
@@ -570,7 +588,7 @@ class PhraseMatcher:
                     elements = _literal_elements(phrase)
             if not any(() not in element and not _is_marker(element) for element in elements):
                 continue  # nothing mandatory: it would match anywhere
-            entry = _Phrase(phrase, elements, keys)
+            entry = _Phrase(phrase, elements, keys, required, max_words)
             for key in entry.keys:
                 by_key.setdefault(key, []).append(len(self._entries))
             self._entries.append(entry)
@@ -1032,8 +1050,10 @@ def _read_toml_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str
 
 def generate_phrase_tables_code() -> str:
     """The source of :data:`GENERATED_TABLES` from ``data/phrases.toml``: each
-    table's phrases, each phrase's elements and key words, the word classes
-    and the function words."""
+    table's phrases, each phrase's elements, key words, witness words
+    (:func:`_required`) and longest span (:func:`_max_words`), the word
+    classes and the function words. Deriving the witnesses of ~140 phrases
+    took ~9 ms of every process that reads an artifact."""
     lists, classes, function_words = _read_toml_tables()
     parsed: dict[str, tuple[list, tuple[str, ...]]] = {}
     for phrases in lists.values():
@@ -1042,7 +1062,8 @@ def generate_phrase_tables_code() -> str:
                 elements = _parse(phrase, classes)
             except PhraseError:
                 elements = _literal_elements(phrase)
-            parsed[phrase] = (elements, tuple(sorted(_key_words(elements))))
+            required = tuple(tuple(sorted(witnesses)) for witnesses in _required(elements))
+            parsed[phrase] = (elements, tuple(sorted(_key_words(elements))), required, _max_words(elements))
     tables = "".join(
         f"    {name!r}: (\n" + "".join(f"        {phrase!r},\n" for phrase in phrases) + "    ),\n"
         for name, phrases in lists.items()
