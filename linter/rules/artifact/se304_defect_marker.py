@@ -170,6 +170,8 @@ class DefectMarker(Rule):
 
         reading = reading_of(context)
         reported = {judgement.unit for judgement in judgements(context, reading) if judgement.error}
+        if not _worth_reading(text, anchors, frozenset(unit.text for unit in reported)):
+            return  # every hidden text that could tell a key is reported already
         structure = structure_of(reading)
         for unit in structure.units:
             if unit.kind not in KEY_PLACES or unit in reported or not unit.text.strip():
@@ -266,11 +268,13 @@ def _flaw_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in _KEYS["negative"] - _FUNCTION_NEGATIVES)
 
 
-@lru_cache(maxsize=1)
-def _flaw_cue() -> re.Pattern:
-    """A word of :func:`_flaw_stems` anywhere in a text (each stem is the start of its words)."""
-    return re.compile(r"(?<![^\W_])(?:" + "|".join(sorted(map(re.escape, _flaw_stems()), key=lambda s: (-len(s), s)))
-                      + r")|\bno longer\b", re.IGNORECASE)
+def _holds_flaw_word(text: str) -> bool:
+    """Whether a word of ``text`` has a stem of :func:`_flaw_stems`, or it says "no longer"."""
+    from ._judgement import _WORD, stem
+
+    flaw_stems = _flaw_stems()
+    lowered = text.lower()
+    return any(stem(word) in flaw_stems for word in _WORD.findall(lowered)) or "no longer" in lowered
 
 
 def _may_tell(text: str) -> bool:
@@ -279,19 +283,93 @@ def _may_tell(text: str) -> bool:
     return "<!--" in text or "](" in text or "```" in text or "~~~" in text or "\n    " in text or "\n\t" in text
 
 
-def _worth_reading(text: str, anchors) -> bool:
-    """Whether a key could be told in ``text`` at all: it holds a word of a
-    flaw, or two of a quote's words occur elsewhere than in the quote (a
-    restatement, :func:`told_flaw`). Most artifacts fail both and are not
-    read further."""
-    if _flaw_cue().search(text):
-        return True
-    lowered = text.casefold()
-    for anchor in anchors:
-        words = {w for w in re.findall(r"[^\W\d_]{3,}", anchor.quote.casefold())}
-        if sum(1 for w in words if lowered.count(w) >= 2) >= 2:
+_LINKED = re.compile(r"\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
+"""A link or an image: its text or alt text, and its title."""
+_INDENTED = re.compile(r"^(?: {4}|\t)[^\n]*", re.MULTILINE)
+
+
+def _hidden_texts(text: str):
+    """The texts of ``text``'s places for a key, found without a markdown
+    parse: HTML comments, link texts and titles, alt texts, and comment
+    lines of fenced or indented code. A superset is fine (the structure
+    decides which are units); it only keeps most artifacts from being
+    parsed again (:func:`_worth_reading`)."""
+    from ._judgement import _COMMENT, _HTML_COMMENT
+
+    if "<!--" in text:
+        yield from _HTML_COMMENT.findall(text)
+    if "](" in text:
+        for match in _LINKED.finditer(text):
+            yield from (group for group in match.groups() if group)
+    if "```" in text or "~~~" in text:
+        lines = [line for code in _code_blocks(text) for line in code.split("\n")]
+    elif "\n    " in text or "\n\t" in text:
+        lines = _INDENTED.findall(text)  # indented code, read only in a text without fences
+    else:
+        return
+    for line in lines:
+        if _may_comment(line) and (comment := _COMMENT.search(line)):
+            yield comment.group(1)
+
+
+def _code_blocks(text: str):
+    """The contents of ``text``'s fenced code blocks (a fence: a line that
+    starts with ``` or ~~~; an unclosed block runs to the end)."""
+    fences = []
+    for mark in ("```", "~~~"):
+        at = text.find(mark)
+        while at >= 0:
+            line_start = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", at)
+            line_end = len(text) if line_end < 0 else line_end
+            if not text[line_start:at].strip():
+                fences.append((line_start, line_end))
+            at = text.find(mark, line_end)
+    fences.sort()
+    for index in range(0, len(fences), 2):
+        opening = fences[index][1] + 1
+        closing = fences[index + 1][0] if index + 1 < len(fences) else len(text)
+        yield text[opening:closing]
+
+
+def _may_comment(line: str) -> bool:
+    return "#" in line or "//" in line or "--" in line or ";" in line or "/*" in line
+
+
+def _worth_reading(text: str, anchors, reported: frozenset[str] = frozenset()) -> bool:
+    """Whether a key could be told in ``text`` at all: one of its hidden
+    texts (:func:`_hidden_texts`) not ``reported`` already (the texts of
+    the units the shared reading judged errors) holds a word of a flaw, or
+    two words of a quote (a restatement, :func:`told_flaw`). An artifact
+    whose hidden texts hold neither ("Runbook", "chart", a generator's
+    comment) is not read further: the structure is not built again for
+    it."""
+    quotes = None
+    for hidden in _hidden_texts(text):
+        if hidden.strip() in reported:
+            continue
+        if _holds_flaw_word(hidden):
+            return True
+        if quotes is None:
+            quotes = [_quote_words(anchor.quote) for anchor in anchors]
+        lowered = hidden.casefold()
+        if any(sum(1 for word in words if word in lowered) >= 2 for words in quotes):
             return True
     return False
+
+
+@lru_cache(maxsize=256)
+def _quote_words(quote: str) -> tuple[str, ...]:
+    """What a restatement of ``quote`` must hold two of (:func:`_worth_reading`):
+    the quote's words of three letters or more, cut to their stems (so
+    that "training" holds "train"), and the words of a failure when the
+    quote names one (:data:`_SAME_SENSE`)."""
+    from ._judgement import stem
+
+    words = {stem(w) for w in re.findall(r"[^\W\d_]{3,}", quote.casefold())}
+    if any(_sense(w) == "failure" for w in words):
+        words.update(("fail", "error", "fault"))
+    return tuple(sorted(words))
 
 
 def _sense(stem_: str) -> str:
