@@ -41,7 +41,8 @@ FLOORS = {
     # 195/211, 68/76, 54/59 (precision 1.0, work 0/244); its first 407 lines still read 141/148, 50/50,
     # 34/36, so the floors below are the grown set's figures, not a regression of the old ones.
     # The stance scorer retrained with the training-only corpus and words' own weights: dev 200/211.
-    "dev": {"signpost": (0.98, 0.94), "quiz": (0.98, 0.89), "key-leak": (0.98, 0.91), "work": 0},
+    # Trained on quizzes too, a stance put as a request read as SE302: dev 199/211, 70/76, 54/59.
+    "dev": {"signpost": (0.98, 0.94), "quiz": (0.98, 0.92), "key-leak": (0.98, 0.91), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
