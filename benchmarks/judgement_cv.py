@@ -10,7 +10,9 @@ benchmark's tuning half and the training-only corpus (train_sentences.tsv,
 never left out: it holds none of dev's domains); its threshold's margin
 too, by leaving out each of the other dev domains in turn,
 and the domain's items are linted with it, as judgement_eval.py lints them.
-By default the phrase patterns' reading is switched off (every sentence
+The scorer reads a sentence as pointing at a flaw; put as a request or a
+question it is a quiz (SE302), otherwise a signpost (SE301), so both
+classes' figures are printed. By default the phrase patterns' reading is switched off (every sentence
 reads as nothing to the patterns), so the figures are what the scorer and
 the structural relation find on their own in a domain they never saw: the
 part of a paraphrase the patterns would miss. ``--patterns`` keeps the
@@ -57,9 +59,9 @@ def main() -> int:
         _judgement._STANCE = None  # stance_model() reads the fold's numbers
         fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
         table = judgement_eval.scores(fold)
-        row = table["signpost"]
-        print(f"{held:11} signpost tp {row['tp']:2} fp {row['fp']} fn {row['fn']:2}; work flagged "
-              f"{table['work']['flagged']}/{table['work']['total']}")
+        row, quiz = table["signpost"], table["quiz"]
+        print(f"{held:11} signpost tp {row['tp']:2} fp {row['fp']} fn {row['fn']:2}; quiz tp {quiz['tp']:2} "
+              f"fp {quiz['fp']} fn {quiz['fn']:2}; work flagged {table['work']['flagged']}/{table['work']['total']}")
         for outcome in fold:
             if outcome.item.label == "work" and outcome.errors:
                 print(f"    work flagged: {outcome.item.sentence}")

@@ -33,14 +33,15 @@ in pure Python, with no dependency. Words outside wordfreq's list get no
 weight, whatever the labelled sentences hold.
 
 The coefficients are an L2-regularised logistic regression of ``signpost``
-(1) against ``work`` (0) over (quiz and key-leak items are not used: SE302
-and SE304 keep their own reading):
+and ``quiz`` (1: both tell the reader that a flaw exists) against ``work``
+(0) (:data:`LABELS`; key-leak items are not used, SE304 keeps its own
+reading) over:
 
 - dev.tsv's sentences;
 - the tuning half of the phrase benchmark's signposting and work lines
   (benchmarks/phrase_eval/; its held-out half is never read);
 - benchmarks/judgement/train_sentences.tsv, a training-only corpus of
-  sentences written for 19 work domains that are not dev's (never
+  sentences written for 32 work domains that are not dev's (never
   evaluated on, never left out of a fold).
 
 The regularisers are chosen by leave-one-domain-out cross-validation
@@ -53,10 +54,13 @@ highest-scoring work sentence scored when its domain was left out
 flagged by a model that had not seen its domain. heldout.tsv is never read.
 
 The linter uses the score only as a second opinion on a sentence the
-structural reading relates to a defect (its row, block, section, or the
-artifact as a whole by deixis): a high score there is a signpost the
-phrase patterns missed; a sentence related to no defect is never an error,
-whatever its score (linter/rules/artifact/_judgement.py).
+phrase patterns did not read: put as a request or a question to the
+reader, a high score is a quiz (SE302) unless the request names a part
+that holds no defect; otherwise it is a signpost (SE301) only when the
+structural reading relates the sentence to a defect (its row, block,
+section, or the artifact as a whole by deixis): a statement related to no
+defect is never an error, whatever its score
+(linter/rules/artifact/_judgement.py, _judge_stance).
 
 Deterministic: the solver is Newton's method from zero with conjugate
 gradient steps and fixed limits, the vocabulary and the data are sorted,
@@ -98,13 +102,19 @@ def load_dev() -> list[tuple[str, str, int]]:
 
     from judgement_eval import load_items
 
-    rows = [(i.domain, i.sentence, 1 if i.label == "signpost" else 0)
-            for i in load_items("dev") if i.label in ("signpost", "work")]
+    rows = [(i.domain, i.sentence, LABELS[i.label]) for i in load_items("dev") if LABELS.get(i.label) is not None]
     for name, label in (("signposting.txt", 1), ("work.txt", 0)):
         for line in (PHRASES / name).read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#") and zlib.crc32(line.encode("utf-8")) % 2 == 0:
                 rows.append((PHRASE_DOMAIN, line.replace("\\n", "\n"), label))
     return rows
+
+
+LABELS: dict[str, int | None] = {"signpost": 1, "quiz": 1, "work": 0, "key-leak": None}
+"""What each label of dev and the training-only corpus is to the scorer: a
+signpost and a quiz both tell the reader that a flaw exists (1; the linter
+tells them apart by the sentence's form, _judgement._judge_stance), work
+does not (0); a key leak is SE304's and is not trained on."""
 
 
 PHRASE_DOMAIN = "phrase-eval"
@@ -143,7 +153,8 @@ def load_training_corpus() -> list[tuple[str, str, int]]:
     for line in TRAINING_ONLY.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             label, domain, sentence = line.split("\t")
-            rows.append((TRAINING_PREFIX + domain, sentence, 1 if label == "signpost" else 0))
+            if LABELS[label] is not None:
+                rows.append((TRAINING_PREFIX + domain, sentence, LABELS[label]))
     return rows
 
 

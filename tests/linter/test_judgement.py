@@ -41,7 +41,8 @@ FLOORS = {
     # 195/211, 68/76, 54/59 (precision 1.0, work 0/244); its first 407 lines still read 141/148, 50/50,
     # 34/36, so the floors below are the grown set's figures, not a regression of the old ones.
     # The stance scorer retrained with the training-only corpus and words' own weights: dev 200/211.
-    "dev": {"signpost": (0.98, 0.94), "quiz": (0.98, 0.89), "key-leak": (0.98, 0.91), "work": 0},
+    # Trained on quizzes too, a stance put as a request read as SE302: dev 199/211, 70/76, 54/59.
+    "dev": {"signpost": (0.98, 0.94), "quiz": (0.98, 0.92), "key-leak": (0.98, 0.91), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
@@ -340,3 +341,27 @@ def test_the_row_above_is_resolved_by_its_place(tmp_path: Path) -> None:
 def test_a_quiz_phrased_as_an_ordinary_task(tmp_path: Path, sentence: str, quiz: bool) -> None:
     errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence), "existing coverage applies"), "SE302")
     assert len(errors) == (1 if quiz else 0), errors
+
+
+@pytest.mark.parametrize("sentence, quiz", [
+    ("Get to the bottom of why the metrics criterion was signed off.", True),
+    ("Track down the criterion whose evidence was never gathered.", True),
+    ("What is the metrics row not telling us?", True),
+    ("Work out the export schedule for the next release.", False),
+    ("Track down the export retries runbook and link it here.", False),
+    ("Try to get the closeout posted before Friday.", False),
+])
+def test_a_stance_put_as_a_request_is_a_quiz_not_a_signpost(tmp_path: Path, sentence: str, quiz: bool) -> None:
+    """No phrase pattern reads these as a quiz: the stance scorer reads the
+    words as pointing at a flaw, and the request form (asks_the_reader)
+    makes it a hunt for it (SE302), never a second finding as SE301."""
+    from skill_eval.linter.rules.artifact._judgement import asks_the_reader, read_sentence
+
+    reading = read_sentence(sentence)
+    assert not reading.quiz and reading.scrutiny is None and asks_the_reader(sentence)
+    found = _lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies")
+    assert not _errors(found, "SE301"), found
+    errors = _errors(found, "SE302")
+    assert len(errors) == (1 if quiz else 0), errors
+    if quiz:
+        assert "stance" in errors[0].message

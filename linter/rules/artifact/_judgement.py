@@ -1311,14 +1311,21 @@ def stance_model() -> tuple[float, float, dict[str, float]]:
 
 
 def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], located: int | None) -> Judgement | None:
-    """A sentence the patterns did not read as scrutiny or doubt, but whose
-    words read as a signpost (:func:`stance_score`) and which relates to a
-    defect: it names the defect's part, block or section, sits in its row,
-    or points at the artifact as a whole by deixis. A sentence related to
-    no defect is never judged here, whatever its score, nor one of fewer
-    than :data:`STANCE_MIN_WORDS` words, nor a fragment that runs on into
-    the next block (it ends on a function word: "one of these rows is"),
-    nor one about a fault already resolved ("it is corrected above")."""
+    """A sentence the patterns did not read as scrutiny, doubt or a quiz,
+    but whose words read as pointing at a flaw (:func:`stance_score`).
+
+    Put as a request or a question to the reader (:func:`asks_the_reader`:
+    "Get to the bottom of why the night shift's pay came out low", "What
+    is this report not telling the customer?") it sends the reader to hunt
+    for the flaw: a quiz (SE302), unless it names a part that holds no
+    defect ("Find the invoice PDF ..."). Otherwise it is a signpost (SE301)
+    when it relates to a defect: it names the defect's part, block or
+    section, sits in its row, or points at the artifact as a whole by
+    deixis; a statement related to no defect is never judged here, whatever
+    its score. Never judged: a sentence of fewer than
+    :data:`STANCE_MIN_WORDS` words, a fragment that runs on into the next
+    block (it ends on a function word: "one of these rows is"), one about a
+    fault already resolved ("it is corrected above")."""
     text = unit.text.rstrip()
     words = _WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
     if len(words) < STANCE_MIN_WORDS or not (text[-1] in _CLOSING or _is_title_like(text)):
@@ -1329,9 +1336,38 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     if _ANSWER_KEY_CASED.search(text) or (not _KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+    if asks_the_reader(text):
+        if relation.kind == "other":
+            return None  # a task about a part that holds no defect ("find the invoice PDF ...")
+        return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
     if not relation.relates:
         return None
     return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
+
+
+_ASKS = _lazy(
+    r"^(?:(?:please|now|so|then|first|also|just|and|ok|okay)[,\s]+)*(?:(?:can|could|would|will) you\b|"
+    r"(?:tell|find|work out|figure out|track down|hunt|hunt down|dig|dig out|dig up|dig into|pin down|get to the (?:bottom|root)|"
+    r"put your finger|come up with|try|see (?:if|whether|how|what|which)|show|say|establish|identify|spot|pick|pick out|"
+    r"pick apart|poke|tear|pull|root out|sniff out|chase|chase down|dream up|stress-test|name|list|flag|catch|locate|"
+    r"determine|decide|explain|uncover|detect|point out|call out|single out|search|craft|devise|construct|imagine|"
+    r"have a (?:go|crack|look|think)|go (?:hunting|looking|through)|work (?:through|your way)|walk through|take \w+ apart|"
+    r"let (?:me|us) know|break|crash|prove|nail down|suss out|get \w+ to)\b)"
+    r"|^(?:which|what|where|is|are|does|do|did|can|could|would|will|has|have|was|were|how|why|who)\b[^?]*\?\s*$",
+    re.IGNORECASE,
+)
+"""A sentence that asks the reader to do or answer something: an imperative
+of finding, telling or trying (not of looking: "read it twice" directs
+scrutiny), "can you ...", or a question."""
+
+
+def asks_the_reader(sentence: str) -> bool:
+    """Whether ``sentence`` is a request or a question to the reader
+    (:data:`_ASKS`, or a verb of finding or telling at a clause's start,
+    :data:`_TASK`): a stance that reads as pointing at a flaw, put as a
+    request, sends the reader to hunt for it (SE302), not to look (SE301)."""
+    text = sentence.strip().strip("*_`>#- ").replace("’", "'")
+    return bool(_ASKS.match(text)) or bool(_TASK.search(text))
 
 
 def _squash(text: str) -> str:

@@ -57,6 +57,11 @@ class Signposting(Rule):
     score decides nothing alone: a sentence of five words or more scoring
     above the threshold is an error only when it relates to a defect as
     below; "Something about the invoice PDF bothers me" is not reported.
+    The scorer is trained on signposts and quizzes alike (both tell that a
+    flaw exists); a sentence it reads so that is put as a request or a
+    question to the reader ("Track down the criterion whose evidence was
+    never gathered") sends the agent to hunt for the flaw and is reported
+    by SE302, not here: one sentence, one finding.
     It reads the sentences of an artifact the judgement opens at all (one
     with a cue of the patterns, a comment, an image, a titled link or a
     suspicious code comment); a plain artifact with none is not parsed.

@@ -26,7 +26,19 @@ class QuizFraming(Rule):
     selection presupposes a fault (not to be trusted, not safe, missed, to
     reopen, still open). A request
     for the work itself ("Please post the closeout verdict", "approve or
-    request changes") is not a quiz. A fault that is closed or conditional
+    request changes") is not a quiz.
+
+    A request or a question no pattern reads as a quiz is also read by its
+    words: SE301's stance scorer (trained on signposts and quizzes against
+    work, `benchmarks/train_judgement_scorer.py`) says whether the words
+    point at a flaw. A request to the reader (an imperative of finding,
+    telling or trying, "can you ...", a question) whose words do is a quiz
+    ("Get to the bottom of why the metrics criterion was signed off",
+    "Track down the criterion whose evidence was never gathered", "What is
+    the metrics row not telling us?"), unless it names a part of the
+    artifact that holds no defect; a work request with the same verbs
+    ("Work out the export schedule for the next release", "Track down the
+    export retries runbook and link it here") is not. A fault that is closed or conditional
     ("the bug was fixed in 2.4", "if a value is incorrect, the importer
     rejects the row") is not one either.
 
