@@ -12,9 +12,11 @@ written to a new name and renamed, and opened without following links.
 The cache file is its entries, each one MessagePack value, then their index
 (:class:`CacheIndex`: where each entry lies) and the index's offset as 8
 bytes. A run reads the index, then each entry it looks up on its own
-(``pread``), and writes the file back by copying the entries it did not
-change: neither the file nor its decoded entries are held whole (a scan of
-10,000 probes held ~50 MB of them: docs/performance.md).
+(``pread``). The entries it stores go straight to the new file (a new name
+in the folder), which gets the unchanged entries copied from the old one,
+the index, and is renamed into place. Neither file nor their entries are
+held in memory (a scan of 10,000 probes held ~50 MB of them:
+docs/performance.md).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import stat
 import struct
 import sys
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 
 from .diagnostics import Diagnostic
+from .reader import write_all
 from .records import Dependencies, FactValues, ProbeFacts, Signature, UnitResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,9 +116,13 @@ class Cache:
         concurrent run may rename another over it)."""
         self._on_disk: dict[tuple[str, str], tuple[int, int]] = {}
         """Unit key -> ``(offset, length)`` of its entry in that file."""
-        self._new: dict[tuple[str, str], tuple[UnitResult | msgspec.Raw, msgspec.Raw]] = {}
-        """Unit key -> (result without its dependencies, or its encoding; its
-        dependencies encoded): what this run stored or refreshed."""
+        self._new_fd: int | None = None
+        self._new_name: str | None = None
+        self._new_size = 0
+        """The file being written (:meth:`_append`), its name and size so far."""
+        self._new: dict[tuple[str, str], tuple[int, int]] = {}
+        """Unit key -> ``(offset, length)`` in that file of the entry this run
+        stored or refreshed."""
         self._current: dict[tuple, tuple[Hashable, Optional[Signature]]] = {}
         """Query -> its answer now, with the file's settled ``stat`` signature
         for a content query (up to :data:`ANSWERS_KEPT` of them)."""
@@ -169,17 +176,17 @@ class Cache:
         self._load()
         return set(self._on_disk) | set(self._new)
 
-    def _entry(self, key: tuple[str, str]) -> tuple[UnitResult | msgspec.Raw, msgspec.Raw] | None:
-        """``key``'s entry, its result still encoded (from the file unless this run stored it)."""
-        entry = self._new.get(key)
-        if entry is not None:
-            return entry
-        place = self._on_disk.get(key)
-        if place is None or self._file_fd is None:
+    def _entry(self, key: tuple[str, str]) -> tuple[msgspec.Raw, msgspec.Raw] | None:
+        """``key``'s entry as ``(result, dependencies)``, both still encoded:
+        from the file being written when this run stored it, else from the file read."""
+        if key in self._new:
+            fd, (offset, length) = self._new_fd, self._new[key]
+        elif key in self._on_disk and self._file_fd is not None:
+            fd, (offset, length) = self._file_fd, self._on_disk[key]
+        else:
             return None
-        offset, length = place
         try:
-            return _SPLIT_DECODER.decode(os.pread(self._file_fd, length, offset))
+            return _SPLIT_DECODER.decode(os.pread(fd, length, offset))
         except (OSError, msgspec.DecodeError):
             return None
 
@@ -195,9 +202,7 @@ class Cache:
         stored, encoded = entry
         try:
             dependencies = CODEC.decode_dependencies(encoded)
-            if isinstance(stored, UnitResult):
-                result = stored
-            elif unit[0] == "facts":
+            if unit[0] == "facts":
                 result = UnitResult(None, self._decode_facts(stored).facts)
             else:
                 result = self._decode_result(stored)
@@ -213,9 +218,7 @@ class Cache:
             if now_signature is not None and now_signature != signature:
                 dependencies[(query, answer)] = now_signature  # trust its stat next time
                 refreshed = True
-        if refreshed:
-            kept = stored if isinstance(stored, UnitResult) else stored.copy()
-            self._new[key] = (kept, msgspec.Raw(CODEC.encode(dependencies)))
+        if refreshed and self._append(key, (stored, msgspec.Raw(CODEC.encode(dependencies)))):
             self._changed = True
         self._used.add(key)
         return result
@@ -247,14 +250,12 @@ class Cache:
         self._load()
         key = _unit_key(unit)
         kept = msgspec.structs.replace(result, deps=None)
-        try:
-            deps = msgspec.Raw(CODEC.encode(result.deps))
-        except (TypeError, ValueError, OverflowError):  # a path no UTF-8 can carry: the unit is not kept
+        if not self._append(key, (kept, result.deps)):
+            # a path no UTF-8 can carry, facts of a type the codec does not know: the unit is not kept
             self._new.pop(key, None)
             self._on_disk.pop(key, None)
             self._unrecorded = True
             return kept
-        self._new[key] = (kept, deps)
         self._used.add(key)
         self._changed = True
         return kept
@@ -321,9 +322,31 @@ class Cache:
             return
         _write_file(self._folder_fd, self.run_file_name, data)
 
+    def _append(self, key: tuple[str, str], entry: tuple) -> bool:
+        """Write ``entry`` (result, dependencies) as ``key``'s to the new file
+        (made on the first entry); whether it could be."""
+        try:
+            encoded = CODEC.encode(entry)
+            write_all(self._open_new(), encoded)
+        except (OSError, TypeError, ValueError, OverflowError):
+            return False
+        self._new[key] = (self._new_size, len(encoded))
+        self._new_size += len(encoded)
+        return True
+
+    def _open_new(self) -> int:
+        """The new file's descriptor (the file made, under a name of its own, if not yet)."""
+        if self._new_fd is None:
+            self._new_name = f".{self.file_name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            self._new_fd = os.open(self._new_name, flags, 0o644, dir_fd=self._folder_fd)
+        return self._new_fd
+
     def save(self, prune: bool = False) -> None:
         """Write the cache file if this run changed it: the entries it did
-        not change copied from the file it read, the others encoded.
+        not change are copied from the file read (in runs of adjacent ones)
+        into the new file after those it stored, then the index, and the new
+        file is renamed into place (and is the file read from then on).
         ``prune``: the run covered the whole workspace, so entries it did not
         use are of files that are gone and are dropped."""
         if not self._loaded:
@@ -336,39 +359,44 @@ class Cache:
                 self._changed = self._changed or bool(gone)
         if not self._changed:
             return
-        _write_file(self._folder_fd, self.file_name, self._file_chunks())
         self._changed = False
-
-    def _file_chunks(self) -> Iterator[bytes]:
-        """The bytes of the cache file, a piece at a time: the unchanged
-        entries copied from the file read (in runs of adjacent ones), the
-        new ones, then the index and its offset."""
-        index: dict[tuple[str, str], tuple[int, int]] = {}
-        written = 0
+        index = dict(self._new)
         kept = sorted((place, key) for key, place in self._on_disk.items() if key not in self._new)
-        for run_start, run_end, keys in _adjacent_runs(kept):
-            for key, (offset, length) in keys:
-                index[key] = (offset - run_start + written, length)
-            for at in range(run_start, run_end, COPY_CHUNK):
-                chunk = os.pread(self._file_fd, min(COPY_CHUNK, run_end - at), at)
-                if len(chunk) != min(COPY_CHUNK, run_end - at):
-                    raise OSError("the cache file was cut short")
-                yield chunk
-            written += run_end - run_start
-        pending = bytearray()
-        for key, entry in self._new.items():
-            encoded = CODEC.encode(entry)
-            index[key] = (written + len(pending), len(encoded))
-            pending += encoded
-            if len(pending) >= COPY_CHUNK:
-                written += len(pending)
-                yield bytes(pending)
-                pending.clear()
-        written += len(pending)
-        yield bytes(pending) + CODEC.encode(CacheIndex(index)) + _TRAILER.pack(written)
+        try:
+            new_fd = self._open_new()
+            for run_start, run_end, keys in _adjacent_runs(kept):
+                for key, (offset, length) in keys:
+                    index[key] = (offset - run_start + self._new_size, length)
+                for at in range(run_start, run_end, COPY_CHUNK):
+                    chunk = os.pread(self._file_fd, min(COPY_CHUNK, run_end - at), at)
+                    if len(chunk) != min(COPY_CHUNK, run_end - at):
+                        raise OSError("the cache file was cut short")
+                    write_all(new_fd, chunk)
+                self._new_size += run_end - run_start
+            write_all(new_fd, CODEC.encode(CacheIndex(index)) + _TRAILER.pack(self._new_size))
+            os.rename(self._new_name, self.file_name, src_dir_fd=self._folder_fd, dst_dir_fd=self._folder_fd)
+        except (OSError, TypeError, ValueError, OverflowError):  # not written: the next run only costs more
+            self._discard_new()
+            return
+        if self._file_fd is not None:
+            os.close(self._file_fd)
+        self._file_fd, self._on_disk = self._new_fd, index
+        self._new_fd = self._new_name = None
+        self._new, self._new_size = {}, 0
+
+    def _discard_new(self) -> None:
+        """Remove the new file unless renamed into place."""
+        if self._new_fd is not None:
+            os.close(self._new_fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self._new_name, dir_fd=self._folder_fd)
+        self._new_fd = self._new_name = None
+        self._new, self._new_size = {}, 0
 
     def close(self) -> None:
-        """Close the cache folder's and file's descriptors."""
+        """Remove a new file left unsaved; close the cache file's and folder's descriptors."""
+        if self._folder_fd is not None:
+            self._discard_new()
         for name in ("_file_fd", "_folder_fd"):
             fd = getattr(self, name)
             if fd is not None:
@@ -575,14 +603,10 @@ def _read_file(folder_fd: int, name: str) -> bytes | None:
         os.close(fd)
 
 
-def _write_file(folder_fd: int, name: str, data: bytes | Iterable[bytes], replace: bool = True) -> None:
+def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) -> None:
     """Write ``name`` in the cache folder as a new file renamed into place (a
-    concurrent reader sees the old file or the new one); ``data``: its bytes,
-    or its pieces. Errors are ignored (a cache that cannot be written only
-    costs the next run its time), and so is a piece that cannot be made (a
-    rule's facts of a type the codec does not know): nothing is written."""
-    from .reader import write_all
-
+    concurrent reader sees the old file or the new one); errors are ignored
+    (a cache that cannot be written only costs the next run its time)."""
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -591,8 +615,7 @@ def _write_file(folder_fd: int, name: str, data: bytes | Iterable[bytes], replac
         return
     try:
         try:
-            for piece in [data] if isinstance(data, bytes) else data:
-                write_all(fd, piece)
+            write_all(fd, data)
         finally:
             os.close(fd)
         if replace:
@@ -600,7 +623,7 @@ def _write_file(folder_fd: int, name: str, data: bytes | Iterable[bytes], replac
             return
         with contextlib.suppress(FileExistsError):
             os.link(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
-    except (OSError, TypeError, ValueError, OverflowError):
+    except OSError:
         pass
     with contextlib.suppress(OSError):
         os.unlink(temporary, dir_fd=folder_fd)
