@@ -146,6 +146,7 @@ class Cache:
         folder_fd = _open_cache_folder(session.root)
         if folder_fd is None:
             return None
+        _remove_orphans(folder_fd)
         return cls(session, folder_fd, _key(session.root, session.config))
 
     def _load(self) -> None:
@@ -569,6 +570,22 @@ def _open_cache_folder(root: Path) -> int | None:
         os.close(folder_fd)
         return None
     return folder_fd
+
+
+def _remove_orphans(folder_fd: int) -> None:
+    """Remove the new files (``.NAME.PID.RANDOM.tmp``) of runs that ended
+    before renaming them (a language server killed during its scan)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder_fd):
+            parts = name.split(".")
+            if name.startswith(".") and name.endswith(".tmp") and len(parts) == 5 and parts[2].isdigit():
+                try:
+                    os.kill(int(parts[2]), 0)
+                except ProcessLookupError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=folder_fd)
+                except (OSError, OverflowError):  # alive (another user's), or no such number
+                    pass
 
 
 def _open_file(folder_fd: int, name: str) -> int | None:

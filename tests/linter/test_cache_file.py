@@ -121,3 +121,20 @@ def test_forgetting_remembered_answers_changes_no_finding(root: Path, monkeypatc
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader()))
     assert len(cache._current) == 0
     cache.close()
+
+
+def test_a_run_killed_before_saving_leaves_no_file_behind(root: Path) -> None:
+    """A new file left by a process that is gone is removed by the next run;
+    one of a live process (this one) is left alone."""
+    import subprocess
+    import sys
+
+    lint_paths([root], cache=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    folder = root / CACHE_DIR
+    orphan = folder / f".{cache_file(root).name}.{int(gone.stdout)}.0badf00d.tmp"
+    alive = folder / f".{cache_file(root).name}.{__import__('os').getpid()}.0badf00d.tmp"
+    orphan.write_bytes(b"half a cache")
+    alive.write_bytes(b"being written")
+    assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+    assert not orphan.exists() and alive.exists()
