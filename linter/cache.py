@@ -325,11 +325,16 @@ class Cache:
 
     def _append(self, key: tuple[str, str], entry: tuple) -> bool:
         """Write ``entry`` (result, dependencies) as ``key``'s to the new file
-        (made on the first entry); whether it could be."""
+        (made on the first entry); whether it could be. A failed write (a
+        full disk) drops the new file and what this run stored in it."""
         try:
             encoded = CODEC.encode(entry)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        try:
             write_all(self._open_new(), encoded)
-        except (OSError, TypeError, ValueError, OverflowError):
+        except OSError:
+            self._discard_new()
             return False
         self._new[key] = (self._new_size, len(encoded))
         self._new_size += len(encoded)

@@ -138,3 +138,28 @@ def test_a_run_killed_before_saving_leaves_no_file_behind(root: Path) -> None:
     alive.write_bytes(b"being written")
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
     assert not orphan.exists() and alive.exists()
+
+
+def test_a_full_disk_while_storing_serves_nothing_wrong_and_leaves_no_file(root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes to the new file fail after the first: the run reports a run's
+    findings without the cache, leaves no new file, and the next run too."""
+    from skill_eval.linter import reader
+
+    writes = []
+
+    def failing(fd: int, data: bytes) -> None:
+        writes.append(len(data))
+        if len(writes) > 1:
+            raise OSError(28, "No space left on device")
+        reader.write_all(fd, data)
+
+    monkeypatch.setattr(cache_module, "write_all", failing)
+    without = full(lint_paths([root]).diagnostics)
+    assert full(lint_paths([root], cache=True).diagnostics) == without
+    assert len(writes) > 1
+    assert not [path for path in (root / CACHE_DIR).iterdir() if path.name.endswith(".tmp")]
+    monkeypatch.undo()
+    monkeypatch.setattr(session_module, "RACY_SECONDS", 0)
+    assert full(lint_paths([root], cache=True).diagnostics) == without
+    assert full(lint_paths([root], cache=True).diagnostics) == without
