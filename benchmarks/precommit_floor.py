@@ -18,7 +18,8 @@ The pre-commit goal of issue 29 is 0.5 s for 3 changed files in a
   seconds old, then two question.md and one probe.json changed and only
   those three named): CPU seconds of each stage in a fresh process, each
   stage's own time without the stages it calls (the walk of the workspace,
-  the sort of its probes, reading and decoding the cache file, telling
+  the sort of its probes, reading the cache file or its index, looking up
+  each unit's entry (reading and decoding it), telling
   whether each recorded answer is still the answer, the workspace-wide
   rules, writing the cache), the rest of the run, and the whole process;
 * a resident process (the engine in this process, the workspace linted
@@ -130,7 +131,8 @@ def resident(tree: Path, runs: int) -> dict:
 STAGES = (
     ("engine", "discover", "walk of the workspace (discover)"),
     ("engine", "sorted_paths", "sort of its probes"),
-    ("cache", "Cache._load", "cache file read and decoded"),
+    ("cache", "Cache._load", "cache file (or its index) read and decoded"),
+    ("cache", "Cache.lookup", "cache entries looked up (read, decoded)"),
     ("cache", "Cache._answer_now", "recorded answers asked again"),
     ("engine", "_workspace_pass", "workspace-wide rules"),
     ("cache", "Cache.save", "cache file written"),

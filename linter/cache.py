@@ -8,6 +8,15 @@ its content's digest, spared by a settled ``stat`` signature (git's index:
 leaves a run record (:meth:`Cache.replay`). The files are typed MessagePack
 (:data:`CODEC`): loading one runs no code a workspace could plant. They are
 written to a new name and renamed, and opened without following links.
+
+The cache file is its entries, each one MessagePack value, then their index
+(:class:`CacheIndex`: where each entry lies) and the index's offset as 8
+bytes. A run reads the index, then each entry it looks up on its own
+(``pread``). The entries it stores go straight to the new file (a new name
+in the folder), which gets the unchanged entries copied from the old one,
+the index, and is renamed into place. Neither file nor their entries are
+held in memory (a scan of 10,000 probes held ~50 MB of them:
+docs/performance.md).
 """
 
 from __future__ import annotations
@@ -16,9 +25,10 @@ import contextlib
 import itertools
 import os
 import stat
+import struct
 import sys
 from array import array
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -26,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 
 from .diagnostics import Diagnostic
-from .records import Dependencies, FactValues, Signature, UnitResult
+from .reader import write_all
+from .records import Dependencies, FactValues, ProbeFacts, Signature, UnitResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config
@@ -34,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .session import LintSession
 
 CACHE_DIR = ".skill-eval-cache"
-FORMAT = 6
+FORMAT = 7
 """The layout of the cache file's data (raise it when it changes: it is part
 of the file's name)."""
 
@@ -47,15 +58,34 @@ LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "msgspec", "tree_sit
 cache is read (their ``*.dist-info`` folders' names go into the key)."""
 
 
-class CacheFile(msgspec.Struct, array_like=True):
-    """The cache file: each unit's result with its queries, their answers and
-    the settled ``stat`` signatures of the files they read
-    (:data:`~skill_eval.linter.records.Dependencies`), kept encoded: they are
-    decoded only when the unit is looked up, and written back as they are
-    (a scan of 10,000 probes held ~50 MB of them as objects:
-    docs/performance.md)."""
+class CacheIndex(msgspec.Struct, array_like=True):
+    """The index at the end of the cache file: unit key -> ``(offset,
+    length)`` of the unit's entry, an encoded ``(result without its
+    dependencies, dependencies)`` (:data:`~skill_eval.linter.records.Dependencies`)."""
 
-    entries: dict[tuple[str, str], tuple[UnitResult, msgspec.Raw]]
+    entries: dict[tuple[str, str], tuple[int, int]]
+
+
+class _FactsOnly(msgspec.Struct, array_like=True):
+    """A :class:`~skill_eval.linter.records.UnitResult` decoded without its
+    findings (a facts-only unit needs only the facts)."""
+
+    diagnostics: msgspec.Raw
+    facts: Optional[ProbeFacts]
+    deps: msgspec.Raw
+
+
+_TRAILER = struct.Struct("<Q")
+"""The cache file's last bytes: the offset of its :class:`CacheIndex`."""
+
+ANSWERS_KEPT = 4096
+"""How many answers a cache remembers (:meth:`Cache._answer_now`) before it
+forgets them all: the units sharing a query (a skill's probes) are looked up
+one after another, and remembering every answer of a scan of 10,000 probes
+held ~25 MB (docs/performance.md)."""
+
+COPY_CHUNK = 1 << 20
+"""Bytes copied at a time from the old cache file into the new one."""
 
 
 class RunRecord(msgspec.Struct, array_like=True):
@@ -81,11 +111,21 @@ class Cache:
         self._folder_fd: int | None = folder_fd
         self.file_name = f"cache-{key}"
         self.run_file_name = f"cache-{key}.run"
-        self._entries: dict[tuple[str, str], tuple[UnitResult, msgspec.Raw]] = {}
-        """Unit key -> (result without its dependencies, its dependencies encoded)."""
+        self._file_fd: int | None = None
+        """The cache file as this run found it (open till :meth:`close`: a
+        concurrent run may rename another over it)."""
+        self._on_disk: dict[tuple[str, str], tuple[int, int]] = {}
+        """Unit key -> ``(offset, length)`` of its entry in that file."""
+        self._new_fd: int | None = None
+        self._new_name: str | None = None
+        self._new_size = 0
+        """The file being written (:meth:`_append`), its name and size so far."""
+        self._new: dict[tuple[str, str], tuple[int, int]] = {}
+        """Unit key -> ``(offset, length)`` in that file of the entry this run
+        stored or refreshed."""
         self._current: dict[tuple, tuple[Hashable, Optional[Signature]]] = {}
         """Query -> its answer now, with the file's settled ``stat`` signature
-        for a content query (asked once per run)."""
+        for a content query (up to :data:`ANSWERS_KEPT` of them)."""
         self._changed = False
         """Whether this run stored an entry or a new signature (the file is then written)."""
         self._used: set[tuple[str, str]] = set()
@@ -94,6 +134,9 @@ class Cache:
         """Whether a unit's result came without its queries: no run record is then written."""
         self._filtering: dict[tuple, tuple] = {}
         """What the run's filtering asked (:meth:`note_filtering`), for the run record."""
+        path_of = session.path_of
+        self._decode_result = CODEC.decoder(UnitResult, path_of)
+        self._decode_facts = CODEC.decoder(_FactsOnly, path_of)
 
     @classmethod
     def open(cls, session: LintSession) -> Cache | None:
@@ -103,34 +146,71 @@ class Cache:
         folder_fd = _open_cache_folder(session.root)
         if folder_fd is None:
             return None
+        _remove_orphans(folder_fd)
         return cls(session, folder_fd, _key(session.root, session.config))
 
     def _load(self) -> None:
+        """Open the cache file and read its index (an unreadable file is an empty cache)."""
         if self._loaded:
             return
         self._loaded = True
-        data = _read_file(self._folder_fd, self.file_name)
-        if data is None:
+        fd = _open_file(self._folder_fd, self.file_name)
+        if fd is None:
             return
         try:
-            entries = CODEC.decode(data, CacheFile, self.session.path_of).entries
-            # each entry's own copy of its dependencies: the file's bytes are not kept
-            self._entries = {key: (result, encoded.copy()) for key, (result, encoded) in entries.items()}
+            size = os.fstat(fd).st_size
+            (index_at,) = _TRAILER.unpack(os.pread(fd, _TRAILER.size, size - _TRAILER.size))
+            if not 0 <= index_at <= size - _TRAILER.size:
+                raise ValueError("index outside the file")
+            index = _INDEX_DECODER.decode(os.pread(fd, size - _TRAILER.size - index_at, index_at))
+            if any(not (0 <= offset and 0 < length and offset + length <= index_at)
+                   for offset, length in index.entries.values()):
+                raise ValueError("entry outside the file")
         except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
-            self._entries = {}
+            os.close(fd)
+            return
+        self._file_fd = fd
+        self._on_disk = index.entries
+
+    def keys(self) -> set[tuple[str, str]]:
+        """The unit keys the cache holds (read, stored and not pruned)."""
+        self._load()
+        return set(self._on_disk) | set(self._new)
+
+    def _entry(self, key: tuple[str, str]) -> tuple[msgspec.Raw, msgspec.Raw] | None:
+        """``key``'s entry as ``(result, dependencies)``, both still encoded:
+        from the file being written when this run stored it, else from the file read."""
+        if key in self._new:
+            fd, (offset, length) = self._new_fd, self._new[key]
+        elif key in self._on_disk and self._file_fd is not None:
+            fd, (offset, length) = self._file_fd, self._on_disk[key]
+        else:
+            return None
+        try:
+            return _SPLIT_DECODER.decode(os.pread(fd, length, offset))
+        except (OSError, msgspec.DecodeError):
+            return None
 
     def lookup(self, unit: Unit) -> UnitResult | None:
         """The cached result of ``unit`` when every answer it recorded is the
-        answer now, else ``None``. A facts-only entry serves a facts-only unit."""
+        answer now, else ``None``. A facts-only entry serves a facts-only unit
+        (which is given only the facts)."""
         self._load()
         key = _unit_key(unit)
-        entry = self._entries.get(key)
+        entry = self._entry(key)
         if entry is None:
             return None
-        result, encoded = entry
+        stored, encoded = entry
+        try:
+            dependencies = CODEC.decode_dependencies(encoded)
+            if unit[0] == "facts":
+                result = UnitResult(None, self._decode_facts(stored).facts)
+            else:
+                result = self._decode_result(stored)
+        except Exception:  # noqa: BLE001 - a damaged entry is no entry
+            return None
         if unit[0] == "probe" and result.diagnostics is None:
             return None
-        dependencies = CODEC.decode_dependencies(encoded)
         refreshed = False
         for (query, answer), signature in dependencies.items():
             now, now_signature = self._answer_now(query, answer, signature)
@@ -139,8 +219,7 @@ class Cache:
             if now_signature is not None and now_signature != signature:
                 dependencies[(query, answer)] = now_signature  # trust its stat next time
                 refreshed = True
-        if refreshed:
-            self._entries[key] = (result, msgspec.Raw(CODEC.encode(dependencies)))
+        if refreshed and self._append(key, (stored, msgspec.Raw(CODEC.encode(dependencies)))):
             self._changed = True
         self._used.add(key)
         return result
@@ -158,6 +237,8 @@ class Cache:
                 known = (answer, signature)
             else:
                 known = self.session.content_answer(query[1], query[2])
+            if len(self._current) >= ANSWERS_KEPT:
+                self._current.clear()
             self._current[query] = known
         return known
 
@@ -170,13 +251,12 @@ class Cache:
         self._load()
         key = _unit_key(unit)
         kept = msgspec.structs.replace(result, deps=None)
-        try:
-            deps = msgspec.Raw(CODEC.encode(result.deps))
-        except (TypeError, ValueError, OverflowError):  # a path no UTF-8 can carry: the unit is not kept
-            self._entries.pop(key, None)
+        if not self._append(key, (kept, result.deps)):
+            # a path no UTF-8 can carry, facts of a type the codec does not know: the unit is not kept
+            self._new.pop(key, None)
+            self._on_disk.pop(key, None)
             self._unrecorded = True
             return kept
-        self._entries[key] = (kept, deps)
         self._used.add(key)
         self._changed = True
         return kept
@@ -230,7 +310,7 @@ class Cache:
         if self._unrecorded:
             return
         queries: Dependencies = {}
-        recorded = (CODEC.decode_dependencies(self._entries[key][1]) for key in self._used)
+        recorded = (CODEC.decode_dependencies(entry[1]) for entry in map(self._entry, self._used) if entry is not None)
         for dependencies in itertools.chain(recorded, [self._filtering]):
             for (query, answer), signature in dependencies.items():
                 if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
@@ -243,36 +323,112 @@ class Cache:
             return
         _write_file(self._folder_fd, self.run_file_name, data)
 
+    def _append(self, key: tuple[str, str], entry: tuple) -> bool:
+        """Write ``entry`` (result, dependencies) as ``key``'s to the new file
+        (made on the first entry); whether it could be. A failed write (a
+        full disk) drops the new file and what this run stored in it."""
+        try:
+            encoded = CODEC.encode(entry)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        try:
+            write_all(self._open_new(), encoded)
+        except OSError:
+            self._discard_new()
+            return False
+        self._new[key] = (self._new_size, len(encoded))
+        self._new_size += len(encoded)
+        return True
+
+    def _open_new(self) -> int:
+        """The new file's descriptor (the file made, under a name of its own, if not yet)."""
+        if self._new_fd is None:
+            self._new_name = f".{self.file_name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            self._new_fd = os.open(self._new_name, flags, 0o644, dir_fd=self._folder_fd)
+        return self._new_fd
+
     def save(self, prune: bool = False) -> None:
-        """Write the cache file if this run changed it. ``prune``: the run
-        covered the whole workspace, so entries it did not use are of files
-        that are gone and are dropped."""
+        """Write the cache file if this run changed it: the entries it did
+        not change are copied from the file read (in runs of adjacent ones)
+        into the new file after those it stored, then the index, and the new
+        file is renamed into place (and is the file read from then on).
+        ``prune``: the run covered the whole workspace, so entries it did not
+        use are of files that are gone and are dropped."""
         if not self._loaded:
             return
         if prune:
-            gone = [key for key in self._entries if key not in self._used]
-            for key in gone:
-                del self._entries[key]
-            if gone:
-                self._changed = True
+            for entries in (self._on_disk, self._new):
+                gone = [key for key in entries if key not in self._used]
+                for key in gone:
+                    del entries[key]
+                self._changed = self._changed or bool(gone)
         if not self._changed:
             return
-        try:
-            data = CODEC.encode(CacheFile(self._entries))
-        except (TypeError, ValueError, OverflowError):  # a rule's facts of a type the codec does not know
-            return
-        _write_file(self._folder_fd, self.file_name, data)
         self._changed = False
+        index = dict(self._new)
+        kept = sorted((place, key) for key, place in self._on_disk.items() if key not in self._new)
+        try:
+            new_fd = self._open_new()
+            for run_start, run_end, keys in _adjacent_runs(kept):
+                for key, (offset, length) in keys:
+                    index[key] = (offset - run_start + self._new_size, length)
+                for at in range(run_start, run_end, COPY_CHUNK):
+                    chunk = os.pread(self._file_fd, min(COPY_CHUNK, run_end - at), at)
+                    if len(chunk) != min(COPY_CHUNK, run_end - at):
+                        raise OSError("the cache file was cut short")
+                    write_all(new_fd, chunk)
+                self._new_size += run_end - run_start
+            write_all(new_fd, CODEC.encode(CacheIndex(index)) + _TRAILER.pack(self._new_size))
+            os.rename(self._new_name, self.file_name, src_dir_fd=self._folder_fd, dst_dir_fd=self._folder_fd)
+        except (OSError, TypeError, ValueError, OverflowError):  # not written: the next run only costs more
+            self._discard_new()
+            return
+        if self._file_fd is not None:
+            os.close(self._file_fd)
+        self._file_fd, self._on_disk = self._new_fd, index
+        self._new_fd = self._new_name = None
+        self._new, self._new_size = {}, 0
+
+    def _discard_new(self) -> None:
+        """Remove the new file unless renamed into place."""
+        if self._new_fd is not None:
+            os.close(self._new_fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self._new_name, dir_fd=self._folder_fd)
+        self._new_fd = self._new_name = None
+        self._new, self._new_size = {}, 0
 
     def close(self) -> None:
-        """Close the cache folder's descriptor."""
+        """Remove a new file left unsaved; close the cache file's and folder's descriptors."""
         if self._folder_fd is not None:
-            os.close(self._folder_fd)
-            self._folder_fd = None
+            self._discard_new()
+        for name in ("_file_fd", "_folder_fd"):
+            fd = getattr(self, name)
+            if fd is not None:
+                os.close(fd)
+                setattr(self, name, None)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter exit
             self.close()
+
+
+def _adjacent_runs(places: list[tuple[tuple[int, int], Any]]) -> Iterator[tuple[int, int, list]]:
+    """``(start, end, [(key, (offset, length)), ...])`` of each run of
+    adjacent entries of ``places`` (``[((offset, length), key), ...]``, sorted)."""
+    run: list = []
+    run_start = run_end = 0
+    for (offset, length), key in places:
+        if run and offset != run_end:
+            yield run_start, run_end, run
+            run = []
+        if not run:
+            run_start = offset
+        run.append((key, (offset, length)))
+        run_end = offset + length
+    if run:
+        yield run_start, run_end, run
 
 
 def _unit_key(unit: Unit) -> tuple[str, str]:
@@ -300,8 +456,12 @@ class Codec:
         """``data`` as a ``kind``, each path made by ``path_of`` from its text
         (:meth:`~skill_eval.linter.session.LintSession.path_of`: one ``Path``
         per file)."""
+        return self.decoder(kind, path_of)(data)
+
+    def decoder(self, kind: Any, path_of: Callable[[str], Path] = Path) -> Callable[[Any], Any]:
+        """:meth:`decode` of ``kind`` with ``path_of``, as a function (made once, called many times)."""
         hook = partial(self._dec_hook, path_of)
-        return msgspec.msgpack.Decoder(kind, dec_hook=hook, ext_hook=self._ext_hook).decode(data)
+        return msgspec.msgpack.Decoder(kind, dec_hook=hook, ext_hook=self._ext_hook).decode
 
     def _enc_hook(self, value: object) -> Any:
         if isinstance(value, Path):
@@ -334,6 +494,9 @@ class Codec:
 
 
 CODEC = Codec()
+_INDEX_DECODER = msgspec.msgpack.Decoder(CacheIndex)
+_SPLIT_DECODER = msgspec.msgpack.Decoder(tuple[msgspec.Raw, msgspec.Raw])
+"""A cache entry as its two parts, still encoded."""
 
 
 def _key(root: Path, config: Config) -> str:
@@ -414,9 +577,25 @@ def _open_cache_folder(root: Path) -> int | None:
     return folder_fd
 
 
-def _read_file(folder_fd: int, name: str) -> bytes | None:
-    """The bytes of the regular file ``name`` in the cache folder (not a
-    link: ``O_NOFOLLOW``), or ``None``."""
+def _remove_orphans(folder_fd: int) -> None:
+    """Remove the new files (``.NAME.PID.RANDOM.tmp``) of runs that ended
+    before renaming them (a language server killed during its scan)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder_fd):
+            parts = name.split(".")
+            if name.startswith(".") and name.endswith(".tmp") and len(parts) == 5 and parts[2].isdigit():
+                try:
+                    os.kill(int(parts[2]), 0)
+                except ProcessLookupError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=folder_fd)
+                except (OSError, OverflowError):  # alive (another user's), or no such number
+                    pass
+
+
+def _open_file(folder_fd: int, name: str) -> int | None:
+    """A descriptor of the regular file ``name`` in the cache folder (not a
+    link: ``O_NOFOLLOW``) of at most :data:`MAX_CACHE_SIZE` bytes, or ``None``."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(name, flags, dir_fd=folder_fd)
@@ -425,21 +604,31 @@ def _read_file(folder_fd: int, name: str) -> bytes | None:
     try:
         status = os.fstat(fd)
         if stat.S_ISREG(status.st_mode) and status.st_size <= MAX_CACHE_SIZE:
-            with open(fd, "rb", closefd=False) as handle:
-                return handle.read(status.st_size)
+            return fd
     except OSError:
         pass
+    os.close(fd)
+    return None
+
+
+def _read_file(folder_fd: int, name: str) -> bytes | None:
+    """The bytes of the regular file ``name`` in the cache folder (:func:`_open_file`), or ``None``."""
+    fd = _open_file(folder_fd, name)
+    if fd is None:
+        return None
+    try:
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read(os.fstat(fd).st_size)
+    except OSError:
+        return None
     finally:
         os.close(fd)
-    return None
 
 
 def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) -> None:
     """Write ``name`` in the cache folder as a new file renamed into place (a
     concurrent reader sees the old file or the new one); errors are ignored
     (a cache that cannot be written only costs the next run its time)."""
-    from .reader import write_all
-
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:

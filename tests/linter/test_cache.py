@@ -679,21 +679,19 @@ def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
     from skill_eval.linter.reader import FileSystemReader
 
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader()))
-    cache._load()
-    assert {key for key in cache._entries if key[0] == "probe"} == {
+    assert {key for key in cache.keys() if key[0] == "probe"} == {
         ("probe", str(path)) for path in root.glob("skills/*/evals/probes/*/probe.json")}
     assert not [path for path in (root / CACHE_DIR).iterdir() if path.name.endswith(".tmp")]
 
 
-def _stored(root: Path) -> tuple[dict, dict]:
-    """The entries and signatures the cache of ``root`` holds on disk."""
+def _stored(root: Path) -> tuple[set, dict]:
+    """The unit keys (and signatures: none kept apart) the cache of ``root`` holds on disk."""
     from skill_eval.linter.config import load_config
     from skill_eval.linter.reader import FileSystemReader
     from skill_eval.linter.session import LintSession
 
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader(), observe=True))
-    cache._load()
-    return cache._entries, {}
+    return cache.keys(), {}
 
 
 def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skill_eval.linter.cache import CODEC, CacheFile, RunRecord
+from skill_eval.linter.cache import CODEC, CacheIndex, RunRecord
 from skill_eval.linter.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from skill_eval.linter.execution import ChunkResults
 from skill_eval.linter.records import ProbeFacts, UnitResult
@@ -102,8 +102,10 @@ def _count_paths(value: object) -> int:
        st.dictionaries(st.tuples(st.sampled_from(["probe", "skill"]), texts), results, max_size=3),
        st.lists(diagnostics, max_size=3))
 def test_cache_files_decode_as_written(pairs: dict, entries: dict, findings: list) -> None:
-    cache_file = CacheFile({key: (result, msgspec.Raw(CODEC.encode(pairs))) for key, result in entries.items()})
-    decoded = CODEC.decode(CODEC.encode(cache_file), CacheFile).entries
+    encoded_entries = {key: CODEC.encode((result, msgspec.Raw(CODEC.encode(pairs)))) for key, result in entries.items()}
+    index = CacheIndex({key: (offset, len(encoded)) for offset, (key, encoded) in enumerate(encoded_entries.items())})
+    assert CODEC.decode(CODEC.encode(index), CacheIndex) == index
+    decoded = {key: CODEC.decode(encoded, tuple[UnitResult, msgspec.Raw]) for key, encoded in encoded_entries.items()}
     _same({key: result for key, (result, _encoded) in decoded.items()}, entries)
     for _result, encoded in decoded.values():
         _same(CODEC.decode_dependencies(encoded), pairs)
