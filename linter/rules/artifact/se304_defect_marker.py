@@ -159,7 +159,10 @@ class DefectMarker(Rule):
         report: a link title, alt text, link text or comment that tells
         what is wrong with a defect's quote in words of its own
         (:func:`told_flaw`). One finding per unit: a unit the reading
-        reported (as any rule's error) or a marker covers is skipped."""
+        reported as a quiz or a key (SE302, SE304) or a marker covers is
+        skipped; one it reported as a signpost (SE301) that also tells the
+        flaw is an answer key as well ("why catching OSError loses backups"
+        as a link's text)."""
         text = artifact.text
         if not _may_tell(text):
             return
@@ -169,7 +172,8 @@ class DefectMarker(Rule):
         from ._judgement import structure_of
 
         reading = reading_of(context)
-        reported = {judgement.unit for judgement in judgements(context, reading) if judgement.error}
+        reported = {judgement.unit for judgement in judgements(context, reading)
+                    if judgement.error and judgement.code != "SE301"}
         if not _worth_reading(text, anchors, frozenset(unit.text for unit in reported)):
             return  # every hidden text that could tell a key is reported already
         structure = structure_of(reading)
