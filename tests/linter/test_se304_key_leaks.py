@@ -149,6 +149,9 @@ WORK = [
     (BACKUP, BACKUP_QUOTE, "html", "this log is no longer shipped to the archive host"),
     (BACKUP, BACKUP_QUOTE, "code", "the function no longer takes a lock"),
     (CHURN, CHURN_QUOTE, "code", "this block is still read by the v1 notebook"),
+    pytest.param(CHURN, CHURN_QUOTE, "title", "the v1 export script is not run any more", marks=pytest.mark.xfail(
+        strict=True, reason="no longer SE304, but a hidden text _judge_hidden lets go is read again as a signpost: "
+                            "_DOUBT reads 'not run' as doubt and resolve relates 'script' to the code block (SE301)")),
     (CHURN, CHURN_QUOTE, "title", "holdout customers, 10% sample"),
     (CHURN, CHURN_QUOTE, "alt", "training and holdout AUC per epoch"),
     (CHURN, CHURN_QUOTE, "code", "the split is described in data/README.md"),
