@@ -1433,7 +1433,7 @@ def _tells_of_block(unit: Unit, structure: Structure, anchors: Sequence[Anchor],
     ``copy_tree(...)``; "job", "file" or "data", held by many parts, weigh
     little)."""
     text, anchor = unit.text, relation.anchor
-    for clause in [text, *(c for c in _CLAUSE.split(text) if c.strip() and c.strip() != text)]:
+    for clause in [c for c in _CLAUSE.split(text) if c.strip()] or [text]:
         if any(match.group().lower() not in _POLARITY for match in _NEGATIVE.finditer(clause)):
             named = resolve(clause, structure, anchors, exclude=unit.part)
             if named.kind == "block" and named.anchor == anchor:
