@@ -1395,6 +1395,53 @@ def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -
     negative = _NEGATIVE.search(text)
     if marker is not None:
         return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
-    if negative is not None and relation.kind in ("defect", "block") and not _APPEARANCE.search(text):
-        return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")
-    return None
+    if negative is None or relation.kind not in ("defect", "block") or _APPEARANCE.search(text):
+        return None
+    if relation.kind == "block" and not _tells_of_block(unit, structure, anchors, relation):
+        return None
+    return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")
+
+
+_CLAUSE = re.compile(r"[;:,]\s|\s[-–—]\s")
+
+_POLARITY = frozenset({"no", "not", "never", "without", "nothing", "none", "zero", "empty", "no longer", "n't",
+                       "cannot", "still", "green", "success"})
+"""Words of :data:`_NEGATIVE` that only set a fact's polarity or persistence
+("no longer used", "not run", "still scheduled", "green"): they tell a flaw
+only of what the defect itself holds. The others ("swallows", "unescaped",
+"dropped", "leaks") judge what they are said of faulty."""
+
+_LINE_EVIDENCE = 0.3
+"""How much of the defect's own lines a text must name, each shared word
+weighing 1 / (how many parts hold it): one word held by at most three parts,
+as :func:`resolve`'s threshold for naming a part."""
+
+
+def _tells_of_block(unit: Unit, structure: Structure, anchors: Sequence[Anchor], relation: Relation) -> bool:
+    """Whether a text related only to the block holding a defect's quote
+    (by a container noun: "the job", "the query", "the function") tells a
+    flaw *of the defect*, not of something else the block's noun also fits.
+
+    A container noun is weak evidence: "the old cron job is no longer used"
+    names a job, and a backup script's code block is one only as any code
+    is. So the text must either say a word that judges the named thing
+    faulty (not a mere "no", "not", "still": :data:`_POLARITY`) in a clause
+    that names the block ("the query reaches the database unescaped", "the
+    function swallows everything"), or name what the defect's own lines
+    hold (its quote and the code lines next to it), by words few parts of
+    the artifact hold ("a failed copy no longer stops the job" beside
+    ``copy_tree(...)``; "job", "file" or "data", held by many parts, weigh
+    little)."""
+    text, anchor = unit.text, relation.anchor
+    for clause in [c for c in _CLAUSE.split(text) if c.strip()] or [text]:
+        if any(match.group().lower() not in _POLARITY for match in _NEGATIVE.finditer(clause)):
+            named = resolve(clause, structure, anchors, exclude=unit.part)
+            if named.kind == "block" and named.anchor == anchor:
+                return True
+    if anchor is None:
+        return False
+    own = structure.part_stems[unit.part] if unit.part < len(structure.part_stems) else frozenset()
+    defect_stems = content_stems(anchor.quote).union(*(structure.part_stems[i] for i in _parts_of(structure, anchor)))
+    frequency = structure.document_frequency
+    weight = sum(1.0 / max(frequency.get(s, 1) - (1 if s in own else 0), 1) for s in content_stems(text) & defect_stems)
+    return weight >= _LINE_EVIDENCE
