@@ -17,7 +17,7 @@ from .diagnostics import Diagnostic
 from .records import ProbeFacts
 from .markdown import Heading, MarkdownDocument, Window, markdown_of
 from .outputspec import OutputSpec, output_spec_of
-from .probejson import ProbeJson, pointer
+from .probejson import JsonPositions, ProbeJson, pointer
 from .quotes import QuoteMatch, find_quote
 from .session import RECORDS_MAX_SIZE, FileProblem, LintSession, _answer_of
 from .textfile import Span, TextDocument
@@ -83,23 +83,34 @@ class ProbeContext:
         value = self.get("x-skill-eval-disable", list)
         return frozenset(v.strip().upper() for v in value or () if isinstance(v, str))
 
+    @cached_property
+    def positions(self) -> JsonPositions | None:
+        """Where probe.json's keys and values are: its syntax tree, parsed when a
+        rule first asks for a span and shared by every span asked of this context
+        (``None`` if probe.json cannot be read)."""
+        probe = self.probe
+        return probe.positions() if probe is not None else None
+
     def value_span(self, *parts: str | int) -> Span:
         """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
-        if self.probe is None:
+        positions = self.positions
+        if positions is None:
             return Span.file_start(self.json_path)
-        return self.probe.value_span(pointer(*parts))
+        return positions.value_span(pointer(*parts))
 
     def key_span(self, *parts: str | int) -> Span:
-        if self.probe is None:
+        positions = self.positions
+        if positions is None:
             return Span.file_start(self.json_path)
-        return self.probe.key_span(pointer(*parts))
+        return positions.key_span(pointer(*parts))
 
     def edit_span(self, *parts: str | int, key: bool = False) -> Span | None:
         """Where a fix may edit the value (with ``key``, the key) at ``parts``,
-        or ``None`` (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`)."""
-        if self.probe is None:
+        or ``None`` (:meth:`~skill_eval.linter.probejson.JsonPositions.edit_span`)."""
+        positions = self.positions
+        if positions is None:
             return None
-        return self.probe.edit_span(pointer(*parts), key=key)
+        return positions.edit_span(pointer(*parts), key=key)
 
     def _reference(self, key: str, default_name: str | None, walk_name: str | None) -> Path | FileProblem | None:
         if self.data is None:
