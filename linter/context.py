@@ -87,9 +87,15 @@ class ProbeContext:
     def positions(self) -> JsonPositions | None:
         """Where probe.json's keys and values are: its syntax tree, parsed when a
         rule first asks for a span and shared by every span asked of this context
-        (``None`` if probe.json cannot be read)."""
+        (``None`` if probe.json cannot be read). The tree takes ~8 KB for a
+        450-byte probe and the session keeps its contexts: :meth:`release_positions`
+        lets it go once the probe's unit is linted."""
         probe = self.probe
         return probe.positions() if probe is not None else None
+
+    def release_positions(self) -> None:
+        """Drop :attr:`positions` (a later span parses probe.json again)."""
+        self.__dict__.pop("positions", None)
 
     def value_span(self, *parts: str | int) -> Span:
         """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
@@ -285,7 +291,9 @@ class OutputSpecContext(_FileContext):
 def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = True) -> ProbeFacts:
     """The :class:`ProbeFacts` of ``probe`` for the workspace-wide ``rules``
     that compare probes (a rule that crashes: SE000 for probe.json). Without
-    ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`)."""
+    ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`).
+    The facts are the last thing a unit computes of its probe: the probe's
+    syntax tree is released after them (:meth:`ProbeContext.release_positions`)."""
     values: dict[str, Any] = {}
     errors: dict[str, Diagnostic] = {}
     for rule in rules:
@@ -300,6 +308,7 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
     refs = (_answer_of(probe.artifact_ref), _answer_of(probe.skill_ref), _answer_of(probe.output_spec_ref))
     disabled = probe.disabled_codes or _NO_CODES
     errors = errors or _NO_ERRORS
+    probe.release_positions()
     return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
 
 
