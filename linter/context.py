@@ -17,7 +17,7 @@ from .diagnostics import Diagnostic
 from .records import ProbeFacts
 from .markdown import Heading, MarkdownDocument, Window, markdown_of
 from .outputspec import OutputSpec, output_spec_of
-from .probejson import ProbeJson, pointer
+from .probejson import JsonPositions, ProbeJson, pointer
 from .quotes import QuoteMatch, find_quote
 from .session import RECORDS_MAX_SIZE, FileProblem, LintSession, _answer_of
 from .textfile import Span, TextDocument
@@ -83,23 +83,40 @@ class ProbeContext:
         value = self.get("x-skill-eval-disable", list)
         return frozenset(v.strip().upper() for v in value or () if isinstance(v, str))
 
+    @cached_property
+    def positions(self) -> JsonPositions | None:
+        """Where probe.json's keys and values are: its syntax tree, parsed when a
+        rule first asks for a span and shared by every span asked of this context
+        (``None`` if probe.json cannot be read). The tree takes ~8 KB for a
+        450-byte probe and the session keeps its contexts: :meth:`release_positions`
+        lets it go once the probe's unit is linted."""
+        probe = self.probe
+        return probe.positions() if probe is not None else None
+
+    def release_positions(self) -> None:
+        """Drop :attr:`positions` (a later span parses probe.json again)."""
+        self.__dict__.pop("positions", None)
+
     def value_span(self, *parts: str | int) -> Span:
         """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
-        if self.probe is None:
+        positions = self.positions
+        if positions is None:
             return Span.file_start(self.json_path)
-        return self.probe.value_span(pointer(*parts))
+        return positions.value_span(pointer(*parts))
 
     def key_span(self, *parts: str | int) -> Span:
-        if self.probe is None:
+        positions = self.positions
+        if positions is None:
             return Span.file_start(self.json_path)
-        return self.probe.key_span(pointer(*parts))
+        return positions.key_span(pointer(*parts))
 
     def edit_span(self, *parts: str | int, key: bool = False) -> Span | None:
         """Where a fix may edit the value (with ``key``, the key) at ``parts``,
-        or ``None`` (:meth:`~skill_eval.linter.probejson.ProbeJson.edit_span`)."""
-        if self.probe is None:
+        or ``None`` (:meth:`~skill_eval.linter.probejson.JsonPositions.edit_span`)."""
+        positions = self.positions
+        if positions is None:
             return None
-        return self.probe.edit_span(pointer(*parts), key=key)
+        return positions.edit_span(pointer(*parts), key=key)
 
     def _reference(self, key: str, default_name: str | None, walk_name: str | None) -> Path | FileProblem | None:
         if self.data is None:
@@ -274,7 +291,9 @@ class OutputSpecContext(_FileContext):
 def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = True) -> ProbeFacts:
     """The :class:`ProbeFacts` of ``probe`` for the workspace-wide ``rules``
     that compare probes (a rule that crashes: SE000 for probe.json). Without
-    ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`)."""
+    ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`).
+    The facts are the last thing a unit computes of its probe: the probe's
+    syntax tree is released after them (:meth:`ProbeContext.release_positions`)."""
     values: dict[str, Any] = {}
     errors: dict[str, Diagnostic] = {}
     for rule in rules:
@@ -289,6 +308,7 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
     refs = (_answer_of(probe.artifact_ref), _answer_of(probe.skill_ref), _answer_of(probe.output_spec_ref))
     disabled = probe.disabled_codes or _NO_CODES
     errors = errors or _NO_ERRORS
+    probe.release_positions()
     return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
 
 
