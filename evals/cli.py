@@ -412,13 +412,19 @@ class _StopOnSignals:
     agents, records them as interrupted and returns; nothing is interrupted in
     the middle of writing a record.
 
-    The handlers take no lock. A handler runs between two bytecodes of the
-    main thread, which may hold the very lock ``Event.set`` takes (a second
-    Ctrl-C while the first handler was inside ``Event.set`` hung the run for
-    good), or be writing to stderr. A handler only writes a byte to a pipe
-    (non-blocking: never waits); a thread reads it, says once what happens
-    and sets ``cancel``. Installed from the main thread only (elsewhere
-    :mod:`signal` cannot install handlers: nothing is done)."""
+    The handlers take no lock and need not run at all. A Python handler runs
+    between two bytecodes of the main thread, which may hold the very lock
+    ``Event.set`` takes (a second Ctrl-C while the first handler was inside
+    ``Event.set`` hung the run for good), or be writing to stderr; and it
+    runs only when the main thread wakes: a signal the kernel hands to
+    another thread (an agent's reader) leaves a main thread blocked in
+    :func:`~concurrent.futures.wait` without a timeout asleep, so a handler
+    that did the work hung the run about one time in six. The pipe's write
+    end is the process's wakeup fd (:func:`signal.set_wakeup_fd`): the C
+    level of any signal with a Python handler writes its number there, in
+    whichever thread received it, and a thread reads it, says once what
+    happens and sets ``cancel``. Installed from the main thread only
+    (elsewhere :mod:`signal` cannot install handlers: nothing is done)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -427,6 +433,7 @@ class _StopOnSignals:
         self._previous: dict = {}
         self._pipe: tuple[int, int] | None = None
         self._watcher: threading.Thread | None = None
+        self._previous_wakeup = -1
 
     def install(self) -> "_StopOnSignals":
         if threading.current_thread() is not threading.main_thread():
@@ -438,22 +445,25 @@ class _StopOnSignals:
         self._watcher = threading.Thread(target=self._watch, args=(self._pipe[0],), name="skill-eval-stop",
                                          daemon=True)
         self._watcher.start()
+        self._previous_wakeup = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
         self._previous = {signum: signal.signal(signum, self._on_signal) for signum in self.SIGNALS}
         return self
 
-    def _on_signal(self, _signum, _frame) -> None:
-        import os
-
-        try:
-            os.write(self._pipe[1], b"\0")
-        except OSError:
-            pass  # the pipe is full (a storm of signals: one byte is enough) or closed
+    @staticmethod
+    def _on_signal(_signum, _frame) -> None:
+        """Nothing: the signal's number is on the pipe already (the wakeup fd).
+        A Python handler must be installed all the same: without one (the
+        default), SIGINT raises :class:`KeyboardInterrupt` and SIGTERM ends
+        the process before anything is recorded."""
 
     def _watch(self, readable: int) -> None:
         import os
 
         announced = False
-        while os.read(readable, 64):
+        stopping = set(self.SIGNALS)
+        while numbers := os.read(readable, 64):
+            if stopping.isdisjoint(numbers):
+                continue  # another signal with a Python handler (a terminal's resize, say)
             if not announced:
                 print("\nstopping: killing running agents and recording them as interrupted...", file=sys.stderr)
                 announced = True
@@ -466,6 +476,7 @@ class _StopOnSignals:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         if self._pipe is not None:
+            signal.set_wakeup_fd(self._previous_wakeup)
             os.close(self._pipe[1])  # the watcher reads the end of the pipe and returns
             self._watcher.join(timeout=5)
             os.close(self._pipe[0])

@@ -315,6 +315,32 @@ def test_stop_handlers_take_no_lock_the_interrupted_code_may_hold():
 
 
 
+OTHER_THREAD_SCRIPT = """
+import signal, threading, time
+from skill_eval.evals.cli import _StopOnSignals
+
+cancel = threading.Event()
+stop = _StopOnSignals(cancel).install()
+other = threading.Thread(target=time.sleep, args=(3,))
+other.start()
+signal.pthread_kill(other.ident, signal.SIGINT)  # the kernel's choice, made here: not the main thread
+started = time.monotonic()
+print(cancel.wait(10), time.monotonic() - started < 2, flush=True)
+stop.remove()
+"""
+
+
+def test_a_signal_another_thread_receives_stops_a_blocked_main_thread():
+    """Ctrl-C handed by the kernel to a thread other than the main one (an
+    agent's reader) while the main thread is blocked on a lock: the run
+    loop's ``wait`` without a timeout slept on, and the run hung about one
+    time in six (CI caught it as a timeout of the burst case above). The
+    stop must reach ``cancel`` without the main thread waking up."""
+    done = subprocess.run([PYTHON, "-c", OTHER_THREAD_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"], done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("timeout", ["inf", "nan", "-inf", "1e300", "604801", "0"])
 def test_an_agent_timeout_that_is_no_usable_number_is_refused_before_any_start(suite, tmp_path, timeout):
     """``timeout = inf`` or ``1e300`` passed the checks and every start then
