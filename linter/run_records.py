@@ -19,8 +19,6 @@ import msgspec
 
 from .reader import TOOL_FOLDERS
 
-RECORD_SCHEMA = 2
-"""The ``schema`` of the records a runner writes now."""
 STATUSES = ("ok", "error", "timeout", "interrupted")
 ARMS = ("control", "treatment")
 
@@ -245,21 +243,6 @@ class RunsFile(msgspec.Struct):
     def starts(self) -> int:
         """Starts this file stands for: one per logical record, one per torn line."""
         return len(self.records) + len(self.torn)
-
-    def reserved(self) -> list[tuple]:
-        """The reservations of its plans not yet started, as rep identities
-        (:func:`rep_identity`). They hold only while its writer is alive
-        (:func:`skill_eval.evals.records.writer_alive`)."""
-        if not self.plans:
-            return []
-        started = {rep_identity(record) for _line, record in self.records}
-        found = []
-        for _line, plan in self.plans:  # its starts are 7 or 8 values each (odd_field)
-            for entry in plan.get("starts") or ():
-                identity = (*entry[:7], plan.get("agent"), plan.get("model"), entry[7] if len(entry) == 8 else None)
-                if identity not in started:
-                    found.append(identity)
-        return found
 
 
 def odd_field(record: dict[str, Any]) -> str | None:
