@@ -54,7 +54,10 @@ from typing import Any, Iterable, Iterator, Literal, Union
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from skill_eval.linter.run_records import RECORD_SCHEMA, RunsFile, parse_runs, runs_folder, sha256_bytes
+from skill_eval.linter.run_records import RunsFile, parse_runs, rep_identity, runs_folder, sha256_bytes
+
+RECORD_SCHEMA = 2
+"""The ``schema`` of the records a runner writes now."""
 
 PROBE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 """probe.json's ``id`` pattern (fixture-format.md); only such ids name folders."""
@@ -432,6 +435,22 @@ def writer_alive(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def reserved_starts(runs: RunsFile) -> list[tuple]:
+    """The reservations of ``runs``' plans not yet started, as rep identities
+    (:func:`~skill_eval.linter.run_records.rep_identity`). They hold only while
+    its writer is alive (:func:`writer_alive`)."""
+    if not runs.plans:
+        return []
+    started = {rep_identity(record) for _line, record in runs.records}
+    found = []
+    for _line, plan in runs.plans:  # its starts are 7 or 8 values each (run_records.odd_field)
+        for entry in plan.get("starts") or ():
+            identity = (*entry[:7], plan.get("agent"), plan.get("model"), entry[7] if len(entry) == 8 else None)
+            if identity not in started:
+                found.append(identity)
+    return found
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -75,7 +75,7 @@ from .probes import Probe, ProbeError, Workspace
 from .prompt import build_prompt, with_skill
 from .records import (
     OutcomeRecord, PlanRecord, RunsLog, StartRecord, new_runs_file, probe_identity, read_runs_file, record_fields,
-    valid_probe_id, writer_alive,
+    reserved_starts, valid_probe_id, writer_alive,
 )
 
 KNOWN_AGENT_CLIS = ("claude", "codex", "gemini", "opencode", "aider", "goose", "cursor-agent", "qwen", "amp")
@@ -505,7 +505,7 @@ class RecordsState:
             self.used += runs.starts
             alive = bool(runs.unfinished or runs.plans) and writer_alive(path)
             if alive:
-                reserved = runs.reserved()
+                reserved = reserved_starts(runs)
                 self.reserved += len(reserved)
                 self.live.update(reserved)
             for _line, record in runs.records:

@@ -52,9 +52,27 @@ SEPARATION_ALPHA = 0.05
 
 
 class RowSample(VersionSample):
-    """The graded sample of one report row, with the p-values of its arms."""
+    """The graded sample of one report row, with the p-values of its arms, and
+    the agents, models and last end of its starts (the probe's status line)."""
 
-    __slots__ = ()
+    __slots__ = ("agents", "models", "last_ended")
+
+    def __init__(self, probe: str, version: int) -> None:
+        super().__init__(probe, version)
+        self.agents: set[str] = set()
+        self.models: set[str] = set()
+        self.last_ended: str | None = None
+
+    def count(self, record: dict[str, Any]) -> None:
+        """Count the start, and note its agent, model and end time."""
+        super().count(record)
+        if isinstance(record.get("agent"), str):
+            self.agents.add(record["agent"])
+        if isinstance(record.get("model"), str):
+            self.models.add(record["model"])
+        ended = record.get("ended")
+        if isinstance(ended, str) and (self.last_ended is None or ended > self.last_ended):
+            self.last_ended = ended
 
     @property
     def p_value(self) -> float | None:

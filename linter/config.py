@@ -232,14 +232,23 @@ _SUITE_FIELDS = {"judge": "suite_judge", "judge-timeout": "suite_judge_timeout",
 
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
     """Build a :class:`Config` from config-file keys (as parsed TOML or editor settings)."""
+    return Config(source=path)._replace(**_fields_set(data, Config(), source))
+
+
+def _fields_set(data: Mapping[str, Any], below: Config, source: str) -> dict[str, Any]:
+    """The :class:`Config` fields that the config-file keys ``data`` set, each with
+    its value over the config ``below``: ``extend-exclude`` adds to its globs, and
+    the keys of ``[calibration]`` and ``[suites]`` replace only themselves."""
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         key = sorted(unknown)[0]
         raise config_error(source, key, f"unknown key `{key}`", _KNOWN_KEYS)
-    values: dict[str, Any] = {"source": path}
+    values: dict[str, Any] = {}
     for key, read in _PLAIN_KEYS.items():
         if key in data:
             values[key.replace("-", "_")] = read(data[key], source, key)
+    if "extend_exclude" in values:
+        values["extend_exclude"] = (*below.extend_exclude, *values["extend_exclude"])
     if "frontmatter" in data:
         table = data["frontmatter"]
         if not isinstance(table, dict) or set(table) - {"allowed-keys"}:
@@ -250,14 +259,20 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
         table = _table(data["calibration"], "calibration", known, source)
         if "max-starts" in table:
             values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts", 0)
-        every = table.get("caught-in-every-rep", "all-reps")
-        if every not in ("all-reps", "graded-reps"):
-            raise config_error(source, "calibration.caught-in-every-rep",
-                               "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
-        reps = integer_at_least(table.get("reps", 2), source, "calibration.reps", 1)
-        cap = table.get("max-starts-per-probe")
-        cap = None if cap is None else integer_at_least(cap, source, "calibration.max-starts-per-probe", 1)
-        values["calibration_rule"] = CalibrationRule(reps, every, cap)
+        rule: dict[str, Any] = {}
+        if "caught-in-every-rep" in table:
+            rule["caught_in_every_rep"] = table["caught-in-every-rep"]
+            if rule["caught_in_every_rep"] not in ("all-reps", "graded-reps"):
+                raise config_error(source, "calibration.caught-in-every-rep",
+                                   "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
+        if "reps" in table:
+            rule["reps"] = integer_at_least(table["reps"], source, "calibration.reps", 1)
+        if "max-starts-per-probe" in table:  # null (editor settings): no cap
+            cap = table["max-starts-per-probe"]
+            rule["max_starts_per_probe"] = None if cap is None else integer_at_least(
+                cap, source, "calibration.max-starts-per-probe", 1)
+        if rule:
+            values["calibration_rule"] = below.calibration_rule._replace(**rule)
     if "agents" in data and not isinstance(data["agents"], dict):
         raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
@@ -274,7 +289,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
             if not is_timeout(table["judge-timeout"]):
                 raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
             values["suite_judge_timeout"] = float(table["judge-timeout"])
-    return Config(**values)
+    return values
 
 
 CONFIG_MAX_SIZE = 1024 * 1024
@@ -378,20 +393,7 @@ def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Con
         return config
     extend = {key: _codes(settings[key], source, key) for key in LAYER_KEYS if key in settings}
     plain = {key: value for key, value in settings.items() if key not in LAYER_KEYS}
-    parsed = config_from_mapping(dict(plain), source)
-    overrides: dict[str, Any] = {}
-    for key, value in plain.items():
-        if key == "calibration":
-            overrides.update(_calibration_overrides(config, parsed, value))
-        elif key == "suites":
-            overrides.update((_SUITE_FIELDS[name], getattr(parsed, _SUITE_FIELDS[name])) for name in value)
-        else:  # the fields of a key: max-file-size: max_file_size; frontmatter: frontmatter_allowed_keys
-            name = key.replace("-", "_")
-            overrides.update((field, getattr(parsed, field)) for field in Config._fields
-                             if field == name or field.startswith(name + "_"))
-    if "extend-exclude" in plain:
-        overrides["extend_exclude"] = (*config.extend_exclude, *parsed.extend_exclude)
-    config = config._replace(**overrides)
+    config = config._replace(**_fields_set(plain, config, source))
     if extend.get("extend-select") and config.select:
         config = config._replace(select=_union(config.select, extend["extend-select"]))
     if extend.get("extend-ignore"):
@@ -401,17 +403,6 @@ def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Con
 
 def _union(codes: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
     return codes + tuple(code for code in more if code not in codes)
-
-
-def _calibration_overrides(config: Config, parsed: Config, table: Mapping[str, Any]) -> dict[str, Any]:
-    overrides: dict[str, Any] = {}
-    if "max-starts" in table:
-        overrides["calibration_max_starts"] = parsed.calibration_max_starts
-    rule = {key.replace("-", "_"): getattr(parsed.calibration_rule, key.replace("-", "_"))
-            for key in table if key != "max-starts"}
-    if rule:
-        overrides["calibration_rule"] = config.calibration_rule._replace(**rule)
-    return overrides
 
 
 def resolve_config(

@@ -19,8 +19,6 @@ import msgspec
 
 from .reader import TOOL_FOLDERS
 
-RECORD_SCHEMA = 2
-"""The ``schema`` of the records a runner writes now."""
 STATUSES = ("ok", "error", "timeout", "interrupted")
 ARMS = ("control", "treatment")
 
@@ -246,21 +244,6 @@ class RunsFile(msgspec.Struct):
         """Starts this file stands for: one per logical record, one per torn line."""
         return len(self.records) + len(self.torn)
 
-    def reserved(self) -> list[tuple]:
-        """The reservations of its plans not yet started, as rep identities
-        (:func:`rep_identity`). They hold only while its writer is alive
-        (:func:`skill_eval.evals.records.writer_alive`)."""
-        if not self.plans:
-            return []
-        started = {rep_identity(record) for _line, record in self.records}
-        found = []
-        for _line, plan in self.plans:  # its starts are 7 or 8 values each (odd_field)
-            for entry in plan.get("starts") or ():
-                identity = (*entry[:7], plan.get("agent"), plan.get("model"), entry[7] if len(entry) == 8 else None)
-                if identity not in started:
-                    found.append(identity)
-        return found
-
 
 def odd_field(record: dict[str, Any]) -> str | None:
     """Where a parsed run record holds a value whose JSON type is not the one
@@ -448,23 +431,17 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
 
 
 class VersionSample:
-    """The graded sample of one probe version (or, from
-    :func:`skill_eval.evals.stats.sample_rows`, of one report row: one
+    """The graded sample of one probe version (or, as the report's
+    :class:`skill_eval.evals.stats.RowSample`, of one report row: one
     version, one content, one agent and model)."""
 
-    __slots__ = ("probe", "version", "arms", "starts", "hashes", "agents", "models", "kind", "last_ended", "key")
+    __slots__ = ("probe", "version", "arms", "starts")
 
-    def __init__(self, probe: str, version: int, key: tuple = ()) -> None:
+    def __init__(self, probe: str, version: int) -> None:
         self.probe = probe
         self.version = version
-        self.key = key
         self.arms: dict[str, ArmSample] = {arm: ArmSample() for arm in ARMS}
         self.starts = 0
-        self.hashes: set[tuple[str, str]] = set()
-        self.agents: set[str] = set()
-        self.models: set[str] = set()
-        self.kind: str | None = None
-        self.last_ended: str | None = None
 
     def __repr__(self) -> str:
         return f"VersionSample({self.probe!r}, {self.version}, starts={self.starts}, arms={self.arms})"
@@ -473,6 +450,10 @@ class VersionSample:
     def zone(self) -> str:
         """:func:`zone_of` its arms."""
         return zone_of(self.arms["control"], self.arms["treatment"])
+
+    def count(self, record: dict[str, Any]) -> None:
+        """Count ``record`` as one of the sample's starts (the report's row notes more of it)."""
+        self.starts += 1
 
 
 _REP_FIELDS = ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha256", "arm", "rep", "agent",
@@ -505,18 +486,8 @@ def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
         key = group(record)
         sample = samples.get(key)
         if sample is None:
-            sample = samples[key] = (sample_type or VersionSample)(record["probe"], version, key)
-        sample.starts += 1
-        sample.hashes.add((str(record.get("probe_sha256")), str(record.get("artifact_sha256"))))
-        if isinstance(record.get("agent"), str):
-            sample.agents.add(record["agent"])
-        if isinstance(record.get("model"), str):
-            sample.models.add(record["model"])
-        if isinstance(record.get("kind"), str):
-            sample.kind = record["kind"]
-        ended = record.get("ended")
-        if isinstance(ended, str) and (sample.last_ended is None or ended > sample.last_ended):
-            sample.last_ended = ended
+            sample = samples[key] = (sample_type or VersionSample)(record["probe"], version)
+        sample.count(record)
         if record.get("arm") not in ARMS:
             continue
         rep = rep_identity(record)

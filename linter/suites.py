@@ -10,7 +10,6 @@ their shapes and where they are found (:func:`is_walked_suite`,
 from __future__ import annotations
 
 import os
-import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -362,24 +361,6 @@ def implied_skill_name(path: Path) -> str | None:
     if path.parent.parent.name == "evals" and path.parent.name != "evals":
         return path.parent.name
     return None
-
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-STOPWORDS = frozenset("""
-a about above after again all also an and any are as at be because been before being below between both but by can
-could did do does doing down during each even ever every few for from further get gets got had has have having he her
-here him his how i if in into is it its just like make may me might more most much must my need needs no nor not now
-of off on once only or other our out over own please same she should show so some such than that the their them then
-there these they this those through to too under until up use used uses using very via want was way we were what when
-where which while who whom why will with would you your yours skill skills user users whenever
-""".split())
-
-
-def vocabulary(text: str) -> set[str]:
-    """The content words of ``text`` as crude stems (lower case, the first
-    five letters of each word of three or more letters that is no stopword):
-    enough to tell whether two texts share any subject at all."""
-    return {word[:5] for word in _WORD.findall(text.lower()) if len(word) >= 3 and word not in STOPWORDS}
 
 
 def relative_to_root(path: Path, root: Path) -> str:

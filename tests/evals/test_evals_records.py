@@ -128,7 +128,7 @@ def test_count_starts_includes_failures_and_torn_lines(tmp_path):
 
 
 def test_schema_2_starts_outcomes_plans_and_torn_lines(tmp_path):
-    from skill_eval.evals.records import RunsLog, writer_alive
+    from skill_eval.evals.records import RunsLog, reserved_starts, writer_alive
     from skill_eval.linter.run_records import parse_runs
 
     path = tmp_path / "evals" / "runs" / "r.jsonl"
@@ -143,7 +143,7 @@ def test_schema_2_starts_outcomes_plans_and_torn_lines(tmp_path):
     runs = parse_runs(path, path.read_bytes())
     # a start without outcome: counted, interrupted unless its runner is alive (it is: the log holds the lock)
     assert runs.starts == 1 and runs.unfinished == ["S1"] and runs.records[0][1]["status"] == "interrupted"
-    assert writer_alive(path) and [r[6] for r in runs.reserved()] == [2]
+    assert writer_alive(path) and [r[6] for r in reserved_starts(runs)] == [2]
     log.append([{"schema": 2, "type": "outcome", "start_id": "S1", "probe": "p", "version": 1, "arm": "control",
                  "rep": 1, "ended": "t1", "status": "ok", "caught": ["D1"], "passed": True}], durable=False)
     log.close()

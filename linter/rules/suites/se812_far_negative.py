@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import re
+
 from ...diagnostics import Severity
-from ...suites import vocabulary
 from ..base import Rule, Scope
 from ._common import trigger_suite
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+STOPWORDS = frozenset("""
+a about above after again all also an and any are as at be because been before being below between both but by can
+could did do does doing down during each even ever every few for from further get gets got had has have having he her
+here him his how i if in into is it its just like make may me might more most much must my need needs no nor not now
+of off on once only or other our out over own please same she should show so some such than that the their them then
+there these they this those through to too under until up use used uses using very via want was way we were what when
+where which while who whom why will with would you your yours skill skills user users whenever
+""".split())
+
+
+def vocabulary(text: str) -> set[str]:
+    """The content words of ``text`` as crude stems (lower case, the first
+    five letters of each word of three or more letters that is no stopword):
+    enough to tell whether two texts share any subject at all."""
+    return {word[:5] for word in _WORD.findall(text.lower()) if len(word) >= 3 and word not in STOPWORDS}
 
 
 class FarNegative(Rule):
