@@ -218,7 +218,8 @@ class ArtifactText:
     for the other rules, instead of every distinct word (a set of ~250
     words held per artifact for a whole run is ~13 KB)."""
 
-    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_segmented", "_structured", "_blocks", "structure")
+    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_segmented", "_structured", "_blocks", "_line_structure",
+                 "structure", "may_hold_findings")
 
     def __init__(self, text: str, words: frozenset[str] | None = None,
                  vocabulary: frozenset[str] | None = None) -> None:
@@ -230,8 +231,11 @@ class ArtifactText:
         self._segmented: _Segmented | None = None
         self._structured: _Segmented | None = None
         self._blocks: tuple | None = None
+        self._line_structure: tuple[frozenset[int], frozenset[int]] | None = None
         self.structure = None
         """The judgement's :class:`._judgement.Structure` of the text, once built."""
+        self.may_hold_findings: bool | None = None
+        """The judgement's :func:`._judgement.may_hold_findings` of the text, once asked."""
 
     @classmethod
     def of(cls, source: "TextSource") -> "ArtifactText":
@@ -263,11 +267,29 @@ class ArtifactText:
     @property
     def blocks(self) -> tuple:
         """The block tokens of the text (:func:`...markdown.block_tokens`: the
-        project's parser, block rules only): the phrase rules' boundaries and
-        the judgement's structure read the same parse. Read-only."""
+        project's parser, block rules only): the phrase rules' boundaries
+        (:attr:`line_structure`) and the judgement's structure read the same
+        parse. Read-only."""
         if self._blocks is None:
             self._blocks = block_tokens(self.text)
         return self._blocks
+
+    @property
+    def line_structure(self) -> tuple[frozenset[int], frozenset[int]]:
+        """:func:`_line_structure` of :attr:`blocks`: what the phrase rules
+        read of the parse."""
+        if self._line_structure is None:
+            self._line_structure = _line_structure(self.blocks, _line_break_offsets(self.text))
+        return self._line_structure
+
+    def release_blocks(self) -> None:
+        """Drop :attr:`blocks` once the judgement's structure is built from
+        them, :attr:`line_structure` derived first: a reading the artifact
+        rules share while a probe's unit is linted (:func:`._common.reading_of`)
+        keeps what is derived from the parse (a few KB), not its tokens (~60 KB)."""
+        if self._blocks is not None:
+            self.line_structure
+            self._blocks = None
 
     @property
     def segmented(self) -> "_Segmented":
@@ -280,7 +302,7 @@ class ArtifactText:
     def structured(self) -> "_Segmented":
         """:func:`_structured` of the text."""
         if self._structured is None:
-            self._structured = _structured(self.text, self.segmented, self.blocks)
+            self._structured = _structured(self)
         return self._structured
 
 
@@ -840,15 +862,16 @@ def _segmented(text: str, normalized: str) -> _Segmented:
     return _Segmented(string, starts, spans, words, separators, line_gaps)
 
 
-def _structured(text: str, segmented: _Segmented, blocks: tuple) -> _Segmented:
-    """:func:`_segmented` with the separators of its line gaps decided by the
-    markdown blocks (:func:`_line_structure`): a :data:`BOUNDARY` where a
+def _structured(reading: ArtifactText) -> _Segmented:
+    """``reading``'s :func:`_segmented` with the separators of its line gaps decided by the
+    markdown blocks (:attr:`ArtifactText.line_structure`): a :data:`BOUNDARY` where a
     block boundary lies in the gap, a :data:`CLAUSE_START` where a line
     break inside a block (not code) is followed by a word that may start a
     clause (:func:`_starts_clause`), a space otherwise."""
+    text, segmented = reading.text, reading.segmented
     if not segmented.line_gaps:
         return segmented
-    block_breaks, clause_breaks = _line_structure(blocks, _line_break_offsets(text))
+    block_breaks, clause_breaks = reading.line_structure
     separators = list(segmented.separators)
     spans = segmented.spans
     for index, in_gap in segmented.line_gaps.items():
