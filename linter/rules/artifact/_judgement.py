@@ -240,7 +240,7 @@ def _sentences(text: str) -> list[str]:
     for line in (line.strip() for line in text.split("\n")):
         if not line:
             continue
-        if joined and not re.search(r"[.!?:;,]$", joined[-1]) and line[:1].isupper() and _is_title_like(joined[-1]) \
+        if joined and not joined[-1].endswith(_CLOSED) and line[:1].isupper() and _is_title_like(joined[-1]) \
                 and not joined[-1].split()[-1][:1].isupper():
             joined.append(line)
         elif joined:
@@ -253,11 +253,16 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+_CLOSED = (".", "!", "?", ":", ";", ",")
+"""Closing punctuation: a line ending in one is joined by the next line, whatever its case (:func:`_sentences`)."""
+_RUNS_ON = re.compile(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", re.IGNORECASE)
+
+
 def _is_title_like(line: str) -> bool:
     """A line that ends without punctuation and does not run on (a title, a
     log line): not on a function word, nor on a capitalised word (a Title
     Case name may go on: "Find the Error / Budget dashboard")."""
-    return not re.search(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", line, re.IGNORECASE)
+    return not _RUNS_ON.search(line)
 
 
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
@@ -1073,6 +1078,8 @@ def read_sentence(sentence: str) -> Reading:
     label = _LABEL.match(text)
     body = text[label.end():] if label else text
     words = word_set(body)
+    if KEY_WORDS.isdisjoint(words):
+        return Reading(False, None, None, False, bool(label), False)  # no pattern can match: most sentences
     # Whether a fault is already resolved matters only to doubt and to a quiz:
     # a sentence without either's key words is not searched for it.
     resolved = (_has("doubt", words) or _has("fault", words)) and bool(_RESOLVED.search(body))
@@ -1186,7 +1193,7 @@ def _may_hold_findings(reading) -> bool:
 
     def plain() -> str:
         if not flat:
-            flat.append(" ".join(_DEMARK.sub(" ", raw.replace("’", "'")).split()))
+            flat.append(" ".join(raw.replace("’", "'").translate(_DEMARK).split()))
         return flat[0]
 
     if (_has("scrutiny", words) and _SCRUTINY.search(plain())) or (_has("doubt", words) and _DOUBT.search(plain())) \
@@ -1206,10 +1213,10 @@ def _may_hold_findings(reading) -> bool:
         or (_has("negative", words) and bool(_NEGATIVE.search(plain()))))
 
 
-_DEMARK = re.compile(r"[>*_`#|~]+|\n")
-
-"""Markup a pattern may not cross (a block quote's ``>``, emphasis): the
-text is searched without it (line breaks as spaces)."""
+_DEMARK = str.maketrans(dict.fromkeys(">*_`#|~\n", " "))
+"""Markup a pattern may not cross (a block quote's ``>``, emphasis), as
+spaces: the text is searched without it (line breaks as spaces, every run
+of spaces as one)."""
 
 _LABEL_ANYWHERE = re.compile(r"(?:^|\n)[\s>*#|_-]*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|"
                              r"warning)\s*[:,-]", re.IGNORECASE)

@@ -65,12 +65,16 @@ _TOKEN = re.compile(
     r"|([^\W_]+(?:'[^\W_]+)*)"
 )
 
-_ASCII_LOWER_WORDS = str.maketrans(
-    {**{chr(c): " " for c in range(128) if not chr(c).isalnum()},
-     **{chr(c): chr(c).lower() for c in range(ord("A"), ord("Z") + 1)}}
-)
+_ASCII_LOWER_WORDS = bytes(ord(chr(c).lower()) if c < 128 and chr(c).isalnum() else ord(" ") for c in range(256))
 """Every ASCII character that is not a letter or digit, as a space; capital
-letters lowercased."""
+letters lowercased (a table of bytes: :func:`_ascii_lower_words`)."""
+
+
+def _ascii_lower_words(text: str) -> str:
+    """An ASCII ``text`` through :data:`_ASCII_LOWER_WORDS`: its words,
+    lowercased, between spaces. ``bytes.translate`` looks each character up
+    in a table of 256; ``str.translate`` in a dict, ~2.5x slower."""
+    return text.encode("ascii").translate(_ASCII_LOWER_WORDS).decode("ascii")
 
 _PLAIN_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 """:data:`_TOKEN` for a text without ``&`` or ``<`` (no entity, no tag): faster."""
@@ -166,7 +170,7 @@ def _plain_words(text: str) -> tuple[str, ...] | None:
     (docs/performance.md)."""
     if "&" in text or "<" in text or "'" in text or not text.isascii():
         return None
-    words = tuple(text.translate(_ASCII_LOWER_WORDS).split())
+    words = tuple(_ascii_lower_words(text).split())
     return words if _WHOLE_WORDS.isdisjoint(words) else None
 
 
@@ -198,7 +202,7 @@ def _word_set(text: str) -> frozenset[str]:
     the test for an apostrophe-less contraction then looks up the ~20 of
     :data:`_WHOLE` in the set rather than each word of the text."""
     if "&" not in text and "<" not in text and "'" not in text and text.isascii():
-        words = frozenset(text.translate(_ASCII_LOWER_WORDS).split())
+        words = frozenset(_ascii_lower_words(text).split())
         if _WHOLE_WORDS.isdisjoint(words):
             return words
     return frozenset(_word_list(text))
