@@ -113,7 +113,8 @@ def stem(word: str) -> str:
 
 
 def words_of(text: str) -> list[str]:
-    return [w.lower().replace("’", "'") for w in WORD.findall(text)]
+    """The lowercased words of ``text`` (:data:`WORD`), curly apostrophes straightened."""
+    return list(map(str.lower, WORD.findall(text.replace("’", "'"))))
 
 
 _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[-_][^\W_]++)+")
@@ -860,10 +861,10 @@ artifact's words."""
 def word_set(text: str) -> frozenset[str]:
     """The lowercased words of ``text`` (a contraction's ``n't`` counts as a
     word too), for :data:`KEYS`."""
-    words = set(words_of(text))
+    words = frozenset(words_of(text))
     if any(w.endswith("n't") for w in words):
-        words.add("n't")
-    return frozenset(words)
+        return words | {"n't"}
+    return words
 
 
 def _has(kind: str, words: frozenset[str]) -> bool:
