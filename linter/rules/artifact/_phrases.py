@@ -210,11 +210,13 @@ def _word_set(text: str) -> frozenset[str]:
 
 class ArtifactText:
     """One text as the phrase matching and the judgement (:mod:`._judgement`)
-    read it: its words, its segments, its markdown blocks and its structure,
-    each computed on first need and kept with this object, which the rule
-    that reads the artifact holds (markdownlint's shape: what is derived
-    from one file lives with its reading, and goes with it; no cache keyed
-    by content).
+    read it: its words, its markdown blocks (until the structure is built
+    from them) and its structure, each computed on first need and kept with
+    this object, which the artifact rules share while a probe's unit is
+    linted (:func:`._common.reading_of`; markdownlint's shape: what is
+    derived from one file lives with its reading, and goes with it; no
+    cache keyed by content). The segments a phrase search reads (~50 KB
+    for a 1.7 KB artifact) are that search's own (:meth:`PhraseMatcher.find`).
 
     ``words`` may be given: the artifact's words among a ``vocabulary``
     (every word a matcher's prefilter or the judgement's key words ask
@@ -222,8 +224,8 @@ class ArtifactText:
     for the other rules, instead of every distinct word (a set of ~250
     words held per artifact for a whole run is ~13 KB)."""
 
-    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_segmented", "_structured", "_blocks", "_line_structure",
-                 "structure", "may_hold_findings")
+    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_blocks", "_line_structure", "structure",
+                 "may_hold_findings")
 
     def __init__(self, text: str, words: frozenset[str] | None = None,
                  vocabulary: frozenset[str] | None = None) -> None:
@@ -232,8 +234,6 @@ class ArtifactText:
         """The words :attr:`words` was restricted to (``None``: every word)."""
         self._words = words
         self._normalized: str | None = None
-        self._segmented: _Segmented | None = None
-        self._structured: _Segmented | None = None
         self._blocks: tuple | None = None
         self._line_structure: tuple[frozenset[int], frozenset[int]] | None = None
         self.structure = None
@@ -294,21 +294,6 @@ class ArtifactText:
         if self._blocks is not None:
             self.line_structure
             self._blocks = None
-
-    @property
-    def segmented(self) -> "_Segmented":
-        """:func:`_segmented` of the text."""
-        if self._segmented is None:
-            self._segmented = _segmented(self.text, self.normalized)
-        return self._segmented
-
-    @property
-    def structured(self) -> "_Segmented":
-        """:func:`_structured` of the text."""
-        if self._structured is None:
-            self._structured = _structured(self)
-        return self._structured
-
 
 @lru_cache(maxsize=64)
 def _within(inner: frozenset[str], outer: frozenset[str]) -> bool:
@@ -678,9 +663,9 @@ class PhraseMatcher:
         if not candidates:
             return []
         text = reading.text
-        segmented = reading.segmented
+        segmented = _segmented(text, reading.normalized)
         if segmented.line_gaps and _reaches(padded, candidates, segmented):
-            segmented = reading.structured
+            segmented = _structured(reading, segmented)
         found = []
         for entry in candidates:
             for match in entry.strict_regex.finditer(segmented.string):
@@ -866,13 +851,13 @@ def _segmented(text: str, normalized: str) -> _Segmented:
     return _Segmented(string, starts, spans, words, separators, line_gaps)
 
 
-def _structured(reading: ArtifactText) -> _Segmented:
-    """``reading``'s :func:`_segmented` with the separators of its line gaps decided by the
+def _structured(reading: ArtifactText, segmented: _Segmented) -> _Segmented:
+    """``segmented`` (:func:`_segmented` of ``reading``) with the separators of its line gaps decided by the
     markdown blocks (:attr:`ArtifactText.line_structure`): a :data:`BOUNDARY` where a
     block boundary lies in the gap, a :data:`CLAUSE_START` where a line
     break inside a block (not code) is followed by a word that may start a
     clause (:func:`_starts_clause`), a space otherwise."""
-    text, segmented = reading.text, reading.segmented
+    text = reading.text
     if not segmented.line_gaps:
         return segmented
     block_breaks, clause_breaks = reading.line_structure
