@@ -97,6 +97,21 @@ class ProbeContext:
         """Drop :attr:`positions` (a later span parses probe.json again)."""
         self.__dict__.pop("positions", None)
 
+    @cached_property
+    def unit_memo(self) -> dict[str, Any]:
+        """What the rules derive of this probe and share while its unit is
+        linted (the artifact rules' reading of question.md, with its markdown
+        blocks and structure: :func:`.rules.artifact._common.reading_of`).
+        Too large to keep for a whole run: :meth:`release_unit` drops it once
+        the unit is done."""
+        return {}
+
+    def release_unit(self) -> None:
+        """Drop what only the probe's unit needed: :attr:`positions` and
+        :attr:`unit_memo` (a later rule derives them again)."""
+        self.__dict__.pop("positions", None)
+        self.__dict__.pop("unit_memo", None)
+
     def value_span(self, *parts: str | int) -> Span:
         """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
         positions = self.positions
@@ -293,7 +308,7 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
     that compare probes (a rule that crashes: SE000 for probe.json). Without
     ``digest`` the digest is left empty (only the cache reads it: :func:`with_digest`).
     The facts are the last thing a unit computes of its probe: the probe's
-    syntax tree is released after them (:meth:`ProbeContext.release_positions`)."""
+    syntax tree and unit memo are released after them (:meth:`ProbeContext.release_unit`)."""
     values: dict[str, Any] = {}
     errors: dict[str, Diagnostic] = {}
     for rule in rules:
@@ -308,7 +323,7 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
     refs = (_answer_of(probe.artifact_ref), _answer_of(probe.skill_ref), _answer_of(probe.output_spec_ref))
     disabled = probe.disabled_codes or _NO_CODES
     errors = errors or _NO_ERRORS
-    probe.release_positions()
+    probe.release_unit()
     return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
 
 

@@ -27,17 +27,25 @@ def _memo(context: ProbeContext) -> dict:
 
 
 def reading_of(context: ProbeContext) -> ArtifactText:
-    """A reading of the probe's artifact for one rule's check: what it
-    derives (normalized words, segments, blocks, structure) goes with it
-    when the check is done; the artifact's words among every word the
-    phrase lists and the judgement ask about (:func:`_vocabulary`) are
-    found once per probe context and kept in its :func:`_memo`."""
+    """The one reading of the probe's artifact that SE301, SE302 and SE304
+    share while the probe's unit is linted: its words, segments, markdown
+    blocks (one parse) and structure (:func:`._judgement.structure_of`) are
+    derived once, and kept in the context's :attr:`~...context.ProbeContext.unit_memo`,
+    which the engine drops when the unit is done. The artifact's words
+    among every word the phrase lists and the judgement ask about
+    (:func:`_vocabulary`) stay in the context's :func:`_memo` for the run
+    (a later reading starts from them)."""
+    shared = context.unit_memo.get(_MEMO)
+    if shared is not None:
+        return shared
     memo = _memo(context)
+    text = context.artifact.text
     words = memo.get("words")
     if words is None:
         vocabulary = memo["vocabulary"] = _vocabulary(*_phrase_lists(context))
-        words = memo["words"] = tuple(ArtifactText(context.artifact.text).words_among(vocabulary))  # ~11: a tuple is smallest
-    return ArtifactText(context.artifact.text, frozenset(words), memo["vocabulary"])
+        words = memo["words"] = tuple(ArtifactText(text).words_among(vocabulary))  # ~11: a tuple is smallest
+    shared = context.unit_memo[_MEMO] = ArtifactText(text, frozenset(words), memo["vocabulary"])
+    return shared
 
 
 def _phrase_lists(context: ProbeContext) -> tuple[tuple[str, ...], ...]:
@@ -103,7 +111,7 @@ def _anchors_of(context: ProbeContext):
 
 def judgements(context: ProbeContext, reading: ArtifactText | None = None):
     """The reading of the artifact against its defects, once per probe
-    context (three rules ask); ``reading``: the calling rule's
+    context (three rules ask); ``reading``: the probe's shared reading
     (:func:`reading_of`), whose structure it builds or reuses."""
     from ._judgement import judge_artifact
 

@@ -47,12 +47,13 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from ._phrases import TextSource
 
-__all__ = ["Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve", "structure_of"]
+__all__ = ["KEYS", "STOP", "WORD", "Anchor", "Judgement", "Relation", "Unit", "judge_artifact", "read_sentence", "resolve",
+           "structure_of"]
 
 class _lazy:
     """A regular expression compiled on first use: the reading's large
     alternations cost a start that never needs them (an artifact without
-    any of their key words, :data:`_KEYS`) about 40 ms to compile."""
+    any of their key words, :data:`KEYS`) about 40 ms to compile."""
 
     __slots__ = ("_args", "_compiled")
 
@@ -73,9 +74,10 @@ describe is an answer key (SE304), not a signpost."""
 
 # -- words ---------------------------------------------------------------------------
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|\d+(?:[.:,]\d+)*")
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|\d+(?:[.:,]\d+)*")
+"""A word of a sentence (inner apostrophes kept) or a number (``2.4``, ``02:00``)."""
 
-_STOP = frozenset("""
+STOP = frozenset("""
 a an the this that these those it its it's is are was were be been being am do does did not no
 of to in on at for with by from and or but if as so than then there here what which who whom where
 when how why you your we us our i me my he she they them their one some any all each every can could
@@ -111,7 +113,8 @@ def stem(word: str) -> str:
 
 
 def words_of(text: str) -> list[str]:
-    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+    """The lowercased words of ``text`` (:data:`WORD`), curly apostrophes straightened."""
+    return list(map(str.lower, WORD.findall(text.replace("’", "'"))))
 
 
 _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[-_][^\W_]++)+")
@@ -125,11 +128,11 @@ def content_stems(text: str) -> set[str]:
     artifact; an identifier also gives the stems of its parts
     (``TimeoutError``: ``timeout``, ``error``; ``continue-on-error``)."""
     found: set[str] = set()
-    for raw in set(_WORD.findall(text)):
+    for raw in set(WORD.findall(text)):
         found.update(_word_stems(raw))
     if "-" in text or "_" in text:
         for joined in _JOINED.findall(text):
-            found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in _STOP)
+            found.update(stem(p.lower()) for p in re.split(r"[-_]", joined) if len(p) > 2 and p.lower() not in STOP)
     return found
 
 
@@ -139,13 +142,13 @@ def _word_stems(raw: str) -> tuple[str, ...]:
     parts share most of their words, and so do a run's artifacts)."""
     found = []
     word = raw.lower().replace("’", "'")
-    if word not in _STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
+    if word not in STOP and (len(word) > 1 or word.isdigit()) and word not in _EVALUATIVE:
         found.append(stem(word))
     if raw.isascii() and (raw.isdigit() or (raw.isalpha() and raw[1:].islower())):
         return tuple(found)  # one part ("word", "Word", "42"): no identifier to split
     parts = _IDENTIFIER_PART.findall(raw)
     if len(parts) > 1:
-        found.extend(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in _STOP)
+        found.extend(stem(p.lower()) for p in parts if len(p) > 2 and p.lower() not in STOP)
     return tuple(found)
 
 
@@ -238,7 +241,7 @@ def _sentences(text: str) -> list[str]:
     for line in (line.strip() for line in text.split("\n")):
         if not line:
             continue
-        if joined and not re.search(r"[.!?:;,]$", joined[-1]) and line[:1].isupper() and _is_title_like(joined[-1]) \
+        if joined and not joined[-1].endswith(_CLOSED) and line[:1].isupper() and _is_title_like(joined[-1]) \
                 and not joined[-1].split()[-1][:1].isupper():
             joined.append(line)
         elif joined:
@@ -251,11 +254,16 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+_CLOSED = (".", "!", "?", ":", ";", ",")
+"""Closing punctuation: a line ending in one is joined by the next line, whatever its case (:func:`_sentences`)."""
+_RUNS_ON = re.compile(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", re.IGNORECASE)
+
+
 def _is_title_like(line: str) -> bool:
     """A line that ends without punctuation and does not run on (a title, a
     log line): not on a function word, nor on a capitalised word (a Title
     Case name may go on: "Find the Error / Budget dashboard")."""
-    return not re.search(r"\b(?:the|a|an|of|to|and|or|is|are|in|on|at|for|with)$", line, re.IGNORECASE)
+    return not _RUNS_ON.search(line)
 
 
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
@@ -312,12 +320,15 @@ def _plain(content: str) -> str:
 
 def structure_of(source: "TextSource") -> Structure:
     """The parts and readable units of an artifact, built once per reading
-    (:attr:`._phrases.ArtifactText.structure`)."""
+    (:attr:`._phrases.ArtifactText.structure`; a probe's reading is shared
+    by SE301, SE302 and SE304: :func:`._common.reading_of`) from the
+    reading's markdown blocks, which go once it is built."""
     from ._phrases import ArtifactText
 
     reading = ArtifactText.of(source)
     if reading.structure is None:
         reading.structure = _structure(reading)
+        reading.release_blocks()
     return reading.structure
 
 
@@ -576,9 +587,9 @@ that which who gets get reads looks seems appears needs need changes change keep
 """.split())
 
 
-_NP_STOP = _STOP - {"get", "gets", "go", "goes", "make", "makes", "made", "take", "takes", "see", "look", "read",
+_NP_STOP = STOP - {"get", "gets", "go", "goes", "make", "makes", "made", "take", "takes", "see", "look", "read",
                     "check", "note", "tell", "find", "own", "same"}
-"""Function words that end a noun phrase (the verbs of :data:`_STOP` are nouns
+"""Function words that end a noun phrase (the verbs of :data:`STOP` are nouns
 as often: "the check column", "the read path")."""
 
 
@@ -710,7 +721,7 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
                 # "the test job's settings": a container noun whose other words are the block's own
                 inside = set().union(*(structure.part_stems[i] for i, part in enumerate(structure.parts)
                                        if part.block == block_index))
-                others = {stem(w) for w in words[:-1] if w not in _STOP} - nouns - _EVALUATIVE
+                others = {stem(w) for w in words[:-1] if w not in STOP} - nouns - _EVALUATIVE
                 if others and others <= inside | {stem(w) for w in _EVALUATIVE} | header:
                     named = np_stems & nouns
             if named:
@@ -749,7 +760,7 @@ def _relative(phrase: str, structure: Structure, own: int, defect_parts: dict[in
         side = (match.group("side") or match.group("order") or "").lower()
         plural = bool(match.group("plural") or match.group("plural2"))
         noun = (match.group("noun") or match.group("noun2") or "").lower()
-        if noun in _STOP and noun != "one":
+        if noun in STOP and noun != "one":
             continue
         block = structure.parts[own].block
         siblings = [i for i, part in enumerate(structure.parts) if part.block == block and i != own]
@@ -793,7 +804,7 @@ def _keys(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_KEYS = {
+KEYS = {
     "scrutiny": _keys("""closely carefully twice again slowly hard harder care row line critically skeptically sceptically
         focus spend
         look reading read attention double reread eye watch mind careful wary cautious suspicious skeptical sceptical
@@ -842,22 +853,22 @@ artifact with them all made a lint of 1,000 probes several times slower).
 tests/linter/test_judgement.py checks them against every labelled sentence."""
 
 
-KEY_WORDS = frozenset().union(*_KEYS.values())
-"""Every key word of :data:`_KEYS`: what :func:`may_hold_findings` asks of an
+KEY_WORDS = frozenset().union(*KEYS.values())
+"""Every key word of :data:`KEYS`: what :func:`may_hold_findings` asks of an
 artifact's words."""
 
 
 def word_set(text: str) -> frozenset[str]:
     """The lowercased words of ``text`` (a contraction's ``n't`` counts as a
-    word too), for :data:`_KEYS`."""
-    words = set(words_of(text))
+    word too), for :data:`KEYS`."""
+    words = frozenset(words_of(text))
     if any(w.endswith("n't") for w in words):
-        words.add("n't")
-    return frozenset(words)
+        return words | {"n't"}
+    return words
 
 
 def _has(kind: str, words: frozenset[str]) -> bool:
-    return not _KEYS[kind].isdisjoint(words)
+    return not KEYS[kind].isdisjoint(words)
 
 _SCRUTINY_VERB = r"(?:look|read|reread|re-read|check|double-check|examine|inspect|scrutini[sz]e|review|go over|study|compare|give|take)"
 _SCRUTINY = _lazy(
@@ -1068,6 +1079,8 @@ def read_sentence(sentence: str) -> Reading:
     label = _LABEL.match(text)
     body = text[label.end():] if label else text
     words = word_set(body)
+    if KEY_WORDS.isdisjoint(words):
+        return Reading(False, None, None, False, bool(label), False)  # no pattern can match: most sentences
     # Whether a fault is already resolved matters only to doubt and to a quiz:
     # a sentence without either's key words is not searched for it.
     resolved = (_has("doubt", words) or _has("fault", words)) and bool(_RESOLVED.search(body))
@@ -1158,11 +1171,19 @@ def may_hold_findings(source: "TextSource") -> bool:
     scrutiny, doubt, a pointer, a quiz (a request or a question, and a
     fault to find) or a place for an answer key (a comment, a link title,
     an image). A text without any is not parsed at all (most artifacts:
-    docs/performance.md). SE301, SE302 and SE304 ask for each artifact: the
-    answer is kept on the probe context (:func:`._common.holds_findings`)."""
+    docs/performance.md). SE301, SE302 and SE304 ask for each artifact, and
+    the judgement asks again: the answer is kept with the reading and on
+    the probe context (:func:`._common.holds_findings`)."""
     from ._phrases import ArtifactText
 
     reading = ArtifactText.of(source)
+    if reading.may_hold_findings is None:
+        reading.may_hold_findings = _may_hold_findings(reading)
+    return reading.may_hold_findings
+
+
+def _may_hold_findings(reading) -> bool:
+    """:func:`may_hold_findings` of a reading not asked yet."""
     text = reading.text
     words = reading.words_among(KEY_WORDS)  # the phrase rules' reading made them already
     if not any(_has(kind, words) for kind in ("scrutiny", "doubt", "singled", "pointer", "label", "fault")) \
@@ -1173,7 +1194,7 @@ def may_hold_findings(source: "TextSource") -> bool:
 
     def plain() -> str:
         if not flat:
-            flat.append(" ".join(_DEMARK.sub(" ", raw.replace("’", "'")).split()))
+            flat.append(" ".join(raw.replace("’", "'").translate(_DEMARK).split()))
         return flat[0]
 
     if (_has("scrutiny", words) and _SCRUTINY.search(plain())) or (_has("doubt", words) and _DOUBT.search(plain())) \
@@ -1193,10 +1214,10 @@ def may_hold_findings(source: "TextSource") -> bool:
         or (_has("negative", words) and bool(_NEGATIVE.search(plain()))))
 
 
-_DEMARK = re.compile(r"[>*_`#|~]+|\n")
-
-"""Markup a pattern may not cross (a block quote's ``>``, emphasis): the
-text is searched without it (line breaks as spaces)."""
+_DEMARK = str.maketrans(dict.fromkeys(">*_`#|~\n", " "))
+"""Markup a pattern may not cross (a block quote's ``>``, emphasis), as
+spaces: the text is searched without it (line breaks as spaces, every run
+of spaces as one)."""
 
 _LABEL_ANYWHERE = re.compile(r"(?:^|\n)[\s>*#|_-]*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|"
                              r"warning)\s*[:,-]", re.IGNORECASE)
@@ -1327,13 +1348,13 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     block (it ends on a function word: "one of these rows is"), one about a
     fault already resolved ("it is corrected above")."""
     text = unit.text.rstrip()
-    words = _WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
+    words = WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
     if len(words) < STANCE_MIN_WORDS or not (text[-1] in _CLOSING or _is_title_like(text)):
         return None  # a label, a value, or a fragment that runs on ("one of these rows is")
     score = stance_score(text, words)
     if score < stance_model()[1]:
         return None
-    if _ANSWER_KEY_CASED.search(text) or (not _KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
+    if _ANSWER_KEY_CASED.search(text) or (not KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
     if asks_the_reader(text):

@@ -65,12 +65,16 @@ _TOKEN = re.compile(
     r"|([^\W_]+(?:'[^\W_]+)*)"
 )
 
-_ASCII_LOWER_WORDS = str.maketrans(
-    {**{chr(c): " " for c in range(128) if not chr(c).isalnum()},
-     **{chr(c): chr(c).lower() for c in range(ord("A"), ord("Z") + 1)}}
-)
+_ASCII_LOWER_WORDS = bytes(ord(chr(c).lower()) if c < 128 and chr(c).isalnum() else ord(" ") for c in range(256))
 """Every ASCII character that is not a letter or digit, as a space; capital
-letters lowercased."""
+letters lowercased (a table of bytes: :func:`_ascii_lower_words`)."""
+
+
+def _ascii_lower_words(text: str) -> str:
+    """An ASCII ``text`` through :data:`_ASCII_LOWER_WORDS`: its words,
+    lowercased, between spaces. ``bytes.translate`` looks each character up
+    in a table of 256; ``str.translate`` in a dict, ~2.5x slower."""
+    return text.encode("ascii").translate(_ASCII_LOWER_WORDS).decode("ascii")
 
 _PLAIN_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 """:data:`_TOKEN` for a text without ``&`` or ``<`` (no entity, no tag): faster."""
@@ -166,7 +170,7 @@ def _plain_words(text: str) -> tuple[str, ...] | None:
     (docs/performance.md)."""
     if "&" in text or "<" in text or "'" in text or not text.isascii():
         return None
-    words = tuple(text.translate(_ASCII_LOWER_WORDS).split())
+    words = tuple(_ascii_lower_words(text).split())
     return words if _WHOLE_WORDS.isdisjoint(words) else None
 
 
@@ -198,7 +202,7 @@ def _word_set(text: str) -> frozenset[str]:
     the test for an apostrophe-less contraction then looks up the ~20 of
     :data:`_WHOLE` in the set rather than each word of the text."""
     if "&" not in text and "<" not in text and "'" not in text and text.isascii():
-        words = frozenset(text.translate(_ASCII_LOWER_WORDS).split())
+        words = frozenset(_ascii_lower_words(text).split())
         if _WHOLE_WORDS.isdisjoint(words):
             return words
     return frozenset(_word_list(text))
@@ -206,11 +210,13 @@ def _word_set(text: str) -> frozenset[str]:
 
 class ArtifactText:
     """One text as the phrase matching and the judgement (:mod:`._judgement`)
-    read it: its words, its segments, its markdown blocks and its structure,
-    each computed on first need and kept with this object, which the rule
-    that reads the artifact holds (markdownlint's shape: what is derived
-    from one file lives with its reading, and goes with it; no cache keyed
-    by content).
+    read it: its words, its markdown blocks (until the structure is built
+    from them) and its structure, each computed on first need and kept with
+    this object, which the artifact rules share while a probe's unit is
+    linted (:func:`._common.reading_of`; markdownlint's shape: what is
+    derived from one file lives with its reading, and goes with it; no
+    cache keyed by content). The segments a phrase search reads (~50 KB
+    for a 1.7 KB artifact) are that search's own (:meth:`PhraseMatcher.find`).
 
     ``words`` may be given: the artifact's words among a ``vocabulary``
     (every word a matcher's prefilter or the judgement's key words ask
@@ -218,7 +224,8 @@ class ArtifactText:
     for the other rules, instead of every distinct word (a set of ~250
     words held per artifact for a whole run is ~13 KB)."""
 
-    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_segmented", "_structured", "_blocks", "structure")
+    __slots__ = ("text", "vocabulary", "_words", "_normalized", "_blocks", "_line_structure", "structure",
+                 "may_hold_findings")
 
     def __init__(self, text: str, words: frozenset[str] | None = None,
                  vocabulary: frozenset[str] | None = None) -> None:
@@ -227,11 +234,12 @@ class ArtifactText:
         """The words :attr:`words` was restricted to (``None``: every word)."""
         self._words = words
         self._normalized: str | None = None
-        self._segmented: _Segmented | None = None
-        self._structured: _Segmented | None = None
         self._blocks: tuple | None = None
+        self._line_structure: tuple[frozenset[int], frozenset[int]] | None = None
         self.structure = None
         """The judgement's :class:`._judgement.Structure` of the text, once built."""
+        self.may_hold_findings: bool | None = None
+        """The judgement's :func:`._judgement.may_hold_findings` of the text, once asked."""
 
     @classmethod
     def of(cls, source: "TextSource") -> "ArtifactText":
@@ -263,26 +271,29 @@ class ArtifactText:
     @property
     def blocks(self) -> tuple:
         """The block tokens of the text (:func:`...markdown.block_tokens`: the
-        project's parser, block rules only): the phrase rules' boundaries and
-        the judgement's structure read the same parse. Read-only."""
+        project's parser, block rules only): the phrase rules' boundaries
+        (:attr:`line_structure`) and the judgement's structure read the same
+        parse. Read-only."""
         if self._blocks is None:
             self._blocks = block_tokens(self.text)
         return self._blocks
 
     @property
-    def segmented(self) -> "_Segmented":
-        """:func:`_segmented` of the text."""
-        if self._segmented is None:
-            self._segmented = _segmented(self.text, self.normalized)
-        return self._segmented
+    def line_structure(self) -> tuple[frozenset[int], frozenset[int]]:
+        """:func:`_line_structure` of :attr:`blocks`: what the phrase rules
+        read of the parse."""
+        if self._line_structure is None:
+            self._line_structure = _line_structure(self.blocks, _line_break_offsets(self.text))
+        return self._line_structure
 
-    @property
-    def structured(self) -> "_Segmented":
-        """:func:`_structured` of the text."""
-        if self._structured is None:
-            self._structured = _structured(self.text, self.segmented, self.blocks)
-        return self._structured
-
+    def release_blocks(self) -> None:
+        """Drop :attr:`blocks` once the judgement's structure is built from
+        them, :attr:`line_structure` derived first: a reading the artifact
+        rules share while a probe's unit is linted (:func:`._common.reading_of`)
+        keeps what is derived from the parse (a few KB), not its tokens (~60 KB)."""
+        if self._blocks is not None:
+            self.line_structure
+            self._blocks = None
 
 @lru_cache(maxsize=64)
 def _within(inner: frozenset[str], outer: frozenset[str]) -> bool:
@@ -652,9 +663,9 @@ class PhraseMatcher:
         if not candidates:
             return []
         text = reading.text
-        segmented = reading.segmented
+        segmented = _segmented(text, reading.normalized)
         if segmented.line_gaps and _reaches(padded, candidates, segmented):
-            segmented = reading.structured
+            segmented = _structured(reading, segmented)
         found = []
         for entry in candidates:
             for match in entry.strict_regex.finditer(segmented.string):
@@ -840,15 +851,16 @@ def _segmented(text: str, normalized: str) -> _Segmented:
     return _Segmented(string, starts, spans, words, separators, line_gaps)
 
 
-def _structured(text: str, segmented: _Segmented, blocks: tuple) -> _Segmented:
-    """:func:`_segmented` with the separators of its line gaps decided by the
-    markdown blocks (:func:`_line_structure`): a :data:`BOUNDARY` where a
+def _structured(reading: ArtifactText, segmented: _Segmented) -> _Segmented:
+    """``segmented`` (:func:`_segmented` of ``reading``) with the separators of its line gaps decided by the
+    markdown blocks (:attr:`ArtifactText.line_structure`): a :data:`BOUNDARY` where a
     block boundary lies in the gap, a :data:`CLAUSE_START` where a line
     break inside a block (not code) is followed by a word that may start a
     clause (:func:`_starts_clause`), a space otherwise."""
+    text = reading.text
     if not segmented.line_gaps:
         return segmented
-    block_breaks, clause_breaks = _line_structure(blocks, _line_break_offsets(text))
+    block_breaks, clause_breaks = reading.line_structure
     separators = list(segmented.separators)
     spans = segmented.spans
     for index, in_gap in segmented.line_gaps.items():

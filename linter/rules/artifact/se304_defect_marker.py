@@ -162,24 +162,25 @@ class DefectMarker(Rule):
         reported as a quiz or a key (SE302, SE304) or a marker covers is
         skipped; one it reported as a signpost (SE301) that also tells the
         flaw is an answer key as well ("why catching OSError loses backups"
-        as a link's text)."""
-        text = artifact.text
-        if not _may_tell(text):
+        as a link's text). The units are those of the probe's one
+        structure (:func:`._common.reading_of`), built already when the
+        artifact holds any cue the reading judges."""
+        if not _may_tell(artifact.text):
             return
         anchors = anchors_of(context)
-        if not anchors or not _worth_reading(text, anchors):
+        if not anchors:
             return
         from ._judgement import structure_of
 
         reading = reading_of(context)
         reported = {judgement.unit for judgement in judgements(context, reading)
                     if judgement.error and judgement.code != "SE301"}
-        if not _worth_reading(text, anchors, frozenset(unit.text for unit in reported)):
-            return  # every hidden text that could tell a key is reported already
         structure = structure_of(reading)
-        for unit in structure.units:
-            if unit.kind not in KEY_PLACES or unit in reported or not unit.text.strip():
-                continue
+        hidden = [unit for unit in structure.units
+                  if unit.kind in KEY_PLACES and unit not in reported and unit.text.strip()]
+        if not any(_may_tell_flaw(unit.text, anchors) for unit in hidden):
+            return
+        for unit in hidden:
             leak = told_flaw(unit.text, structure, anchors)
             if leak is None:
                 continue
@@ -242,7 +243,7 @@ _SAME_SENSE = {"error": "failure", "fail": "failure", "failur": "failure", "faul
 
 _FUNCTION_NEGATIVES = frozenset("""no not never without nothing none zero empty n't cannot still green success lets
     let left always longer silently quietly""".split())
-"""The judgement's words of a flaw (``_KEYS["negative"]``) that tell no flaw by
+"""The judgement's words of a flaw (``KEYS["negative"]``) that tell no flaw by
 themselves: negation ("should not sleep on" points, "not run" is read by the
 judgement's own relation), adverbs of doubt (a signpost's "quietly") and
 words whose sense depends on their neighbours ("still", "green", "left")."""
@@ -267,18 +268,18 @@ def _flaw_stems() -> frozenset[str]:
     """Stems of the words that tell a flaw when they are said of something:
     the judgement's flaw words less :data:`_FUNCTION_NEGATIVES`, so that
     "swallowing", "loses", "ignored" and "overlaps" are all told."""
-    from ._judgement import _KEYS, stem
+    from ._judgement import KEYS, stem
 
-    return frozenset(stem(w) for w in _KEYS["negative"] - _FUNCTION_NEGATIVES)
+    return frozenset(stem(w) for w in KEYS["negative"] - _FUNCTION_NEGATIVES)
 
 
 def _holds_flaw_word(text: str) -> bool:
     """Whether a word of ``text`` has a stem of :func:`_flaw_stems`, or it says "no longer"."""
-    from ._judgement import _WORD, stem
+    from ._judgement import WORD, stem
 
     flaw_stems = _flaw_stems()
     lowered = text.lower()
-    return any(stem(word) in flaw_stems for word in _WORD.findall(lowered)) or "no longer" in lowered
+    return any(stem(word) in flaw_stems for word in WORD.findall(lowered)) or "no longer" in lowered
 
 
 def _may_tell(text: str) -> bool:
@@ -287,84 +288,20 @@ def _may_tell(text: str) -> bool:
     return "<!--" in text or "](" in text or "```" in text or "~~~" in text or "\n    " in text or "\n\t" in text
 
 
-_LINKED = re.compile(r"\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+(?:\"([^\"]*)\"|'([^']*)'))?\s*\)")
-"""A link or an image: its text or alt text, and its title."""
-_INDENTED = re.compile(r"^(?: {4}|\t)[^\n]*", re.MULTILINE)
-
-
-def _hidden_texts(text: str):
-    """The texts of ``text``'s places for a key, found without a markdown
-    parse: HTML comments, link texts and titles, alt texts, and comment
-    lines of fenced or indented code. A superset is fine (the structure
-    decides which are units); it only keeps most artifacts from being
-    parsed again (:func:`_worth_reading`)."""
-    from ._judgement import _COMMENT, _HTML_COMMENT
-
-    if "<!--" in text:
-        yield from _HTML_COMMENT.findall(text)
-    if "](" in text:
-        for match in _LINKED.finditer(text):
-            yield from (group for group in match.groups() if group)
-    if "```" in text or "~~~" in text:
-        lines = [line for code in _code_blocks(text) for line in code.split("\n")]
-    elif "\n    " in text or "\n\t" in text:
-        lines = _INDENTED.findall(text)  # indented code, read only in a text without fences
-    else:
-        return
-    for line in lines:
-        if _may_comment(line) and (comment := _COMMENT.search(line)):
-            yield comment.group(1)
-
-
-def _code_blocks(text: str):
-    """The contents of ``text``'s fenced code blocks (a fence: a line that
-    starts with ``` or ~~~; an unclosed block runs to the end)."""
-    fences = []
-    for mark in ("```", "~~~"):
-        at = text.find(mark)
-        while at >= 0:
-            line_start = text.rfind("\n", 0, at) + 1
-            line_end = text.find("\n", at)
-            line_end = len(text) if line_end < 0 else line_end
-            if not text[line_start:at].strip():
-                fences.append((line_start, line_end))
-            at = text.find(mark, line_end)
-    fences.sort()
-    for index in range(0, len(fences), 2):
-        opening = fences[index][1] + 1
-        closing = fences[index + 1][0] if index + 1 < len(fences) else len(text)
-        yield text[opening:closing]
-
-
-def _may_comment(line: str) -> bool:
-    return "#" in line or "//" in line or "--" in line or ";" in line or "/*" in line
-
-
-def _worth_reading(text: str, anchors, reported: frozenset[str] = frozenset()) -> bool:
-    """Whether a key could be told in ``text`` at all: one of its hidden
-    texts (:func:`_hidden_texts`) not ``reported`` already (the texts of
-    the units the shared reading judged errors) holds a word of a flaw, or
-    two words of a quote (a restatement, :func:`told_flaw`). An artifact
-    whose hidden texts hold neither ("Runbook", "chart", a generator's
-    comment) is not read further: the structure is not built again for
-    it."""
-    quotes = None
-    for hidden in _hidden_texts(text):
-        if hidden.strip() in reported:
-            continue
-        if _holds_flaw_word(hidden):
-            return True
-        if quotes is None:
-            quotes = [_quote_words(anchor.quote) for anchor in anchors]
-        lowered = hidden.casefold()
-        if any(sum(1 for word in words if word in lowered) >= 2 for words in quotes):
-            return True
-    return False
+def _may_tell_flaw(text: str, anchors) -> bool:
+    """Whether a hidden unit's ``text`` could tell a key at all: it holds a
+    word of a flaw, or two words of a quote (a restatement,
+    :func:`told_flaw`). An artifact none of whose hidden units holds either
+    ("Runbook", "chart", a generator's comment) is not read further."""
+    if _holds_flaw_word(text):
+        return True
+    lowered = text.casefold()
+    return any(sum(1 for word in _quote_words(anchor.quote) if word in lowered) >= 2 for anchor in anchors)
 
 
 @lru_cache(maxsize=256)
 def _quote_words(quote: str) -> tuple[str, ...]:
-    """What a restatement of ``quote`` must hold two of (:func:`_worth_reading`):
+    """What a restatement of ``quote`` must hold two of (:func:`_may_tell_flaw`):
     the quote's words of three letters or more, cut to their stems (so
     that "training" holds "train"), and the words of a failure when the
     quote names one (:data:`_SAME_SENSE`)."""
@@ -385,10 +322,10 @@ def _senses(text: str) -> frozenset[str]:
     scrutiny and doubt included: "failing" names a failure here) and an
     identifier's parts (``TimeoutError``: timeout, error), function words
     excepted."""
-    from ._judgement import _STOP, _WORD, content_stems, stem
+    from ._judgement import STOP, WORD, content_stems, stem
 
     found = set(content_stems(text))
-    found.update(stem(w) for w in _WORD.findall(text.lower().replace("’", "'")) if w not in _STOP and len(w) > 1)
+    found.update(stem(w) for w in WORD.findall(text.lower().replace("’", "'")) if w not in STOP and len(w) > 1)
     return frozenset(map(_sense, found))
 
 
@@ -399,14 +336,14 @@ def _predicates_flaw(words: list[str], index: int) -> bool:
     *loses* uploads"). A participle before its noun ("dropped
     connections") or a gerund ("swallowing TimeoutError") describes; it
     tells nothing."""
-    from ._judgement import _STOP, stem
+    from ._judgement import STOP, stem
 
     before = words[max(0, index - 2):index]
     if any(w in _COPULAS for w in before):
         return True
     word = words[index]
     return (index > 0 and word.endswith("s") and not word.endswith("ss") and stem(word) != word
-            and words[index - 1] not in _STOP)
+            and words[index - 1] not in STOP)
 
 
 def told_flaw(text: str, structure, anchors) -> Leak | None:
@@ -430,7 +367,7 @@ def told_flaw(text: str, structure, anchors) -> Leak | None:
     A text that directs scrutiny or frames a quiz is left to SE301 and
     SE302; a descriptive title ("deploy timeline", "Rows per stage, last 30
     days") tells nothing."""
-    from ._judgement import _WORD, read_sentence, resolve, stem
+    from ._judgement import WORD, read_sentence, resolve, stem
 
     reading = read_sentence(text)
     if reading.scrutiny is not None or reading.quiz:
@@ -440,7 +377,7 @@ def told_flaw(text: str, structure, anchors) -> Leak | None:
     frequency: dict[str, int] = {}
     clauses = [c for c in _CLAUSES.split(text) if c.strip() and c.strip() != text.strip()]
     for clause in [*clauses, text]:  # the clause that tells it, before the whole text
-        raw = _WORD.findall(clause.replace("’", "'"))
+        raw = WORD.findall(clause.replace("’", "'"))
         words = [w.lower() for w in raw]
         if not words:
             continue
