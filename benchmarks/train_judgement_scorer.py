@@ -41,7 +41,7 @@ reading) over:
 - the tuning half of the phrase benchmark's signposting and work lines
   (benchmarks/phrase_eval/; its held-out half is never read);
 - benchmarks/judgement/train_sentences.tsv, a training-only corpus of
-  sentences written for 32 work domains that are not dev's (never
+  sentences written for 46 work domains that are not dev's (never
   evaluated on, never left out of a fold).
 
 The regularisers are chosen by leave-one-domain-out cross-validation
