@@ -42,7 +42,9 @@ FLOORS = {
     # 34/36, so the floors below are the grown set's figures, not a regression of the old ones.
     # The stance scorer retrained with the training-only corpus and words' own weights: dev 200/211.
     # Trained on quizzes too, a stance put as a request read as SE302: dev 199/211, 70/76, 54/59.
-    "dev": {"signpost": (0.98, 0.94), "quiz": (0.98, 0.92), "key-leak": (0.98, 0.91), "work": 0},
+    # 436 training-only lines in 14 new domains (hedges, idioms, quizzes as work requests, hard work
+    # negatives): dev 201/211, 73/76, 59/59 (leave-one-domain-out, patterns off: 156/211, 64/76).
+    "dev": {"signpost": (0.98, 0.95), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.91), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
