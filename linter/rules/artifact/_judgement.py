@@ -1339,7 +1339,9 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     "Get to the bottom of why the night shift's pay came out low", "What
     is this report not telling the customer?") it sends the reader to hunt
     for the flaw: a quiz (SE302), unless it names a part that holds no
-    defect ("Find the invoice PDF ..."). Otherwise it is a signpost (SE301)
+    defect ("Find the invoice PDF ..."), or it scores :data:`STANCE_SURE`
+    above the threshold ("Work out what the 98.7% is actually measuring":
+    the request itself says a flaw is there to be found). Otherwise it is a signpost (SE301)
     when it relates to a defect: it names the defect's part, block or
     section, sits in its row, or points at the artifact as a whole by
     deixis; a statement related to no defect is never judged here, whatever
@@ -1358,12 +1360,19 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
     if asks_the_reader(text):
-        if relation.kind == "other":
+        if relation.kind == "other" and score < stance_model()[1] + STANCE_SURE:
             return None  # a task about a part that holds no defect ("find the invoice PDF ...")
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
     if not relation.relates:
         return None
     return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
+
+
+STANCE_SURE = 1.0
+"""How far above the stance threshold a request that names a part holding
+no defect must score to be a quiz all the same: chosen by
+leave-one-domain-out on dev (benchmarks/judgement_cv.py, patterns off:
+quiz recall 0.842 -> 0.895, no work sentence flagged)."""
 
 
 _ASKS = _lazy(
