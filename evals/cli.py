@@ -133,7 +133,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         agent = select_agent(workspace.config, args.agent, workspace.root)
         if args.no_sandbox:
             agent = agent._replace(sandbox="off")
-        from .suites import load_suites
+        from .suites import load_suites, suite_settings
 
         if args.triggers:
             from .triggers import load_trigger_sets, trigger_paths
@@ -151,7 +151,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
                 from .presets import get_preset
 
                 skills_folder = get_preset(agent.preset).skills_folder
-            elif workspace.config.suite_distractors:
+            elif suite_settings(workspace).distractors:
                 raise RunError(f"agents.{agent.name}: [suites] distractors are installed in a preset's skills folder; "
                                "use a preset agent")
             probes, errors = load_trigger_sets(workspace, found, skills_folder)

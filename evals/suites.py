@@ -18,6 +18,13 @@ An eval maps onto a probe (docs/format.md, "skill-creator suites"):
 So a run of a suite has the runner's every promise: the same budget, the
 records, resume, the lint gate (SE8xx errors in the suite withhold its
 evals) and sealed arms.
+
+The runner's keys of ``[suites]`` (``judge``, ``judge-timeout``,
+``distractors``: :class:`SuiteSettings`) are read here from the config file
+a workspace's :class:`~skill_eval.linter.config.Config` came from, as
+:mod:`skill_eval.evals.agents` reads the agents: the linter accepts them and
+keeps only ``paths`` (which decides what it lints), so that editing them
+leaves the lint cache as it was.
 """
 
 from __future__ import annotations
@@ -26,8 +33,11 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
+from skill_eval.linter.config import (
+    TIMEOUT_RULE, Config, ConfigError, config_error, is_timeout, read_config_table, string_list,
+)
 from skill_eval.linter.run_records import suite_folder
 from skill_eval.linter.suites import EVALS, SuiteContext
 
@@ -35,6 +45,66 @@ from .probes import Probe, ProbeError, Workspace, read_in_workspace
 from .stats import wilson
 
 PROMPT_NAME = "prompt.md"
+
+
+class SuiteSettings(NamedTuple):
+    """The runner's keys of the config's ``[suites]`` table (docs/format.md)."""
+
+    judge: tuple[str, ...] = ()
+    """``judge``: the argv of the judge of skill-creator expectations (empty: none)."""
+    judge_timeout: float = 60.0
+    """``judge-timeout``: the judge's seconds per expectation."""
+    distractors: tuple[str, ...] = ()
+    """``distractors``: skill folders a trigger test installs beside the skill under test."""
+
+
+def suite_settings_from_mapping(data: Mapping[str, Any], source: str = "<settings>",
+                                below: SuiteSettings = SuiteSettings()) -> SuiteSettings:
+    """The runner's ``[suites]`` settings of config-file keys ``data`` (as parsed
+    TOML, or a layer), each key replacing only its own value of ``below``; a
+    wrong value is a :class:`~skill_eval.linter.config.ConfigError` naming
+    ``source`` and the key. The table's other key, ``paths``, and its unknown
+    keys are the linter's (:func:`~skill_eval.linter.config.config_from_mapping`)."""
+    table = data.get("suites", {})
+    if not isinstance(table, dict):
+        raise config_error(source, "suites", "`[suites]` must be a table")
+    values: dict[str, Any] = {}
+    if "judge" in table:
+        judge = string_list(table["judge"], source, "suites.judge")
+        if not judge or not all(judge):
+            raise config_error(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
+        values["judge"] = judge
+    if "distractors" in table:
+        values["distractors"] = string_list(table["distractors"], source, "suites.distractors")
+    if "judge-timeout" in table:
+        if not is_timeout(table["judge-timeout"]):
+            raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
+        values["judge_timeout"] = float(table["judge-timeout"])
+    return below._replace(**values)
+
+
+def load_suite_settings(config: Config, root: Path | None = None,
+                        layers: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> SuiteSettings:
+    """The runner's ``[suites]`` settings in the config's one order: defaults <
+    the config file ``config`` was read from (the workspace's own, in ``root``,
+    read below its folder only, as :func:`~skill_eval.linter.config.load_config`
+    reads it) < each ``(source, settings)`` layer."""
+    settings = SuiteSettings()
+    path = config.source
+    if path is not None:
+        below = path.parent if root is not None and path.parent == root else None
+        settings = suite_settings_from_mapping(read_config_table(path, below), str(path))
+    for source, layer in layers:
+        settings = suite_settings_from_mapping(layer, source, settings)
+    return settings
+
+
+def suite_settings(workspace: Workspace) -> SuiteSettings:
+    """:func:`load_suite_settings` of ``workspace``; a config error is a :class:`ProbeError`."""
+    try:
+        return load_suite_settings(workspace.config, workspace.root)
+    except ConfigError as error:
+        raise ProbeError(str(error)) from None
 
 
 def eval_probe_id(eval_id: int) -> str:
@@ -224,7 +294,8 @@ def identity_hash(probe: Probe) -> str:
     return hashlib.sha256(probe.probe_bytes).hexdigest()
 
 
-__all__ = ["load_suite", "load_suites", "suite_paths", "pass_at_k", "suite_report", "difference_interval", "expectation_results"]
+__all__ = ["SuiteSettings", "suite_settings_from_mapping", "load_suite_settings", "suite_settings", "load_suite",
+           "load_suites", "suite_paths", "pass_at_k", "suite_report", "difference_interval", "expectation_results"]
 
 
 def suite_paths(workspace: Workspace, paths: Sequence[Path | str] = ()) -> list[Path]:
@@ -248,11 +319,12 @@ def _is_eval_suite(workspace: Workspace, path: Path) -> bool:
 
 
 def configured_judge(workspace: Workspace) -> dict[str, Any] | None:
-    """``[suites] judge`` as a probe.json judge, or ``None``."""
-    config = workspace.config
-    if not config.suite_judge:
+    """``[suites] judge`` as a probe.json judge, or ``None``; :class:`ProbeError`
+    when the config's ``[suites]`` settings are wrong."""
+    settings = suite_settings(workspace)
+    if not settings.judge:
         return None
-    return {"command": list(config.suite_judge), "timeout": config.suite_judge_timeout}
+    return {"command": list(settings.judge), "timeout": settings.judge_timeout}
 
 
 def load_suites(workspace: Workspace, paths: Sequence[Path]) -> tuple[list[Probe], list[str]]:

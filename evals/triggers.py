@@ -36,7 +36,7 @@ from skill_eval.linter.suites import TRIGGERS, SuiteContext
 
 from .probes import Probe, ProbeError, Workspace, read_in_workspace
 from .stats import wilson
-from .suites import runnable_suite
+from .suites import runnable_suite, suite_settings
 
 SHOULD, SHOULD_NOT = "should-trigger", "should-not-trigger"
 QUERY_NAME = "query.md"
@@ -60,7 +60,7 @@ def distractor_files(workspace: Workspace, skills_folder: str, tested: Path) -> 
 
     files: list[tuple[str, bytes]] = []
     source = workspace.config.source or (workspace.root / "skill-eval.toml")
-    for entry in workspace.config.suite_distractors:
+    for entry in suite_settings(workspace).distractors:
         found = workspace.session.resolve(workspace.root, entry)
         if isinstance(found, FileProblem) or not (found / "SKILL.md").is_file():
             raise ProbeError(f"{source}: [suites] distractors: {entry!r} is no skill folder inside the workspace "

@@ -3,10 +3,13 @@
 ``skill-eval.toml`` or ``[tool.skill-eval]`` (or the ``--config`` file), then the
 caller's layers (:func:`apply_layer`: the command line, or the editor's settings).
 
-The runner's ``[agents.NAME]`` tables (:mod:`skill_eval.evals.agents`) are only checked
-to be tables here: an agent edit changes no :class:`Config` (nor the lint cache keyed by
-it). Keys are spelled as in rules.md; an unknown key or a wrong type is a
-:class:`ConfigError` naming the file and the key.
+The runner's settings are read by the runner from the same file (:attr:`Config.source`):
+its ``[agents.NAME]`` tables (:mod:`skill_eval.evals.agents`) are only checked to be
+tables here, and the runner's keys of ``[suites]`` (``judge``, ``judge-timeout``,
+``distractors``: :mod:`skill_eval.evals.suites`) are accepted and not stored, so that
+editing them changes no :class:`Config` (nor the lint cache keyed by it). Keys are
+spelled as in rules.md; an unknown key or a wrong type is a :class:`ConfigError`
+naming the file and the key.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ class CalibrationRule(NamedTuple):
 class Config(NamedTuple):
     """Everything that changes what skill-eval reports or runs (an immutable
     named tuple; the lint cache is keyed by it). The runner's ``[agents.NAME]``
-    tables are not part of it (:mod:`skill_eval.evals.agents` reads them from :attr:`source`)."""
+    tables and ``[suites]`` judge, judge-timeout and distractors are not part of it
+    (:mod:`skill_eval.evals.agents` and :mod:`skill_eval.evals.suites` read them from :attr:`source`)."""
 
     select: tuple[str, ...] = ()
     """Codes or code prefixes to enable (empty: all rules)."""
@@ -98,13 +102,8 @@ class Config(NamedTuple):
     calibration_max_starts: int | None = None
     calibration_rule: CalibrationRule = CalibrationRule()
     """``[calibration]`` reps, caught-in-every-rep, max-starts-per-probe: the stop of ``skill-eval calibrate``."""
-    suite_judge: tuple[str, ...] = ()
-    """``[suites] judge``: the argv of the judge of skill-creator expectations (empty: none)."""
-    suite_judge_timeout: float = 60.0
     suite_globs: tuple[str, ...] = ()
     """``[suites] paths``: globs of more skill-creator suite files than discovery finds."""
-    suite_distractors: tuple[str, ...] = ()
-    """``[suites] distractors``: skill folders a trigger test installs beside the skill under test."""
     source: Path | None = None
     """The config file this came from, if any."""
 
@@ -225,9 +224,9 @@ _PLAIN_KEYS = {
 }
 """The keys that set the :class:`Config` field of their name, each with its reader (in the order checked)."""
 _KNOWN_KEYS = {*_PLAIN_KEYS, "frontmatter", "calibration", "agents", "suites"}
-_SUITE_FIELDS = {"judge": "suite_judge", "judge-timeout": "suite_judge_timeout", "paths": "suite_globs",
-                 "distractors": "suite_distractors"}
-"""The keys of ``[suites]``, each with the :class:`Config` field it sets (docs/format.md)."""
+SUITES_KEYS = frozenset({"paths", "judge", "judge-timeout", "distractors"})
+"""The keys of ``[suites]`` (docs/format.md): ``paths`` sets :attr:`Config.suite_globs`;
+the others are the runner's (:func:`skill_eval.evals.suites.suite_settings_from_mapping`)."""
 
 
 def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", path: Path | None = None) -> Config:
@@ -238,7 +237,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
 def _fields_set(data: Mapping[str, Any], below: Config, source: str) -> dict[str, Any]:
     """The :class:`Config` fields that the config-file keys ``data`` set, each with
     its value over the config ``below``: ``extend-exclude`` adds to its globs, and
-    the keys of ``[calibration]`` and ``[suites]`` replace only themselves."""
+    the keys of ``[calibration]`` replace only themselves."""
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         key = sorted(unknown)[0]
@@ -276,19 +275,9 @@ def _fields_set(data: Mapping[str, Any], below: Config, source: str) -> dict[str
     if "agents" in data and not isinstance(data["agents"], dict):
         raise config_error(source, "agents", "`[agents.NAME]` tables are expected")
     if "suites" in data:
-        table = _table(data["suites"], "suites", set(_SUITE_FIELDS), source)
-        if "judge" in table:
-            judge = string_list(table["judge"], source, "suites.judge")
-            if not judge or not all(judge):
-                raise config_error(source, "suites.judge", "`suites.judge` must be a non-empty argv (a list of strings, no shell)")
-            values["suite_judge"] = judge
-        for key in ("paths", "distractors"):
-            if key in table:
-                values[_SUITE_FIELDS[key]] = string_list(table[key], source, f"suites.{key}")
-        if "judge-timeout" in table:
-            if not is_timeout(table["judge-timeout"]):
-                raise config_error(source, "suites.judge-timeout", f"`suites.judge-timeout` {TIMEOUT_RULE}")
-            values["suite_judge_timeout"] = float(table["judge-timeout"])
+        table = _table(data["suites"], "suites", SUITES_KEYS, source)
+        if "paths" in table:
+            values["suite_globs"] = string_list(table["paths"], source, "suites.paths")
     return values
 
 
@@ -387,8 +376,9 @@ LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
 def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
     """``config`` with the layer ``settings`` (config-file keys) on top: each key replaces
     the value below it, but ``extend-select``, ``extend-ignore`` and ``extend-exclude`` add
-    to it (an empty ``select``, every rule, stays so), and the keys of ``[calibration]`` and
-    ``[suites]`` replace only themselves. Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
+    to it (an empty ``select``, every rule, stays so), and the keys of ``[calibration]``
+    replace only themselves (the runner's keys of ``[suites]``, accepted here, are layered by
+    :func:`skill_eval.evals.suites.load_suite_settings`). Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
     if not settings:
         return config
     extend = {key: _codes(settings[key], source, key) for key in LAYER_KEYS if key in settings}

@@ -2,18 +2,27 @@
 (defaults < config file < command line): ``--select``, ``--ignore`` replace
 the file's keys; ``--extend-select``, ``--extend-ignore`` add to them; the
 cache is keyed by the result (a run with an override never serves, nor is
-served, another run's findings)."""
+served, another run's findings). The runner's keys of ``[suites]`` are
+resolved in the same order by the runner and are no part of that key."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from skill_eval.evals.suites import SuiteSettings, load_suite_settings
+from skill_eval.linter.cache import CACHE_DIR
 from skill_eval.linter.cli import main
-from skill_eval.linter.config import resolve_config
+from skill_eval.linter.config import Config, ConfigError, apply_layer, resolve_config
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EVERY_CODE = {"SE101", "SE104", "SE107", "SE201", "SE301"}
@@ -89,15 +98,112 @@ def test_the_order_is_defaults_then_file_then_layers(tmp_path: Path) -> None:
 
 
 def test_a_layer_sets_the_suites_keys_it_names(tmp_path: Path) -> None:
-    """A layer's ``[suites]`` keys set the fields docs/format.md gives them (``judge``,
-    ``judge-timeout``, ``paths``, ``distractors``) and leave the file's other ``[suites]`` keys."""
+    """A layer's ``[suites]`` keys set what docs/format.md gives them and leave the file's
+    other ``[suites]`` keys: ``paths`` in the linter's config, ``judge``, ``judge-timeout``
+    and ``distractors`` in the runner's settings, resolved in the same order."""
     (tmp_path / "skill-eval.toml").write_text('[suites]\njudge = ["python3", "judge.py"]\npaths = ["qa/*.json"]\n')
-    config = resolve_config(tmp_path, None, [
-        ("editor", {"suites": {"judge-timeout": 5, "distractors": ["skills/other"]}}),
-        ("command line", {"suites": {"paths": ["more/*.csv"]}}),
-    ])
-    assert config.suite_judge == ("python3", "judge.py")
-    assert config.suite_judge_timeout == 5.0
+    layers = [("editor", {"suites": {"judge-timeout": 5, "distractors": ["skills/other"]}}),
+              ("command line", {"suites": {"paths": ["more/*.csv"]}})]
+    config = resolve_config(tmp_path, None, layers)
     assert config.suite_globs == ("more/*.csv",)
-    assert config.suite_distractors == ("skills/other",)
-    assert resolve_config(tmp_path, None, [("editor", {"suites": {"judge": ["j"]}})]).suite_judge == ("j",)
+    assert load_suite_settings(config, tmp_path, layers) == SuiteSettings(
+        judge=("python3", "judge.py"), judge_timeout=5.0, distractors=("skills/other",))
+    assert load_suite_settings(config, tmp_path, [("editor", {"suites": {"judge": ["j"]}})]).judge == ("j",)
+    assert load_suite_settings(resolve_config(tmp_path), tmp_path) == SuiteSettings(judge=("python3", "judge.py"))
+    assert load_suite_settings(resolve_config(tmp_path / "nowhere-else")) == SuiteSettings()  # the defaults
+
+
+RUNNER_SUITES = '[suites]\njudge = ["python3", "judge.py"]\njudge-timeout = 30\ndistractors = ["skills/other"]\n'
+
+
+def test_the_linter_accepts_the_runners_suites_keys_and_keeps_none(tmp_path: Path) -> None:
+    """``[suites]`` judge, judge-timeout and distractors are no unknown keys to the
+    linter, and its config (the lint cache's key) is the one without them."""
+    (tmp_path / "skill-eval.toml").write_text(RUNNER_SUITES)
+    assert resolve_config(tmp_path)._replace(source=None) == Config()
+    assert apply_layer(Config(), {"suites": {"judge": ["j"], "judge-timeout": 1}}, "editor") == Config()
+    (tmp_path / "skill-eval.toml").write_text('[suites]\njudges = ["j"]\n')
+    with pytest.raises(ConfigError, match=r"skill-eval\.toml: unknown key `suites\.judges` \(did you mean 'judge'\?\)"):
+        resolve_config(tmp_path)
+
+
+@pytest.mark.parametrize("table, message", [
+    ("judge = []", "`suites.judge` must be a non-empty argv (a list of strings, no shell)"),
+    ('judge = ["python3", ""]', "`suites.judge` must be a non-empty argv (a list of strings, no shell)"),
+    ('judge = "judge.py"', "`suites.judge` must be a list of strings"),
+    ("judge-timeout = 0", "`suites.judge-timeout` must be a positive number of seconds"),
+    ("judge-timeout = true", "`suites.judge-timeout` must be a positive number of seconds"),
+    ("judge-timeout = 1e9", "`suites.judge-timeout` must be a positive number of seconds"),
+    ('distractors = "skills/other"', "`suites.distractors` must be a list of strings"),
+])
+def test_the_runner_names_the_file_and_key_of_a_wrong_suites_value(tmp_path: Path, table: str, message: str) -> None:
+    config_file = tmp_path / "skill-eval.toml"
+    config_file.write_text(f"[suites]\n{table}\n")
+    config = resolve_config(tmp_path)  # the linter's part of the file is fine
+    with pytest.raises(ConfigError) as raised:
+        load_suite_settings(config, tmp_path)
+    assert str(raised.value).startswith(f"{config_file}: {message}")
+    with pytest.raises(ConfigError) as raised:
+        load_suite_settings(Config(), tmp_path, [("editor", {"suites": tomllib.loads(table)})])
+    assert str(raised.value).startswith(f"editor: {message}")
+
+
+class RuleRuns:
+    """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
+    none when every unit is served from the cache."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from skill_eval.linter import engine
+
+        self.count = 0
+        original = engine._run
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(engine, "_run", counted)
+
+
+def _cache_files(root: Path) -> dict[str, bytes]:
+    folder = root / CACHE_DIR
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+def test_a_runner_suites_edit_leaves_the_lint_cache_warm(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Editing the runner's ``[suites]`` keys (judge, judge-timeout, distractors) runs no
+    rule on a warm cache and leaves its files as they were, and the runner reads the edit;
+    editing ``[suites] paths`` (which decides what is linted) starts a new cache. The
+    findings are a lint's without the cache each time."""
+    from skill_eval.linter import session as session_module
+    from skill_eval.linter.engine import lint_paths
+
+    monkeypatch.setattr(session_module, "RACY_SECONDS", 0)  # the copied files are all fresh
+    config_file = workspace / "skill-eval.toml"
+    config_file.write_text(config_file.read_text() + "\n" + RUNNER_SUITES)
+    runs = RuleRuns(monkeypatch)
+    lint_paths([workspace], cache=True)
+    assert runs.count > 0
+    lint_paths([workspace], cache=True)
+    warm = _cache_files(workspace)
+    assert warm
+    config_file.write_text(config_file.read_text().replace('"judge.py"', '"other-judge.py"')
+                           .replace("judge-timeout = 30", "judge-timeout = 90")
+                           .replace('["skills/other"]', '["skills/other", "skills/third"]'))
+    assert load_suite_settings(resolve_config(workspace), workspace) == SuiteSettings(
+        judge=("python3", "other-judge.py"), judge_timeout=90.0, distractors=("skills/other", "skills/third"))
+    runs.count = 0
+    after_runner_edit = lint_paths([workspace], cache=True).diagnostics
+    assert runs.count == 0, "the runner's settings are no part of the lint cache's key"
+    assert _cache_files(workspace) == warm
+    runs.count = 0
+    uncached = lint_paths([workspace]).diagnostics
+    assert runs.count > 0  # the lint without the cache ran them: the counter counts
+    assert after_runner_edit == uncached
+
+    config_file.write_text(config_file.read_text().replace("[suites]\n", '[suites]\npaths = ["qa/*.json"]\n'))
+    runs.count = 0
+    after_paths_edit = lint_paths([workspace], cache=True).diagnostics
+    assert runs.count > 0
+    assert set(_cache_files(workspace)) - set(warm)  # a new cache, keyed by the new config
+    assert after_paths_edit == lint_paths([workspace]).diagnostics
