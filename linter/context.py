@@ -8,7 +8,7 @@ read through the session's reader and parsed once however many probes use it.
 
 from __future__ import annotations
 
-from ._cached import cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
