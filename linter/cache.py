@@ -211,18 +211,28 @@ class Cache:
             return None
         if unit[0] == "probe" and result.diagnostics is None:
             return None
+        refreshed = self._refresh(dependencies)
+        if refreshed is None:
+            return None
+        if refreshed and self._append(key, (stored, msgspec.Raw(CODEC.encode(dependencies)))):
+            self._changed = True
+        self._used.add(key)
+        return result
+
+    def _refresh(self, dependencies: Dependencies) -> bool | None:
+        """Whether every query of ``dependencies`` answers now what it
+        answered then: ``None`` when one does not, else whether a file found
+        rewritten with the same content got its new settled ``stat``
+        signature in ``dependencies`` (to be trusted next time)."""
         refreshed = False
         for (query, answer), signature in dependencies.items():
             now, now_signature = self._answer_now(query, answer, signature)
             if now != answer:
                 return None
             if now_signature is not None and now_signature != signature:
-                dependencies[(query, answer)] = now_signature  # trust its stat next time
+                dependencies[(query, answer)] = now_signature
                 refreshed = True
-        if refreshed and self._append(key, (stored, msgspec.Raw(CODEC.encode(dependencies)))):
-            self._changed = True
-        self._used.add(key)
-        return result
+        return refreshed
 
     def _answer_now(self, query: tuple, answer: Hashable, signature: Signature | None) -> tuple[Hashable, Signature | None]:
         """What ``query`` answers now, with the settled ``stat`` signature of
@@ -276,21 +286,9 @@ class Cache:
             return None
         if record.targets != targets:
             return None
-        session = self.session
-        refreshed = False
-        for (query, answer), signature in record.queries.items():
-            if query[0] != "content":
-                if session.answer(query) != answer:
-                    return None
-                continue
-            if signature is not None and session.unchanged_since(query[1], signature):
-                continue
-            now, new_signature = session.content_answer(query[1], query[2])
-            if now != answer:
-                return None
-            if new_signature is not None and new_signature != signature:
-                record.queries[(query, answer)] = new_signature
-                refreshed = True
+        refreshed = self._refresh(record.queries)
+        if refreshed is None:
+            return None
         if refreshed:
             _write_file(self._folder_fd, self.run_file_name, CODEC.encode(record))
         return record.diagnostics, set(record.checked)

@@ -8,7 +8,7 @@ read through the session's reader and parsed once however many probes use it.
 
 from __future__ import annotations
 
-from ._cached import cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -88,14 +88,10 @@ class ProbeContext:
         """Where probe.json's keys and values are: its syntax tree, parsed when a
         rule first asks for a span and shared by every span asked of this context
         (``None`` if probe.json cannot be read). The tree takes ~8 KB for a
-        450-byte probe and the session keeps its contexts: :meth:`release_positions`
+        450-byte probe and the session keeps its contexts: :meth:`release_unit`
         lets it go once the probe's unit is linted."""
         probe = self.probe
         return probe.positions() if probe is not None else None
-
-    def release_positions(self) -> None:
-        """Drop :attr:`positions` (a later span parses probe.json again)."""
-        self.__dict__.pop("positions", None)
 
     @cached_property
     def unit_memo(self) -> dict[str, Any]:

@@ -12,12 +12,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
-
-from ._cached import cached_property
 
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it import MarkdownIt

@@ -14,10 +14,10 @@ import errno
 import os
 import time
 from collections.abc import Callable, Hashable, Iterable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._cached import cached_property
 from .config import Config
 from .reader import FileTooLarge, NotRegularFile, OutsideRoot, Reader, is_below
 from .textfile import Span, TextDocument, UnreadableFile

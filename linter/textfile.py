@@ -8,12 +8,11 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, TypeVar
 
 import msgspec
-
-from ._cached import cached_property
 
 Derived = TypeVar("Derived")
 
