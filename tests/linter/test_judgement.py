@@ -367,3 +367,48 @@ def test_a_stance_put_as_a_request_is_a_quiz_not_a_signpost(tmp_path: Path, sent
     assert len(errors) == (1 if quiz else 0), errors
     if quiz:
         assert "stance" in errors[0].message
+
+
+INGEST = """# Nightly ingest
+
+```text
+[02:51] parse      182,004 rows ok
+[02:52] validate   schema v7: 0 rules loaded
+[02:52] validate   0 violations
+[03:12] load       182,004 rows into warehouse.orders
+```
+
+| stage | rows | result |
+|---|---|---|
+| fetch | 182,004 | ok |
+| validate | 182,004 | ok |
+| load | 182,004 | ok |
+"""
+
+
+@pytest.mark.parametrize("phrase, kind", [
+    # the row and the defect's log line both name the validate stage: the row's
+    # higher score comes only from its column header ("result")
+    ("I would not take the validate result at face value.", "defect"),
+    # "load" ties "loaded" only by its stem, and the load log line holds it too
+    ("the load result", "other"),
+    # the row holds words the defect's line does not
+    ("the validate stage's 182,004 rows", "other"),
+])
+def test_a_tie_between_a_part_and_the_defects_part_goes_to_the_defect_only_on_the_same_words(phrase: str, kind: str) -> None:
+    from skill_eval.linter.rules.artifact._judgement import Anchor, resolve, structure_of
+
+    relation = resolve(phrase, structure_of(INGEST), (Anchor("D1", "0 rules loaded", 5, 5),))
+    assert relation.kind == kind, relation
+
+
+@pytest.mark.parametrize("sentence, asks", [
+    ("Your job is to figure out where this closeout falls short.", True),
+    ("Your task here is to find the criterion that is not proven.", True),
+    ("Your job is to review the diff before Friday.", False),
+    ("The job is to figure out the cost of the rerun.", False),
+])
+def test_a_task_given_as_the_readers_job_asks_the_reader(sentence: str, asks: bool) -> None:
+    from skill_eval.linter.rules.artifact._judgement import asks_the_reader
+
+    assert asks_the_reader(sentence) is asks

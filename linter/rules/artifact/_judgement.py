@@ -693,6 +693,7 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
     best = max((score for score, _ in scores.values()), default=0.0)
     if best >= 0.3 and naming:
         top = [index for index, (score, _) in scores.items() if score >= best - 1e-9]
+        top += _tied_defect_parts(phrase, structure, scores, top, defect_parts)
         noun_phrase_stems = [{stem(w) for w in words} - containers for words in noun_phrases(phrase)]
         for index in top:
             score, shared = scores[index]
@@ -741,6 +742,30 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
         return Relation("whole", anchors[0], "points at the artifact as a whole, which holds "
                         + ", ".join(a.defect_id for a in anchors))
     return Relation("none", None, "names no part of the artifact that holds a defect")
+
+
+def _tied_defect_parts(phrase: str, structure: Structure, scores: dict[int, tuple[float, set[str]]], top: list[int],
+                       defect_parts: dict[int, Anchor]) -> list[int]:
+    """The defect's parts that tie with the best-scored parts ``top`` on the
+    evidence itself: they hold every word the best parts share with
+    ``phrase``, in the same form ("I would not take the *validate* result
+    at face value": the table row ``validate | 182,004 | ok`` and the log
+    line ``validate schema v7: 0 rules loaded`` both name the validate
+    stage; the row scores higher only by its column's header, *result*).
+    Such a part is among the best: the phrase names what the defect's part
+    names. A part that shares a word only by its stem ("the *load* result"
+    and "0 rules *loaded*") or misses one of the best parts' words ("the
+    validate stage's 182,004 rows") does not tie."""
+    matched = set().union(*(scores[index][1] for index in top))
+    said = {word for word in words_of(phrase) if stem(word) in matched}
+    tied = []
+    for index in defect_parts:
+        if index in top or index not in scores or not scores[index][1] >= matched:
+            continue
+        held = set(words_of(structure.parts[index].text))
+        if all(any(stem(word) == shared for word in said & held) for shared in matched):
+            tied.append(index)
+    return tied
 
 
 _RELATIVE = re.compile(
@@ -1014,7 +1039,8 @@ _FAULT_TARGET = _lazy(
 """What a quiz asks the reader to find: a fault, or what falls short."""
 
 _TASK = _lazy(
-    r"(?:^[\s>*#|_-]*|[.!?]\s+|[,;:]\s*|\b(?:and|then|after|before)\s+)(?:please\s+)?(?:tell|find|identify|point out|figure out|work out|"
+    r"(?:^[\s>*#|_-]*|[.!?]\s+|[,;:]\s*|\b(?:and|then|after|before)\s+|\byour (?:job|task|brief|assignment)(?: here)? is to\s+)"
+    r"(?:please\s+)?(?:tell|find|identify|point out|figure out|work out|"
     r"working out|name|naming|pick out|flag|list|decide|spot|locate|determine|explain|explaining|call out|come up with|"
     r"single out|say|mention|mentioning|note down|write up|have a go at|try to|see if you can)\b"
     r"|(?:^[\s>*#|_-]*|[.!?]\s+)(?:please\s+)?(?:write|draft|prepare|put together|leave|give|send|produce|compile)\b"
@@ -1023,7 +1049,8 @@ _TASK = _lazy(
 )
 """A task given to the reader anywhere in a sentence: a verb of finding or
 telling at a clause's start ("Walk through the config and *call out*
-...", "Draft the sign-off after *working out* ..."), or a piece of work to
+...", "Draft the sign-off after *working out* ...", "Your job is to *figure
+out* ..."), or a piece of work to
 write whose content is a selection ("Write up *which* action items ...",
 "Leave a review *that names* the setting ...")."""
 
