@@ -36,7 +36,10 @@ class QuizFraming(Rule):
     ("Get to the bottom of why the metrics criterion was signed off",
     "Track down the criterion whose evidence was never gathered", "What is
     the metrics row not telling us?"), unless it names a part of the
-    artifact that holds no defect; a work request with the same verbs
+    artifact that holds no defect and its words point at a flaw only
+    weakly (a request that scores well above the threshold, "Work out what
+    the 98.7% is actually measuring", says by itself that there is a flaw
+    to find); a work request with the same verbs
     ("Work out the export schedule for the next release", "Track down the
     export retries runbook and link it here") is not. A fault that is closed or conditional
     ("the bug was fixed in 2.4", "if a value is incorrect, the importer
