@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _cache_watch import RuleRuns, cache_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -215,27 +216,8 @@ def test_another_config_is_another_cache(tmp_path: Path, lookups: Lookups, settl
     assert lookups.hits == 0
 
 
-def _cache_files(root: Path) -> dict[str, bytes]:
-    """Every file of the workspace's cache folder, by name, with its bytes."""
-    folder = root / CACHE_DIR
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
 
 
-class RuleRuns:
-    """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
-    none when every unit is served from the cache."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from skill_eval.linter import engine
-
-        self.count = 0
-        original = engine._run
-
-        def counted(*args, **kwargs):
-            self.count += 1
-            return original(*args, **kwargs)
-
-        monkeypatch.setattr(engine, "_run", counted)
 
 
 def test_an_agent_edit_leaves_the_cache_warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -251,7 +233,7 @@ def test_an_agent_edit_leaves_the_cache_warm(tmp_path: Path, monkeypatch: pytest
     lint_paths([root], cache=True)
     assert runs.count > 0
     lint_paths([root], cache=True)
-    warm = _cache_files(root)
+    warm = cache_files(root)
     text = config.read_text()
     assert "timeout = 30" in text
     config.write_text(text.replace("timeout = 30", "timeout = 45")
@@ -259,7 +241,7 @@ def test_an_agent_edit_leaves_the_cache_warm(tmp_path: Path, monkeypatch: pytest
     runs.count = 0
     after_agent_edit = lint_paths([root], cache=True).diagnostics
     assert runs.count == 0
-    assert _cache_files(root) == warm
+    assert cache_files(root) == warm
     runs.count = 0
     assert full(after_agent_edit) == full(lint_paths([root]).diagnostics)
     assert runs.count > 0  # the lint without the cache ran them: the counter counts
@@ -268,7 +250,7 @@ def test_an_agent_edit_leaves_the_cache_warm(tmp_path: Path, monkeypatch: pytest
     runs.count = 0
     after_lint_edit = lint_paths([root], cache=True).diagnostics
     assert runs.count > 0
-    assert set(_cache_files(root)) - set(warm)  # a new cache, keyed by the new config
+    assert set(cache_files(root)) - set(warm)  # a new cache, keyed by the new config
     assert full(after_lint_edit) == full(lint_paths([root]).diagnostics)
     assert any(d.code == "SE303" for d in after_lint_edit) and not any(d.code == "SE303" for d in after_agent_edit)
 

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cache_watch import RuleRuns, cache_files
 
 from skill_eval.evals.suites import SuiteSettings, load_suite_settings
-from skill_eval.linter.cache import CACHE_DIR
 from skill_eval.linter.cli import main
 from skill_eval.linter.config import Config, ConfigError, apply_layer, resolve_config
 
@@ -148,26 +148,8 @@ def test_the_runner_names_the_file_and_key_of_a_wrong_suites_value(tmp_path: Pat
     assert str(raised.value).startswith(f"editor: {message}")
 
 
-class RuleRuns:
-    """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
-    none when every unit is served from the cache."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from skill_eval.linter import engine
-
-        self.count = 0
-        original = engine._run
-
-        def counted(*args, **kwargs):
-            self.count += 1
-            return original(*args, **kwargs)
-
-        monkeypatch.setattr(engine, "_run", counted)
 
 
-def _cache_files(root: Path) -> dict[str, bytes]:
-    folder = root / CACHE_DIR
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
 
 
 def test_a_runner_suites_edit_leaves_the_lint_cache_warm(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,7 +167,7 @@ def test_a_runner_suites_edit_leaves_the_lint_cache_warm(workspace: Path, monkey
     lint_paths([workspace], cache=True)
     assert runs.count > 0
     lint_paths([workspace], cache=True)
-    warm = _cache_files(workspace)
+    warm = cache_files(workspace)
     assert warm
     config_file.write_text(config_file.read_text().replace('"judge.py"', '"other-judge.py"')
                            .replace("judge-timeout = 30", "judge-timeout = 90")
@@ -195,7 +177,7 @@ def test_a_runner_suites_edit_leaves_the_lint_cache_warm(workspace: Path, monkey
     runs.count = 0
     after_runner_edit = lint_paths([workspace], cache=True).diagnostics
     assert runs.count == 0, "the runner's settings are no part of the lint cache's key"
-    assert _cache_files(workspace) == warm
+    assert cache_files(workspace) == warm
     runs.count = 0
     uncached = lint_paths([workspace]).diagnostics
     assert runs.count > 0  # the lint without the cache ran them: the counter counts
@@ -205,5 +187,5 @@ def test_a_runner_suites_edit_leaves_the_lint_cache_warm(workspace: Path, monkey
     runs.count = 0
     after_paths_edit = lint_paths([workspace], cache=True).diagnostics
     assert runs.count > 0
-    assert set(_cache_files(workspace)) - set(warm)  # a new cache, keyed by the new config
+    assert set(cache_files(workspace)) - set(warm)  # a new cache, keyed by the new config
     assert after_paths_edit == lint_paths([workspace]).diagnostics

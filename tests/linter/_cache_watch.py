@@ -1,0 +1,33 @@
+"""Watching the lint cache from a test: which rules the engine runs, and
+the cache folder's files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skill_eval.linter.cache import CACHE_DIR
+
+
+def cache_files(root: Path) -> dict[str, bytes]:
+    """Every file of the workspace's cache folder, by name, with its bytes."""
+    folder = root / CACHE_DIR
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+class RuleRuns:
+    """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
+    none when every unit is served from the cache."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from skill_eval.linter import engine
+
+        self.count = 0
+        original = engine._run
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(engine, "_run", counted)
