@@ -100,42 +100,35 @@ def walk_folders(
             top_fd = os.open(top, _DIR_FLAGS & ~os.O_NOFOLLOW)
     except (OSError, ValueError):
         return
-    # A frame per folder listed: its path, its descriptor, its sub-folders still to visit (reversed).
-    frames: list[tuple[str, int | None, list[str]]] = []
-    folder, fd = top, top_fd
+    yield from _walk_from(top, top_fd, skipped, pruned, links, exclude)
+
+
+def _walk_from(
+    folder: str, fd: int | None, skipped: frozenset[str], pruned: list[str] | None, links: list[str] | None,
+    exclude: Callable[[str], bool] | None,
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """:func:`walk_folders` of ``folder``, open as ``fd`` (closed here once
+    its sub-folders are walked), each sub-folder opened relative to it."""
     try:
-        while True:
-            listing = list_folder(folder, links, fd)
-            subfolders: list[str] = []
-            if listing is not None and "pyvenv.cfg" not in listing[0]:  # not a virtual environment
-                files, subfolders = listing
-                if subfolders:  # most folders of a workspace (a probe's) have none
-                    if pruned is not None:
-                        pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
-                    subfolders[:] = sorted(name for name in subfolders if name not in skipped)
-                    if exclude is not None:
-                        subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
-                yield folder, files, subfolders
-            if subfolders:
-                frames.append((folder, fd, subfolders[::-1]))
-            else:  # done with this folder
-                _close(fd)
-            while True:
-                while frames and not frames[-1][2]:
-                    _close(frames.pop()[1])
-                if not frames:
-                    return
-                parent, parent_fd, remaining = frames[-1]
-                name = remaining.pop()
-                folder = os.path.join(parent, name)
-                try:
-                    fd = None if parent_fd is None else os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-                except (OSError, ValueError):
-                    continue  # no folder now, or one swapped for a link: not entered
-                break
+        listing = list_folder(folder, links, fd)
+        if listing is None or "pyvenv.cfg" in listing[0]:  # not listed, or a virtual environment
+            return
+        files, subfolders = listing
+        if subfolders:  # most folders of a workspace (a probe's) have none
+            if pruned is not None:
+                pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+            subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+            if exclude is not None:
+                subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
+        yield folder, files, subfolders
+        for name in subfolders:  # as the caller left them
+            try:
+                child = None if fd is None else os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except (OSError, ValueError):
+                continue  # no folder now, or one swapped for a link: not entered
+            yield from _walk_from(os.path.join(folder, name), child, skipped, pruned, links, exclude)
     finally:
-        for _folder, frame_fd, _remaining in frames:
-            _close(frame_fd)
+        _close(fd)
 
 
 class NotRegularFile(OSError):
