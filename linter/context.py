@@ -144,7 +144,7 @@ class ProbeContext:
             return FileProblem(self.folder / walk_name, "missing",
                                f"no {walk_name} found in this probe's folder or above it (up to the workspace root)",
                                f"add a {walk_name} or set `{key}` in probe.json")
-        return self.session.resolve_found(found)
+        return self.session.resolve(found.parent, found.name)
 
     @cached_property
     def artifact_ref(self) -> Path | FileProblem | None:

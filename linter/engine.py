@@ -160,28 +160,23 @@ def lint_paths(
     result = LintResult()
     for root, targets in sorted(by_root.items()):
         root_config = configs[root]
-        walked = whole.get(root)
         ordered = _ordered(targets)
-        if walked is not None:
-            only_walked = (targets.probes, targets.skills, targets.output_specs) == (walked.probes, walked.skills, walked.output_specs)
-            session = LintSession(root, root_config, reader, ordered[0], targets.skills | targets.output_specs,
-                                  pruned_folders=walked.pruned, walked_links=walked.links if only_walked else None,
-                                  observe=cache)
-        elif Plan(root_config).workspace_rules:
+        walked = whole.get(root)
+        if walked is None and Plan(root_config).workspace_rules:
             # The workspace-wide rules compare the targets with every probe (a
             # pre-commit run on a few files): walk the workspace once, so that
-            # the session knows its folders, links and runs folders. A target
-            # the walk did not list (in an excluded folder) finds its SKILL.md
-            # by looking.
+            # the session knows its probes, folders, links and runs folders.
             walked = _discover(root, root, reader, root_config)
+        if walked is None:
+            session = LintSession(root, root_config, reader, observe=cache)
+        else:  # a target the walk did not list (named in an excluded folder) finds its SKILL.md by
+            # looking (no walk's table nor links spare its stat calls) and is compared with every probe
             inside = (targets.probes <= walked.probes and targets.skills <= walked.skills
                       and targets.output_specs <= walked.output_specs)
-            session = LintSession(root, root_config, reader, sorted_paths(walked.probes),
-                                  walked.skills | walked.output_specs if inside else None,
+            probes = ordered[0] if targets.probes == walked.probes else sorted_paths(walked.probes | targets.probes)
+            session = LintSession(root, root_config, reader, probes, walked.skills | walked.output_specs if inside else None,
                                   pruned_folders=walked.pruned, walked_links=walked.links if inside else None,
                                   observe=cache)
-        else:
-            session = LintSession(root, root_config, reader, observe=cache)
         result.sessions.append(session)
         store = Cache.open(session) if cache else None
         # A lint of the whole workspace, walked: entries it did not use are of

@@ -100,42 +100,35 @@ def walk_folders(
             top_fd = os.open(top, _DIR_FLAGS & ~os.O_NOFOLLOW)
     except (OSError, ValueError):
         return
-    # A frame per folder listed: its path, its descriptor, its sub-folders still to visit (reversed).
-    frames: list[tuple[str, int | None, list[str]]] = []
-    folder, fd = top, top_fd
+    yield from _walk_from(top, top_fd, skipped, pruned, links, exclude)
+
+
+def _walk_from(
+    folder: str, fd: int | None, skipped: frozenset[str], pruned: list[str] | None, links: list[str] | None,
+    exclude: Callable[[str], bool] | None,
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """:func:`walk_folders` of ``folder``, open as ``fd`` (closed here once
+    its sub-folders are walked), each sub-folder opened relative to it."""
     try:
-        while True:
-            listing = list_folder(folder, links, fd)
-            subfolders: list[str] = []
-            if listing is not None and "pyvenv.cfg" not in listing[0]:  # not a virtual environment
-                files, subfolders = listing
-                if subfolders:  # most folders of a workspace (a probe's) have none
-                    if pruned is not None:
-                        pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
-                    subfolders[:] = sorted(name for name in subfolders if name not in skipped)
-                    if exclude is not None:
-                        subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
-                yield folder, files, subfolders
-            if subfolders:
-                frames.append((folder, fd, subfolders[::-1]))
-            else:  # done with this folder
-                _close(fd)
-            while True:
-                while frames and not frames[-1][2]:
-                    _close(frames.pop()[1])
-                if not frames:
-                    return
-                parent, parent_fd, remaining = frames[-1]
-                name = remaining.pop()
-                folder = os.path.join(parent, name)
-                try:
-                    fd = None if parent_fd is None else os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-                except (OSError, ValueError):
-                    continue  # no folder now, or one swapped for a link: not entered
-                break
+        listing = list_folder(folder, links, fd)
+        if listing is None or "pyvenv.cfg" in listing[0]:  # not listed, or a virtual environment
+            return
+        files, subfolders = listing
+        if subfolders:  # most folders of a workspace (a probe's) have none
+            if pruned is not None:
+                pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+            subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+            if exclude is not None:
+                subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
+        yield folder, files, subfolders
+        for name in subfolders:  # as the caller left them
+            try:
+                child = None if fd is None else os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except (OSError, ValueError):
+                continue  # no folder now, or one swapped for a link: not entered
+            yield from _walk_from(os.path.join(folder, name), child, skipped, pruned, links, exclude)
     finally:
-        for _folder, frame_fd, _remaining in frames:
-            _close(frame_fd)
+        _close(fd)
 
 
 class NotRegularFile(OSError):
@@ -224,9 +217,6 @@ _LINK_ERRORS = frozenset({errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", e
 """What opening a link with ``O_NOFOLLOW`` fails with (Linux: ``ELOOP`` for a
 file, ``ENOTDIR`` with ``O_DIRECTORY``; FreeBSD: ``EMLINK``; NetBSD ``EFTYPE``)."""
 
-MAX_LINKS = 40
-"""Links followed in one path before it counts as a loop (Linux's limit)."""
-
 FOLDERS_KEPT = 64
 """Folder descriptors a :class:`SealedRoot` keeps between reads (the folders of the last files read)."""
 
@@ -236,10 +226,9 @@ class SealedRoot:
 
     Every path is opened relative to a descriptor of the root, one component
     at a time with ``O_NOFOLLOW``, so a file or folder swapped for a link
-    meanwhile cannot lead the open outside. A link met on the way is read
-    (``readlink``) and its target walked in turn; a target that leaves the
-    root's descriptor is resolved as text and walked from the root again if
-    inside it, else :class:`OutsideRoot`. The descriptors of the last folders
+    meanwhile cannot lead the open outside. A path on which a link is met is
+    resolved as text (``realpath``) and its real path opened so from the root,
+    if inside it, else :class:`OutsideRoot`. The descriptors of the last folders
     read from are kept (:data:`FOLDERS_KEPT`) while their path still names
     them (device and inode). A forked child starts its own."""
 
@@ -283,7 +272,7 @@ class SealedRoot:
     def open(self, path: str, flags: int = _FILE_FLAGS) -> int:
         """A new descriptor of ``path`` (absolute and normal), opened with
         ``flags`` (holding ``O_NOFOLLOW``) below the root only, else
-        :class:`OutsideRoot`; ``ELOOP`` after :data:`MAX_LINKS` links."""
+        :class:`OutsideRoot`; ``ELOOP`` for a link loop."""
         with self._lock:
             relative = self._relative(path)
             if relative is None:
@@ -299,7 +288,7 @@ class SealedRoot:
             except OSError as error:
                 if error.errno not in _LINK_ERRORS or not _is_link(name, parent):
                     raise
-            return self._walk(relative.split("/"), flags, path)
+            return self._resolved(relative, flags, path)
 
     def _relative(self, path: str) -> str | None:
         """``path`` relative to the root ('/'-separated; empty for the root
@@ -337,8 +326,8 @@ class SealedRoot:
                 except OSError as error:
                     if error.errno not in _LINK_ERRORS:
                         raise
-            if opened is None:  # a link (or '..'): walked from the root, links resolved
-                opened = self._walk(path.split("/"), _DIR_FLAGS, path)
+            if opened is None:  # a link (or '..'): opened by its real path
+                opened = self._resolved(path, _DIR_FLAGS, path)
             status = os.fstat(opened)
             self._folders[path] = (opened, status.st_dev, status.st_ino)
             if len(self._folders) > FOLDERS_KEPT:  # the oldest: never the one just opened, used next
@@ -358,66 +347,35 @@ class SealedRoot:
         _close(kept[0])
         return None
 
-    def _walk(self, parts: list[str], flags: int, shown: str) -> int:
-        """Open ``parts`` (below the root) component by component, the last
-        with ``flags``, every other one as a folder, following links as the
-        class says; a new descriptor."""
-        pending = list(reversed(parts))
-        stack: list[int] = []  # descriptors of the folders walked into below the root
+    def _resolved(self, relative: str, flags: int, shown: str) -> int:
+        """Open ``relative`` (below the root), on which a link was met: its
+        real path, resolved as text, below the root's real path (else
+        :class:`OutsideRoot`), opened from the root's descriptor one component
+        at a time with ``O_NOFOLLOW``, the last with ``flags``, every other one
+        as a folder. A component that is a link by then (a loop, or a link
+        swapped in since) fails with ``ELOOP``; a new descriptor."""
         root_fd = self._root_descriptor()
-        links = 0
-        try:
-            while pending:
-                name = pending.pop()
-                if name in ("", "."):
-                    continue
-                here = stack[-1] if stack else root_fd
-                if name == "..":
-                    if stack:
-                        _close(stack.pop())
-                    else:
-                        pending[:] = self._escape(os.path.join(os.path.dirname(self._real_root), *reversed(pending)),
-                                                  shown)
-                        links += 1
-                    continue
-                last = not pending
-                try:
-                    fd = os.open(name, flags if last else _DIR_FLAGS, dir_fd=here)
-                except OSError as error:
-                    if error.errno not in _LINK_ERRORS:
-                        raise
-                    try:
-                        target = os.readlink(name, dir_fd=here)
-                    except OSError:
-                        raise error from None
-                    links += 1
-                    if links > MAX_LINKS:
-                        raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown) from None
-                    if os.path.isabs(target):
-                        pending[:] = self._escape(os.path.join(target, *reversed(pending)), shown)
-                        while stack:
-                            _close(stack.pop())
-                    else:
-                        pending.extend(reversed(target.split(os.sep)))
-                    continue
-                if last:
-                    return fd
-                stack.append(fd)
-            # every part was '.', '..' or a link that led back to a folder: the last folder is the answer
-            if flags & getattr(os, "O_DIRECTORY", 0):
-                return os.dup(stack[-1] if stack else root_fd)
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
-        finally:
-            for fd in stack:
-                _close(fd)
-
-    def _escape(self, text: str, shown: str) -> list[str]:
-        """The parts (reversed) to walk from the root once a link or ``..`` leaves
-        its descriptor: ``text`` (absolute) resolved as text; or :class:`OutsideRoot`."""
-        real = os.path.realpath(text)
+        real = os.path.realpath(os.path.join(self.root, relative))
         if not is_below(real, self._real_root):
             raise OutsideRoot(errno.EXDEV, "outside the workspace root", shown)
-        return list(reversed(real[len(self._real_root):].lstrip(os.sep).split(os.sep)))
+        parts = [part for part in real[len(self._real_root):].split(os.sep) if part]
+        if not parts and not flags & os.O_DIRECTORY:
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+        fd = os.dup(root_fd)
+        try:
+            for index, name in enumerate(parts):
+                try:
+                    opened = os.open(name, flags if index == len(parts) - 1 else _DIR_FLAGS, dir_fd=fd)
+                except OSError as error:
+                    if error.errno in _LINK_ERRORS and _is_link(name, fd):
+                        raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown) from None
+                    raise
+                os.close(fd)
+                fd = opened
+        except BaseException:
+            _close(fd)
+            raise
+        return fd
 
 
 def _close(fd: int | None) -> None:

@@ -19,7 +19,6 @@ import msgspec
 
 from .reader import TOOL_FOLDERS
 
-STATUSES = ("ok", "error", "timeout", "interrupted")
 ARMS = ("control", "treatment")
 
 _NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
@@ -395,11 +394,6 @@ class ArmSample(msgspec.Struct):
     timeouts: int = 0
     interrupted: int = 0
     unreadable: int = 0
-
-    @property
-    def failed(self) -> int:
-        """The failed starts: errors, timeouts and interruptions."""
-        return self.errors + self.timeouts + self.interrupted
 
     @property
     def rate(self) -> float | None:

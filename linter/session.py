@@ -175,7 +175,6 @@ class LintSession:
         self._output_specs: dict[Path, OutputSpecContext] = {}
         self._nearest: dict[tuple[str, str], Path | None] = {}
         self._resolved: dict[tuple[Path, str], Path | FileProblem] = {}
-        self._resolved_found: dict[Path, Path | FileProblem] = {}
         self._answers: dict[tuple, Hashable] = {}
         self._observed: dict[tuple, tuple[Hashable, tuple | None]] = {}
         self._recording: set[tuple] | None = None
@@ -269,9 +268,6 @@ class LintSession:
         if kind == "resolve":
             joined = self._plain_join(query[1], query[2])
             return joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
-        if kind == "found":
-            found = self._plain_join(*os.path.split(query[1]))
-            return found if found is not None else _answer_of(self.resolve_found(Path(query[1])))
         if kind == "nearest":
             return _answer_of(self._nearest_below(query[1], query[2], True))
         if kind == "below":
@@ -439,14 +435,6 @@ class LintSession:
             found = self._resolve(base, relative, remember)
             if remember:
                 self._resolved[key] = found
-        return found
-
-    def resolve_found(self, path: Path) -> Path | FileProblem:
-        """:meth:`resolve` of a file found by :meth:`nearest`, memoized by its path."""
-        self.note(("found", str(path)))
-        found = self._resolved_found.get(path)
-        if found is None:
-            found = self._resolved_found[path] = self._resolve(path.parent, path.name)
         return found
 
     def _resolve(self, base: Path, relative: str, remember: bool = True) -> Path | FileProblem:
@@ -619,9 +607,9 @@ class LintSession:
         if walked:
             self._output_specs.clear()
             self._nearest.clear()
-        for memo in (self._resolved, self._resolved_found):
-            for key in [key for key, found in memo.items() if found in paths or getattr(found, "path", None) in paths]:
-                del memo[key]
+        for key, found in list(self._resolved.items()):
+            if found in paths or getattr(found, "path", None) in paths:
+                del self._resolved[key]
         walked_below = tuple(str(folder) + os.sep for folder in walked)
         for key, probe in list(self._probes.items()):
             cached = probe.__dict__

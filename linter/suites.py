@@ -404,7 +404,7 @@ class SuiteContext:
 
         nearest = self.session.nearest(self.folder, SKILL_FILE)
         if nearest is not None:
-            found = self.session.resolve_found(nearest)
+            found = self.session.resolve(nearest.parent, nearest.name)
             return (None, False) if isinstance(found, FileProblem) else (found, True)
         name = self.wanted_name
         named = self.session.query("skill-named", name) if name else ()

@@ -99,3 +99,29 @@ def test_without_a_marker_a_probe_linted_alone_finds_its_skill_as_the_whole_skil
         assert [(d.code, d.span, d.message) for d in alone] == \
             [(d.code, d.span, d.message) for d in whole if folder in d.path.parents], name
     assert "SE101" in {d.code for d in lint_paths([skill / "evals" / "probes" / "wrong"], jobs=1).diagnostics}
+
+
+def test_a_probe_named_in_an_excluded_folder_reads_alike_whatever_else_is_linted(tmp_path: Path) -> None:
+    """A probe named on the command line in an excluded folder finds its own
+    SKILL.md and output spec, and is compared with every probe of the
+    workspace, whether the workspace root, another probe or nothing else is
+    linted with it: its findings are the same three times. (Linted with the
+    root, the walk's table of SKILL.md files served its lookups and it found
+    none, SE003; linted with another probe, it was compared with no one.)"""
+    (tmp_path / "skill-eval.toml").write_text('exclude = ["hidden"]\n', encoding="utf-8")
+    _skill(tmp_path / "skills" / "shown", {"same": floor_probe("same"), "other": floor_probe("other")})
+    _skill(tmp_path / "skills" / "hidden", {"same": floor_probe("same")})
+    named = tmp_path / "skills" / "hidden" / "evals" / "probes" / "same" / "probe.json"
+    other = tmp_path / "skills" / "shown" / "evals" / "probes" / "other" / "probe.json"
+
+    def findings(*paths: Path, cache: bool = False) -> list[tuple[str, int, str]]:
+        return sorted((d.code, d.start.line, d.message) for d in lint_paths(list(paths), jobs=1, cache=cache).diagnostics
+                      if d.path == named)
+
+    with_root, with_other = findings(tmp_path, named), findings(other, named)
+    assert ("SE006", 2, "probe id 'same' is also used by skills/shown/evals/probes/same/probe.json; ids must "
+            "be unique in the workspace") in with_root, with_root
+    assert not any(code == "SE003" for code, _line, _message in with_root), with_root
+    assert with_root == with_other == findings(named)
+    for _cold_then_warm in range(2):
+        assert findings(tmp_path, named, cache=True) == findings(other, named, cache=True) == with_root
