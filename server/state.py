@@ -33,7 +33,7 @@ from ..linter.config import Config
 from ..linter.context import LintSession
 from ..linter.diagnostics import Diagnostic
 from ..linter.engine import default_jobs, enabled_rules, lint_probe_chunks, lint_targets
-from ..linter.reader import OverlayReader
+from .overlay import OverlayReader
 from ..linter.rules.base import Scope
 from ..linter.textfile import TextDocument
 from ..linter.workspace import (

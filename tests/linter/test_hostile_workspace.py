@@ -27,7 +27,7 @@ import pytest
 from skill_eval.linter.context import LintSession
 from skill_eval.linter.config import Config
 from skill_eval.linter.engine import lint_paths
-from skill_eval.linter.reader import OverlayReader
+from skill_eval.server.overlay import OverlayReader
 
 from _workspaces import SKILL, SPEC, floor_probe, make_workspace, probe_folder
 
