@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from functools import cached_property, lru_cache
+from functools import cached_property, partial
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
-    from markdown_it import MarkdownIt
-    from markdown_it.token import Token
-
     from .textfile import TextDocument
 
 __all__ = ["AmbiguousHeading", "FrontMatter", "Heading", "HeadingNotFound", "MarkdownDocument", "ProseBlock",
@@ -36,24 +34,236 @@ _ESCAPABLE = frozenset("\\`*_[]<>&!#")
 _WORD = re.compile(r"\w+")
 
 
-@lru_cache(maxsize=1)
-def _parser() -> "MarkdownIt":
-    """The project's CommonMark parser (with GFM tables), built once per process."""
-    from markdown_it import MarkdownIt
+class Token(NamedTuple):
+    """One token of a parse, shaped as markdown-it-py's block tokens are
+    where this project reads them (``type``, ``tag``, ``map``, ``content``,
+    ``info``, :meth:`attrGet`): ``map`` is the 0-based ``[first, end)`` line
+    range; an ``inline`` token's ``content`` is its source (container marks
+    and indentation dropped) and its ``children`` are ``text``,
+    ``code_inline``, ``html_inline``, ``softbreak`` and ``hardbreak`` tokens
+    (an image's alt text is text, links and emphasis leave their text)."""
 
-    return MarkdownIt("commonmark").enable("table")
+    type: str
+    map: tuple[int, int] | None = None
+    content: str = ""
+    info: str = ""
+    children: tuple["Token", ...] = ()
+    tag: str = ""
+    start: int | None = None
+
+    def attrGet(self, name: str) -> int | None:  # noqa: N802 (markdown-it-py's name)
+        """An ordered list's ``start`` number when it is not 1, as markdown-it-py's."""
+        return self.start if name == "start" else None
 
 
-def block_tokens(text: str) -> list["Token"]:
-    """The block tokens of ``text`` without the inline pass (``inline``
-    tokens have no children): the blocks' ``.map`` line ranges, cheaper than
-    :func:`parse_markdown`'s full parse (docs/performance.md)."""
-    from markdown_it.rules_core import StateCore, block, normalize
+_QUOTE_MARK = re.compile(r"[ \t]{0,3}>[ \t]?")
+_INLINE_TAGS = frozenset({"Emphasis", "Strong", "Strikethrough", "Link", "Image"})
+_CHILD_TYPES = {"Text": "text", "Code": "code_inline", "InlineHtml": "html_inline"}
+_LIST_CLOSE = {True: "ordered_list_close", False: "bullet_list_close"}
 
-    state = StateCore(text, _parser(), {})
-    normalize(state)
-    block(state)
-    return state.tokens
+
+def block_tokens(text: str) -> list[Token]:
+    """The tokens of ``text`` (CommonMark with GFM tables: pulldown-cmark's
+    events through pyromark, turned into :class:`Token`\\s in markdown-it-py's
+    order: container opens and closes, ``paragraph_open``/``inline``/``paragraph_close``
+    for every paragraph (a tight list item's too), ``heading_open``, table
+    rows and cells, ``fence``, ``code_block``, ``html_block``, ``hr``)."""
+    import pyromark
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    text = _encodable(text.replace("\0", "\ufffd") if "\0" in text else text)
+    data = text.encode()
+    starts = [0]  # byte offsets of line starts: pyromark's ranges count UTF-8 bytes
+    at = data.find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = data.find(b"\n", at + 1)
+    ends = [start - 1 for start in starts[1:]] + [len(data)]
+    line_of = partial(bisect_right, starts)  # 1 + the 0-based line of a byte offset
+
+    def lines_of(where: dict) -> tuple[int, int]:
+        """The 0-based ``[first, end)`` lines of a range (one that starts at a
+        line break, as a list in an item opened on an empty line does, starts
+        on the next line)."""
+        start, end = where["start"], where["end"]
+        return line_of(start) - (data[start : start + 1] != b"\n" or end <= start + 1), line_of(max(end - 1, start))
+
+    def source(start: int, last: int, quotes: int) -> str:
+        """The inline source from byte ``start`` through line ``last``:
+        each later line without its ``quotes`` block quote marks and indentation."""
+        first = line_of(start) - 1
+        parts = [data[start : ends[first]].decode()]
+        for number in range(first + 1, last + 1):
+            line = data[starts[number] : ends[number]].decode()
+            for _ in range(quotes):
+                mark = _QUOTE_MARK.match(line)
+                if mark is None:
+                    break
+                line = line[mark.end() :]
+            parts.append(line.lstrip(" \t"))
+        return "\n".join(parts).strip()
+
+    tokens: list[Token] = []
+    quotes = 0
+    group: list | None = None  # the inline block being read: [kind, byte start, byte end, children, where]
+    code: list | None = None  # the code or HTML block being read: [kind, where, texts]
+    in_head = in_body = False
+    table_end = 0
+    lists: list[list[int]] = []
+
+    def flush() -> None:
+        nonlocal group
+        kind, start, end, children, where = group
+        group = None
+        if kind == "cell":
+            line = line_of(where["start"]) - 1
+            cell = "th" if in_head else "td"
+            stop = data.find(b"|", end, ends[line])  # the cell's pipe (a collapsed link's `[]` is outside its range)
+            content = data[start : ends[line] if stop < 0 else stop].decode().strip().replace("\\|", "|")
+            tokens.extend((Token(f"{cell}_open"), Token("inline", (line, line + 1), content,
+                                                            children=tuple(children)), Token(f"{cell}_close")))
+        elif kind == "heading":
+            first, last = lines_of(where)
+            level = where["level"]
+            if last - first == 1:  # ATX: the markers and a closing sequence go
+                line = data[start : ends[first]].decode().strip()[level:].rstrip(" \t")
+                body = line.rstrip("#")
+                content = (body if body != line and body.endswith((" ", "\t")) else line).strip()
+                inline_map = (first, last)
+            else:  # setext: the underline goes
+                content = source(start, last - 2, quotes)
+                inline_map = (first, last - 1)
+            tokens.extend((Token("heading_open", (first, last), tag=f"h{level}"),
+                           Token("inline", inline_map, content, children=tuple(children)), Token("heading_close")))
+        else:
+            first, last = line_of(start) - 1, line_of(max(end - 1, start))
+            tokens.extend((Token("paragraph_open", (first, last)),
+                           Token("inline", (first, last), source(start, last - 1, quotes), children=tuple(children)),
+                           Token("paragraph_close")))
+
+    for event, where in pyromark.events_with_range(text, options=pyromark.Options.ENABLE_TABLES):
+        if event.__class__ is str:  # SoftBreak, HardBreak, Rule
+            if event == "Rule":
+                if group is not None:
+                    flush()
+                tokens.append(Token("hr", lines_of(where)))
+            else:
+                group[2] = where["end"]
+                group[3].append(Token(event.lower()))
+            continue
+        (kind, value), = event.items()
+        if kind in _CHILD_TYPES:
+            if code is not None:
+                code[2].append(value)
+                continue
+            if group is None:  # a tight list item's paragraph has no Paragraph event (nor its escape's backslash)
+                start = where["start"]
+                group = ["paragraph", start - (data[start - 1 : start] == b"\\"), 0, [], where]
+            group[2] = where["end"]
+            group[3].append(Token(_CHILD_TYPES[kind], content=value))
+        elif kind == "Html":
+            code[2].append(value)
+        elif kind == "Start":
+            tag, value = (value, None) if value.__class__ is str else next(iter(value.items()))
+            if tag in _INLINE_TAGS:
+                if group is None:
+                    group = ["paragraph", where["start"], 0, [], where]
+                continue
+            if group is not None:
+                flush()
+            if tag == "Paragraph":
+                group = ["paragraph", where["start"], 0, [], where]
+            elif tag == "Heading":
+                group = ["heading", where["start"], 0, [], {**where, "level": int(value["level"][1])}]
+            elif tag == "TableCell":
+                group = ["cell", where["start"], where["end"], [], row]
+            elif tag == "Item":
+                lists[-1][1] = lines_of(where)[1]
+                tokens.append(Token("list_item_open", lines_of(where)))
+            elif tag == "List":
+                lists.append([len(tokens), 0])  # a list ends with its last item (a quote's next mark is not its)
+                tokens.append(Token("ordered_list_open" if value is not None else "bullet_list_open",
+                                    lines_of(where), start=value if value != 1 else None))
+            elif tag == "BlockQuote":
+                quotes += 1
+                tokens.append(Token("blockquote_open", lines_of(where)))
+            elif tag in ("CodeBlock", "HtmlBlock"):
+                code = [value, where, []]
+            elif tag == "Table":
+                table_end = lines_of(where)[1]
+                tokens.append(Token("table_open", lines_of(where)))
+            elif tag == "TableHead":
+                row, in_head = where, True
+                line = line_of(where["start"]) - 1
+                tokens.extend((Token("thead_open", (line, line + 1)), Token("tr_open", (line, line + 1))))
+            elif tag == "TableRow":
+                row, line = where, line_of(where["start"]) - 1
+                if not in_body:
+                    in_body = True
+                    tokens.append(Token("tbody_open", (line, table_end)))
+                tokens.append(Token("tr_open", (line, line + 1)))
+        elif kind == "End":
+            tag = value if value.__class__ is str else next(iter(value))
+            if tag in _INLINE_TAGS:
+                group[2] = where["end"]
+                continue
+            if group is not None:
+                flush()
+            if tag == "Item":
+                tokens.append(Token("list_item_close"))
+            elif tag == "List":
+                index, end = lists.pop()
+                tokens[index] = tokens[index]._replace(map=(tokens[index].map[0], end))
+                tokens.append(Token(_LIST_CLOSE[value["List"]]))
+            elif tag == "BlockQuote":
+                quotes -= 1
+                tokens.append(Token("blockquote_close"))
+            elif tag == "CodeBlock":
+                info, opened, texts = code
+                code = None
+                if info == "Indented":
+                    tokens.append(Token("code_block", lines_of(opened), "".join(texts)))
+                else:
+                    fence = source(opened["start"], line_of(opened["start"]) - 1, quotes).lstrip()
+                    tokens.append(Token("fence", lines_of(opened), "".join(texts), fence.lstrip(fence[0])))
+            elif tag == "HtmlBlock":
+                _info, opened, texts = code
+                code = None
+                tokens.append(Token("html_block", lines_of(opened), "".join(texts)))
+            elif tag == "TableHead":
+                in_head = False
+                tokens.extend((Token("tr_close"), Token("thead_close")))
+            elif tag == "TableRow":
+                tokens.append(Token("tr_close"))
+            elif tag == "Table":
+                if in_body:
+                    tokens.append(Token("tbody_close"))
+                in_body = False
+                tokens.append(Token("table_close"))
+    if group is not None:
+        flush()
+    return tokens
+
+
+def _encodable(text: str) -> str:
+    """``text``, each lone surrogate (no UTF-8, so no parser's) as ``?``."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode()
+    return text
+
+
+def _inline_children(text: str) -> tuple[Token, ...]:
+    """The inline tokens of one line of markdown, parsed as a heading's text
+    is (an ATX heading holds inline markup only; a trailing ``#`` is escaped
+    so that it is not taken for a closing sequence)."""
+    text = " ".join(text.splitlines())
+    marks = len(text) - len(text.rstrip("#"))
+    if marks:
+        text = text[:-marks] + "\\#" * marks
+    tokens = block_tokens("# " + text)
+    return tokens[1].children if len(tokens) > 1 else ()
 
 
 class Heading(NamedTuple):
@@ -141,8 +351,6 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(token.content)
         elif token.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-        elif token.type == "image":
-            parts.append(_plain_text(token.children or ()))
     return unicodedata.normalize("NFC", " ".join("".join(parts).split()))
 
 
@@ -159,8 +367,6 @@ def _prose_text(children: Iterable["Token"]) -> str:
             parts.append("\n")
         elif token.type == "html_inline":
             parts.append(" ")
-        elif token.type == "image":
-            parts.append(_prose_text(token.children or ()))
     return "".join(parts)
 
 
@@ -168,8 +374,7 @@ def inline_code_spans(text: str) -> list[str]:
     """The contents of the code spans of one line of inline markdown."""
     if "`" not in text:
         return []
-    tokens = _parser().parseInline(text)
-    return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
+    return [child.content for child in _inline_children(text) if child.type == "code_inline"]
 
 
 def heading_rank(wanted: str, plain: str, score: float) -> tuple:
@@ -193,8 +398,7 @@ def normalize_heading_text(text: str) -> str:
     text = unicodedata.normalize("NFC", text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
         return " ".join(text.split())
-    tokens = _parser().parseInline(text)
-    return _plain_text(tokens[0].children or ()) if tokens else ""
+    return _plain_text(_inline_children(text))
 
 
 def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
@@ -532,8 +736,9 @@ def parse_markdown(text: str) -> MarkdownDocument:
         from .textfile import normalize_newlines
 
         text = normalize_newlines(text)
+    text = _encodable(text)
     front_matter, body = split_front_matter(text)
-    tokens = _parser().parse(body)
+    tokens = block_tokens(body)
     lines = text.split("\n")
     headings: list[Heading] = []
     blocks: list[ProseBlock] = []
