@@ -1,8 +1,10 @@
-"""CommonMark structure of SKILL.md and output-spec.md, from markdown-it-py tokens.
+"""CommonMark structure of SKILL.md, output-spec.md and artifacts, from
+pyromark's (pulldown-cmark's) events as markdown-it-py-shaped tokens (:func:`block_tokens`).
 
-Headings come from the tokens and their ``.map`` line ranges, never from a regex
+Headings come from the parser's events and their line ranges, never from a regex
 over lines (a ``#`` line in code, HTML or front matter is no heading; setext
-headings exist). The front matter is split off first, its lines blanked so that
+headings exist). Where pulldown-cmark and markdown-it-py, the parser before,
+disagree, CommonMark decides (tests/linter/test_markdown_reference.py lists the cases). The front matter is split off first, its lines blanked so that
 line numbers stay true; it closes only at a line that is exactly ``---`` or
 ``...`` at column 0.
 """
@@ -59,15 +61,18 @@ class Token(NamedTuple):
 _QUOTE_MARK = re.compile(r"[ \t]{0,3}>[ \t]?")
 _INLINE_TAGS = frozenset({"Emphasis", "Strong", "Strikethrough", "Link", "Image"})
 _CHILD_TYPES = {"Text": "text", "Code": "code_inline", "InlineHtml": "html_inline"}
-_LIST_CLOSE = {True: "ordered_list_close", False: "bullet_list_close"}
+_OPENS = {"Item": "list_item_open", "BlockQuote": "blockquote_open", "Table": "table_open"}
+_CLOSES = {"Item": ("list_item_close",), "BlockQuote": ("blockquote_close",), "Table": ("table_close",),
+           "TableRow": ("tr_close",), "TableHead": ("tr_close", "thead_close")}
 
 
 def block_tokens(text: str) -> list[Token]:
     """The tokens of ``text`` (CommonMark with GFM tables: pulldown-cmark's
-    events through pyromark, turned into :class:`Token`\\s in markdown-it-py's
-    order: container opens and closes, ``paragraph_open``/``inline``/``paragraph_close``
-    for every paragraph (a tight list item's too), ``heading_open``, table
-    rows and cells, ``fence``, ``code_block``, ``html_block``, ``hr``)."""
+    events through pyromark, as :class:`Token`\\s in markdown-it-py's order:
+    container opens and closes, ``paragraph_open``/``inline`` for every
+    paragraph (a tight list item's too), ``heading_open``/``inline``, table
+    head, rows and cells, ``fence``, ``code_block``, ``html_block``, ``hr``;
+    no ``tbody`` tokens, nor the closes of paragraphs, headings and cells)."""
     import pyromark
 
     text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
@@ -88,18 +93,16 @@ def block_tokens(text: str) -> list[Token]:
         start, end = where["start"], where["end"]
         return line_of(start) - (data[start : start + 1] != b"\n" or end <= start + 1), line_of(max(end - 1, start))
 
-    def source(start: int, last: int, quotes: int) -> str:
+    def source(start: int, last: int) -> str:
         """The inline source from byte ``start`` through line ``last``:
-        each later line without its ``quotes`` block quote marks and indentation."""
+        each later line without its block quote marks and indentation."""
         first = line_of(start) - 1
         parts = [data[start : ends[first]].decode()]
         for number in range(first + 1, last + 1):
             line = data[starts[number] : ends[number]].decode()
             for _ in range(quotes):
                 mark = _QUOTE_MARK.match(line)
-                if mark is None:
-                    break
-                line = line[mark.end() :]
+                line = line[mark.end() :] if mark else line
             parts.append(line.lstrip(" \t"))
         return "\n".join(parts).strip()
 
@@ -107,39 +110,30 @@ def block_tokens(text: str) -> list[Token]:
     quotes = 0
     group: list | None = None  # the inline block being read: [kind, byte start, byte end, children, where]
     code: list | None = None  # the code or HTML block being read: [kind, where, texts]
-    in_head = in_body = False
-    table_end = 0
-    lists: list[list[int]] = []
+    lists: list[list[int]] = []  # [token index, end line] of each open list: it ends with its last item
+    cell = "th"
 
     def flush() -> None:
         nonlocal group
         kind, start, end, children, where = group
         group = None
+        first, last = lines_of(where) if kind != "paragraph" else (line_of(start) - 1, line_of(max(end - 1, start)))
         if kind == "cell":
-            line = line_of(where["start"]) - 1
-            cell = "th" if in_head else "td"
-            stop = data.find(b"|", end, ends[line])  # the cell's pipe (a collapsed link's `[]` is outside its range)
-            content = data[start : ends[line] if stop < 0 else stop].decode().strip().replace("\\|", "|")
-            tokens.extend((Token(f"{cell}_open"), Token("inline", (line, line + 1), content,
-                                                            children=tuple(children)), Token(f"{cell}_close")))
-        elif kind == "heading":
-            first, last = lines_of(where)
-            level = where["level"]
-            if last - first == 1:  # ATX: the markers and a closing sequence go
-                line = data[start : ends[first]].decode().strip()[level:].rstrip(" \t")
-                body = line.rstrip("#")
-                content = (body if body != line and body.endswith((" ", "\t")) else line).strip()
-                inline_map = (first, last)
-            else:  # setext: the underline goes
-                content = source(start, last - 2, quotes)
-                inline_map = (first, last - 1)
-            tokens.extend((Token("heading_open", (first, last), tag=f"h{level}"),
-                           Token("inline", inline_map, content, children=tuple(children)), Token("heading_close")))
-        else:
-            first, last = line_of(start) - 1, line_of(max(end - 1, start))
+            stop = data.find(b"|", end, ends[first])  # the cell's pipe (a collapsed link's `[]` is outside its range)
+            content = data[start : ends[first] if stop < 0 else stop].decode().strip().replace("\\|", "|")
+            tokens.extend((Token(f"{cell}_open"), Token("inline", (first, first + 1), content, children=tuple(children))))
+        elif kind == "paragraph":
             tokens.extend((Token("paragraph_open", (first, last)),
-                           Token("inline", (first, last), source(start, last - 1, quotes), children=tuple(children)),
-                           Token("paragraph_close")))
+                           Token("inline", (first, last), source(start, last - 1), children=tuple(children))))
+        elif last - first == 1:  # an ATX heading: the markers and a closing sequence go
+            line = data[start : ends[first]].decode().strip()[where["level"] :].rstrip(" \t")
+            body = line.rstrip("#")
+            content = (body if body != line and body.endswith((" ", "\t")) else line).strip()
+            tokens.extend((Token("heading_open", (first, last), tag=f"h{where['level']}"),
+                           Token("inline", (first, last), content, children=tuple(children))))
+        else:  # a setext heading: the underline goes
+            tokens.extend((Token("heading_open", (first, last), tag=f"h{where['level']}"),
+                           Token("inline", (first, last - 1), source(start, last - 2), children=tuple(children))))
 
     for event, where in pyromark.events_with_range(text, options=pyromark.Options.ENABLE_TABLES):
         if event.__class__ is str:  # SoftBreak, HardBreak, Rule
@@ -152,7 +146,7 @@ def block_tokens(text: str) -> list[Token]:
                 group[3].append(Token(event.lower()))
             continue
         (kind, value), = event.items()
-        if kind in _CHILD_TYPES:
+        if kind in _CHILD_TYPES or kind == "Html":
             if code is not None:
                 code[2].append(value)
                 continue
@@ -161,85 +155,53 @@ def block_tokens(text: str) -> list[Token]:
                 group = ["paragraph", start - (data[start - 1 : start] == b"\\"), 0, [], where]
             group[2] = where["end"]
             group[3].append(Token(_CHILD_TYPES[kind], content=value))
-        elif kind == "Html":
-            code[2].append(value)
-        elif kind == "Start":
-            tag, value = (value, None) if value.__class__ is str else next(iter(value.items()))
-            if tag in _INLINE_TAGS:
-                if group is None:
-                    group = ["paragraph", where["start"], 0, [], where]
-                continue
-            if group is not None:
-                flush()
-            if tag == "Paragraph":
+            continue
+        tag = value if value.__class__ is str else next(iter(value))
+        if tag in _INLINE_TAGS:
+            if group is None:
                 group = ["paragraph", where["start"], 0, [], where]
-            elif tag == "Heading":
-                group = ["heading", where["start"], 0, [], {**where, "level": int(value["level"][1])}]
-            elif tag == "TableCell":
-                group = ["cell", where["start"], where["end"], [], row]
-            elif tag == "Item":
-                lists[-1][1] = lines_of(where)[1]
-                tokens.append(Token("list_item_open", lines_of(where)))
-            elif tag == "List":
-                lists.append([len(tokens), 0])  # a list ends with its last item (a quote's next mark is not its)
-                tokens.append(Token("ordered_list_open" if value is not None else "bullet_list_open",
-                                    lines_of(where), start=value if value != 1 else None))
-            elif tag == "BlockQuote":
-                quotes += 1
-                tokens.append(Token("blockquote_open", lines_of(where)))
+            group[2] = max(group[2], where["end"])
+            continue
+        if group is not None:
+            flush()
+        if kind == "Start":
+            if tag in ("Paragraph", "Heading", "TableCell"):
+                kind = {"Paragraph": "paragraph", "Heading": "heading", "TableCell": "cell"}[tag]
+                group = [kind, where["start"], where["end"], [], where if kind != "cell" else row]
+                if kind == "heading":
+                    where["level"] = int(value["Heading"]["level"][1])
             elif tag in ("CodeBlock", "HtmlBlock"):
-                code = [value, where, []]
-            elif tag == "Table":
-                table_end = lines_of(where)[1]
-                tokens.append(Token("table_open", lines_of(where)))
-            elif tag == "TableHead":
-                row, in_head = where, True
-                line = line_of(where["start"]) - 1
-                tokens.extend((Token("thead_open", (line, line + 1)), Token("tr_open", (line, line + 1))))
-            elif tag == "TableRow":
-                row, line = where, line_of(where["start"]) - 1
-                if not in_body:
-                    in_body = True
-                    tokens.append(Token("tbody_open", (line, table_end)))
-                tokens.append(Token("tr_open", (line, line + 1)))
-        elif kind == "End":
-            tag = value if value.__class__ is str else next(iter(value))
-            if tag in _INLINE_TAGS:
-                group[2] = where["end"]
-                continue
-            if group is not None:
-                flush()
-            if tag == "Item":
-                tokens.append(Token("list_item_close"))
+                code = [value if tag == "HtmlBlock" else value["CodeBlock"], where, []]
             elif tag == "List":
-                index, end = lists.pop()
-                tokens[index] = tokens[index]._replace(map=(tokens[index].map[0], end))
-                tokens.append(Token(_LIST_CLOSE[value["List"]]))
-            elif tag == "BlockQuote":
-                quotes -= 1
-                tokens.append(Token("blockquote_close"))
-            elif tag == "CodeBlock":
-                info, opened, texts = code
-                code = None
-                if info == "Indented":
-                    tokens.append(Token("code_block", lines_of(opened), "".join(texts)))
-                else:
-                    fence = source(opened["start"], line_of(opened["start"]) - 1, quotes).lstrip()
-                    tokens.append(Token("fence", lines_of(opened), "".join(texts), fence.lstrip(fence[0])))
-            elif tag == "HtmlBlock":
-                _info, opened, texts = code
-                code = None
-                tokens.append(Token("html_block", lines_of(opened), "".join(texts)))
-            elif tag == "TableHead":
-                in_head = False
-                tokens.extend((Token("tr_close"), Token("thead_close")))
-            elif tag == "TableRow":
-                tokens.append(Token("tr_close"))
-            elif tag == "Table":
-                if in_body:
-                    tokens.append(Token("tbody_close"))
-                in_body = False
-                tokens.append(Token("table_close"))
+                lists.append([len(tokens), 0])
+                number = value["List"]
+                tokens.append(Token("bullet_list_open" if number is None else "ordered_list_open", lines_of(where),
+                                    start=number if number != 1 else None))
+            elif tag in ("TableHead", "TableRow"):
+                row, line, cell = where, lines_of(where)[0], "th" if tag == "TableHead" else "td"
+                if tag == "TableHead":
+                    tokens.append(Token("thead_open", (line, line + 1)))
+                tokens.append(Token("tr_open", (line, line + 1)))
+            else:
+                if tag == "Item":
+                    lists[-1][1] = lines_of(where)[1]
+                quotes += tag == "BlockQuote"
+                tokens.append(Token(_OPENS[tag], lines_of(where)))
+        elif tag == "List":
+            index, end = lists.pop()
+            tokens[index] = tokens[index]._replace(map=(tokens[index].map[0], end))
+            tokens.append(Token("ordered_list_close" if value["List"] else "bullet_list_close"))
+        elif tag in ("CodeBlock", "HtmlBlock"):
+            info, opened, texts = code
+            code = None
+            if tag == "HtmlBlock" or info == "Indented":
+                tokens.append(Token("html_block" if tag == "HtmlBlock" else "code_block", lines_of(opened), "".join(texts)))
+            else:
+                fence = source(opened["start"], line_of(opened["start"]) - 1).lstrip()
+                tokens.append(Token("fence", lines_of(opened), "".join(texts), fence.lstrip(fence[0])))
+        elif tag in _CLOSES:
+            quotes -= tag == "BlockQuote"
+            tokens.extend(map(Token, _CLOSES[tag]))
     if group is not None:
         flush()
     return tokens

@@ -39,10 +39,11 @@ def _plain(children) -> str:
 
 
 def _blocks(tokens) -> list[tuple]:
-    """What the rules read of each token with a line range."""
+    """What the rules read of each token with a line range (``tbody_open``'s
+    lines are its first row's and its table's end: markdown.py has none)."""
     found = []
     for token in tokens:
-        if token.map is None:
+        if token.map is None or token.type == "tbody_open":
             continue
         content = token.content if token.type in ("inline", "fence", "code_block", "html_block") else ""
         info = token.info.strip() if token.type == "fence" else ""
