@@ -4,9 +4,10 @@ pyromark's (pulldown-cmark's) events as markdown-it-py-shaped tokens (:func:`blo
 Headings come from the parser's events and their line ranges, never from a regex
 over lines (a ``#`` line in code, HTML or front matter is no heading; setext
 headings exist). Where pulldown-cmark and markdown-it-py, the parser before,
-disagree, CommonMark decides (tests/linter/test_markdown_reference.py lists the cases). The front matter is split off first, its lines blanked so that
-line numbers stay true; it closes only at a line that is exactly ``---`` or
-``...`` at column 0.
+disagree, CommonMark decides (tests/linter/test_markdown_reference.py lists the
+cases). The front matter is split off first, its lines blanked so that line
+numbers stay true; it closes only at a line that is exactly ``---`` or ``...``
+at column 0.
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ def _inline_children(text: str) -> tuple[Token, ...]:
     """The inline tokens of one line of markdown, parsed as a heading's text
     is (an ATX heading holds inline markup only; a trailing ``#`` is escaped
     so that it is not taken for a closing sequence)."""
-    text = " ".join(text.splitlines())
+    text = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
     marks = len(text) - len(text.rstrip("#"))
     if marks:
         text = text[:-marks] + "\\#" * marks
