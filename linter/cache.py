@@ -52,7 +52,7 @@ of the file's name)."""
 MAX_CACHE_SIZE = 1 << 30
 """A cache file larger than this is not read."""
 
-LIBRARIES = ("markdown_it_py", "mdit_py_plugins", "pyyaml", "msgspec", "tree_sitter", "tree_sitter_json", "jsonschema",
+LIBRARIES = ("pyromark", "pyyaml", "msgspec", "tree_sitter", "tree_sitter_json", "jsonschema",
              "rapidfuzz", "google_re2", "jsonschema_rs")
 """Distributions whose versions can change what the rules find or how the
 cache is read (their ``*.dist-info`` folders' names go into the key)."""

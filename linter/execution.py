@@ -46,14 +46,14 @@ while the others wait (a chunk takes every n-th probe: costly probes cluster,
 docs/performance.md)."""
 
 PRELOAD = ["skill_eval.linter.engine", "skill_eval.linter.markdown", "skill_eval.linter.probejson",
-           "markdown_it", "yaml"]
+           "pyromark", "yaml"]
 """What the fork server imports once for all its workers."""
 
-FORK_PRELOAD = ["markdown_it", "jsonschema_rs", "rapidfuzz.distance.Indel", "tree_sitter_json",
+FORK_PRELOAD = ["pyromark", "jsonschema_rs", "rapidfuzz.distance.Indel", "tree_sitter_json",
                 "skill_eval.linter.rules.artifact._stance_words"]
 """What this process imports before it forks its workers, so that each does
 not import it again (~60 ms of CPU per worker at the first chunk); this
-process needs ``markdown_it`` itself for the output-spec units it lints last."""
+process needs ``pyromark`` itself for the output-spec units it lints last."""
 
 
 def start_method_for(threads: bool) -> str:

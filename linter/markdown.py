@@ -1,26 +1,27 @@
-"""CommonMark structure of SKILL.md and output-spec.md, from markdown-it-py tokens.
+"""CommonMark structure of SKILL.md, output-spec.md and artifacts, from
+pyromark's (pulldown-cmark's) events as markdown-it-py-shaped tokens (:func:`block_tokens`).
 
-Headings come from the tokens and their ``.map`` line ranges, never from a regex
+Headings come from the parser's events and their line ranges, never from a regex
 over lines (a ``#`` line in code, HTML or front matter is no heading; setext
-headings exist). The front matter is split off first, its lines blanked so that
-line numbers stay true; it closes only at a line that is exactly ``---`` or
-``...`` at column 0.
+headings exist). Where pulldown-cmark and markdown-it-py, the parser before,
+disagree, CommonMark decides (tests/linter/test_markdown_reference.py lists the
+cases). The front matter is split off first, its lines blanked so that line
+numbers stay true; it closes only at a line that is exactly ``---`` or ``...``
+at column 0.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from functools import cached_property, lru_cache
+from functools import cached_property, partial
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
-    from markdown_it import MarkdownIt
-    from markdown_it.token import Token
-
     from .textfile import TextDocument
 
 __all__ = ["AmbiguousHeading", "FrontMatter", "Heading", "HeadingNotFound", "MarkdownDocument", "ProseBlock",
@@ -36,24 +37,196 @@ _ESCAPABLE = frozenset("\\`*_[]<>&!#")
 _WORD = re.compile(r"\w+")
 
 
-@lru_cache(maxsize=1)
-def _parser() -> "MarkdownIt":
-    """The project's CommonMark parser (with GFM tables), built once per process."""
-    from markdown_it import MarkdownIt
+class Token(NamedTuple):
+    """One token of a parse, shaped as markdown-it-py's block tokens are
+    where this project reads them (``type``, ``tag``, ``map``, ``content``,
+    ``info``, :meth:`attrGet`): ``map`` is the 0-based ``[first, end)`` line
+    range; an ``inline`` token's ``content`` is its source (container marks
+    and indentation dropped) and its ``children`` are ``text``,
+    ``code_inline``, ``html_inline``, ``softbreak`` and ``hardbreak`` tokens
+    (an image's alt text is text, links and emphasis leave their text)."""
 
-    return MarkdownIt("commonmark").enable("table")
+    type: str
+    map: tuple[int, int] | None = None
+    content: str = ""
+    info: str = ""
+    children: tuple["Token", ...] = ()
+    tag: str = ""
+    start: int | None = None
+
+    def attrGet(self, name: str) -> int | None:  # noqa: N802 (markdown-it-py's name)
+        """An ordered list's ``start`` number when it is not 1, as markdown-it-py's."""
+        return self.start if name == "start" else None
 
 
-def block_tokens(text: str) -> list["Token"]:
-    """The block tokens of ``text`` without the inline pass (``inline``
-    tokens have no children): the blocks' ``.map`` line ranges, cheaper than
-    :func:`parse_markdown`'s full parse (docs/performance.md)."""
-    from markdown_it.rules_core import StateCore, block, normalize
+_QUOTE_MARK = re.compile(r"[ \t]{0,3}>[ \t]?")
+_INLINE_TAGS = frozenset({"Emphasis", "Strong", "Strikethrough", "Link", "Image"})
+_CHILD_TYPES = {"Text": "text", "Code": "code_inline", "InlineHtml": "html_inline"}
+_OPENS = {"Item": "list_item_open", "BlockQuote": "blockquote_open", "Table": "table_open"}
+_CLOSES = {"Item": ("list_item_close",), "BlockQuote": ("blockquote_close",), "Table": ("table_close",),
+           "TableRow": ("tr_close",), "TableHead": ("tr_close", "thead_close")}
 
-    state = StateCore(text, _parser(), {})
-    normalize(state)
-    block(state)
-    return state.tokens
+
+def block_tokens(text: str) -> list[Token]:
+    """The tokens of ``text`` (CommonMark with GFM tables: pulldown-cmark's
+    events through pyromark, as :class:`Token`\\s in markdown-it-py's order:
+    container opens and closes, ``paragraph_open``/``inline`` for every
+    paragraph (a tight list item's too), ``heading_open``/``inline``, table
+    head, rows and cells, ``fence``, ``code_block``, ``html_block``, ``hr``;
+    no ``tbody`` tokens, nor the closes of paragraphs, headings and cells)."""
+    import pyromark
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    text = _encodable(text.replace("\0", "\ufffd") if "\0" in text else text)
+    data = text.encode()
+    starts = [0]  # byte offsets of line starts: pyromark's ranges count UTF-8 bytes
+    at = data.find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = data.find(b"\n", at + 1)
+    ends = [start - 1 for start in starts[1:]] + [len(data)]
+    line_of = partial(bisect_right, starts)  # 1 + the 0-based line of a byte offset
+
+    def lines_of(where: dict) -> tuple[int, int]:
+        """The 0-based ``[first, end)`` lines of a range (one that starts at a
+        line break, as a list in an item opened on an empty line does, starts
+        on the next line)."""
+        start, end = where["start"], where["end"]
+        return line_of(start) - (data[start : start + 1] != b"\n" or end <= start + 1), line_of(max(end - 1, start))
+
+    def source(start: int, last: int) -> str:
+        """The inline source from byte ``start`` through line ``last``:
+        each later line without its block quote marks and indentation."""
+        first = line_of(start) - 1
+        parts = [data[start : ends[first]].decode()]
+        for number in range(first + 1, last + 1):
+            line = data[starts[number] : ends[number]].decode()
+            for _ in range(quotes):
+                mark = _QUOTE_MARK.match(line)
+                line = line[mark.end() :] if mark else line
+            parts.append(line.lstrip(" \t"))
+        return "\n".join(parts).strip()
+
+    tokens: list[Token] = []
+    quotes = 0
+    group: list | None = None  # the inline block being read: [kind, byte start, byte end, children, where]
+    code: list | None = None  # the code or HTML block being read: [kind, where, texts]
+    lists: list[list[int]] = []  # [token index, end line] of each open list: it ends with its last item
+    cell = "th"
+
+    def flush() -> None:
+        nonlocal group
+        kind, start, end, children, where = group
+        group = None
+        first, last = lines_of(where) if kind != "paragraph" else (line_of(start) - 1, line_of(max(end - 1, start)))
+        if kind == "cell":
+            stop = data.find(b"|", end, ends[first])  # the cell's pipe (a collapsed link's `[]` is outside its range)
+            content = data[start : ends[first] if stop < 0 else stop].decode().strip().replace("\\|", "|")
+            tokens.extend((Token(f"{cell}_open"), Token("inline", (first, first + 1), content, children=tuple(children))))
+        elif kind == "paragraph":
+            tokens.extend((Token("paragraph_open", (first, last)),
+                           Token("inline", (first, last), source(start, last - 1), children=tuple(children))))
+        elif last - first == 1:  # an ATX heading: the markers and a closing sequence go
+            line = data[start : ends[first]].decode().strip()[where["level"] :].rstrip(" \t")
+            body = line.rstrip("#")
+            content = (body if body != line and body.endswith((" ", "\t")) else line).strip()
+            tokens.extend((Token("heading_open", (first, last), tag=f"h{where['level']}"),
+                           Token("inline", (first, last), content, children=tuple(children))))
+        else:  # a setext heading: the underline goes
+            tokens.extend((Token("heading_open", (first, last), tag=f"h{where['level']}"),
+                           Token("inline", (first, last - 1), source(start, last - 2), children=tuple(children))))
+
+    for event, where in pyromark.events_with_range(text, options=pyromark.Options.ENABLE_TABLES):
+        if event.__class__ is str:  # SoftBreak, HardBreak, Rule
+            if event == "Rule":
+                if group is not None:
+                    flush()
+                tokens.append(Token("hr", lines_of(where)))
+            else:
+                group[2] = where["end"]
+                group[3].append(Token(event.lower()))
+            continue
+        (kind, value), = event.items()
+        if kind in _CHILD_TYPES or kind == "Html":
+            if code is not None:
+                code[2].append(value)
+                continue
+            if group is None:  # a tight list item's paragraph has no Paragraph event (nor its escape's backslash)
+                start = where["start"]
+                group = ["paragraph", start - (data[start - 1 : start] == b"\\"), 0, [], where]
+            group[2] = where["end"]
+            group[3].append(Token(_CHILD_TYPES[kind], content=value))
+            continue
+        tag = value if value.__class__ is str else next(iter(value))
+        if tag in _INLINE_TAGS:
+            if group is None:
+                group = ["paragraph", where["start"], 0, [], where]
+            group[2] = max(group[2], where["end"])
+            continue
+        if group is not None:
+            flush()
+        if kind == "Start":
+            if tag in ("Paragraph", "Heading", "TableCell"):
+                kind = {"Paragraph": "paragraph", "Heading": "heading", "TableCell": "cell"}[tag]
+                group = [kind, where["start"], where["end"], [], where if kind != "cell" else row]
+                if kind == "heading":
+                    where["level"] = int(value["Heading"]["level"][1])
+            elif tag in ("CodeBlock", "HtmlBlock"):
+                code = [value if tag == "HtmlBlock" else value["CodeBlock"], where, []]
+            elif tag == "List":
+                lists.append([len(tokens), 0])
+                number = value["List"]
+                tokens.append(Token("bullet_list_open" if number is None else "ordered_list_open", lines_of(where),
+                                    start=number if number != 1 else None))
+            elif tag in ("TableHead", "TableRow"):
+                row, line, cell = where, lines_of(where)[0], "th" if tag == "TableHead" else "td"
+                if tag == "TableHead":
+                    tokens.append(Token("thead_open", (line, line + 1)))
+                tokens.append(Token("tr_open", (line, line + 1)))
+            else:
+                if tag == "Item":
+                    lists[-1][1] = lines_of(where)[1]
+                quotes += tag == "BlockQuote"
+                tokens.append(Token(_OPENS[tag], lines_of(where)))
+        elif tag == "List":
+            index, end = lists.pop()
+            tokens[index] = tokens[index]._replace(map=(tokens[index].map[0], end))
+            tokens.append(Token("ordered_list_close" if value["List"] else "bullet_list_close"))
+        elif tag in ("CodeBlock", "HtmlBlock"):
+            info, opened, texts = code
+            code = None
+            if tag == "HtmlBlock" or info == "Indented":
+                tokens.append(Token("html_block" if tag == "HtmlBlock" else "code_block", lines_of(opened), "".join(texts)))
+            else:
+                fence = source(opened["start"], line_of(opened["start"]) - 1).lstrip()
+                tokens.append(Token("fence", lines_of(opened), "".join(texts), fence.lstrip(fence[0])))
+        elif tag in _CLOSES:
+            quotes -= tag == "BlockQuote"
+            tokens.extend(map(Token, _CLOSES[tag]))
+    if group is not None:
+        flush()
+    return tokens
+
+
+def _encodable(text: str) -> str:
+    """``text``, each lone surrogate (no UTF-8, so no parser's) as ``?``."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode()
+    return text
+
+
+def _inline_children(text: str) -> tuple[Token, ...]:
+    """The inline tokens of one line of markdown, parsed as a heading's text
+    is (an ATX heading holds inline markup only; a trailing ``#`` is escaped
+    so that it is not taken for a closing sequence)."""
+    text = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    marks = len(text) - len(text.rstrip("#"))
+    if marks:
+        text = text[:-marks] + "\\#" * marks
+    tokens = block_tokens("# " + text)
+    return tokens[1].children if len(tokens) > 1 else ()
 
 
 class Heading(NamedTuple):
@@ -141,8 +314,6 @@ def _plain_text(children: Iterable["Token"]) -> str:
             parts.append(token.content)
         elif token.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-        elif token.type == "image":
-            parts.append(_plain_text(token.children or ()))
     return unicodedata.normalize("NFC", " ".join("".join(parts).split()))
 
 
@@ -159,8 +330,6 @@ def _prose_text(children: Iterable["Token"]) -> str:
             parts.append("\n")
         elif token.type == "html_inline":
             parts.append(" ")
-        elif token.type == "image":
-            parts.append(_prose_text(token.children or ()))
     return "".join(parts)
 
 
@@ -168,8 +337,7 @@ def inline_code_spans(text: str) -> list[str]:
     """The contents of the code spans of one line of inline markdown."""
     if "`" not in text:
         return []
-    tokens = _parser().parseInline(text)
-    return [c.content for c in (tokens[0].children or ()) if c.type == "code_inline"] if tokens else []
+    return [child.content for child in _inline_children(text) if child.type == "code_inline"]
 
 
 def heading_rank(wanted: str, plain: str, score: float) -> tuple:
@@ -193,8 +361,7 @@ def normalize_heading_text(text: str) -> str:
     text = unicodedata.normalize("NFC", text.strip().lstrip("#").strip())
     if not _MARKUP_CHARS.search(text):
         return " ".join(text.split())
-    tokens = _parser().parseInline(text)
-    return _plain_text(tokens[0].children or ()) if tokens else ""
+    return _plain_text(_inline_children(text))
 
 
 def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
@@ -532,8 +699,9 @@ def parse_markdown(text: str) -> MarkdownDocument:
         from .textfile import normalize_newlines
 
         text = normalize_newlines(text)
+    text = _encodable(text)
     front_matter, body = split_front_matter(text)
-    tokens = _parser().parse(body)
+    tokens = block_tokens(body)
     lines = text.split("\n")
     headings: list[Heading] = []
     blocks: list[ProseBlock] = []
