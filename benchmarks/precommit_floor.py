@@ -9,7 +9,7 @@ The pre-commit goal of issue 29 is 0.5 s for 3 changed files in a
 * the parts no design of a process started per run can skip, each on its
   own: starting the interpreter (``python -I -S -c pass`` and ``python -c
   pass``); importing the command line and engine, the rule registry (a
-  changed probe is linted by every rule) and markdown-it-py (its SKILL.md's
+  changed probe is linted by every rule) and pyromark (its SKILL.md's
   headings); telling which files changed, as an ``lstat`` of every file the
   other probes' findings and facts depend on (each probe.json and
   question.md, each SKILL.md and output-spec.md), in a Python loop;
@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 IMPORT_STEPS = (
     ("command line and engine", "import skill_eval.linter.cli, skill_eval.linter.engine"),
     ("rule registry", "import skill_eval.linter.rules"),
-    ("markdown-it-py", "import markdown_it"),
+    ("pyromark", "import pyromark"),
 )
 
 

@@ -1,7 +1,7 @@
 """The skill-eval engine: fixture model, ``extract_skill_section`` and the rules.
 
 This package never imports ``pygls`` or ``lsprotocol``; the language server is a
-thin adapter over it. Heavy dependencies (markdown-it-py, jsonschema) are
+thin adapter over it. Heavy dependencies (pyromark, jsonschema) are
 imported only when a file needs them.
 """
 
