@@ -58,6 +58,8 @@ def test_the_file_holds_an_entry_per_unit_decoding_to_its_result(root: Path) -> 
     assert full(lint_paths([root], cache=True).diagnostics) == without
     found = entries(root)
     assert {key for key in found if key[0] == "probe"} == {("probe", str(path)) for path in probes(root)}
+    run, deps = CODEC.decode(found.pop(cache_module.RUN_KEY), tuple[cache_module.RunRecord, msgspec.Raw])
+    assert full(run.diagnostics) == without and CODEC.decode_dependencies(deps), "the run record: its findings and queries"
     for key, data in found.items():
         result, deps = CODEC.decode(data, tuple[cache_module.UnitResult, msgspec.Raw])
         queries = CODEC.decode_dependencies(deps)
@@ -102,7 +104,6 @@ def test_a_damaged_file_serves_nothing_wrong(root: Path, damage: str) -> None:
     else:
         data = bytearray()
     path.write_bytes(bytes(data))
-    (root / CACHE_DIR / f"{path.name}.run").unlink()
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
 
 
