@@ -344,7 +344,10 @@ class Cache:
         into the new file after those it stored, then the index, and the new
         file is renamed into place (and is the file read from then on).
         ``prune``: the run covered the whole workspace, so entries it did not
-        use are of files that are gone and are dropped."""
+        use are of files that are gone and are dropped. The run record is kept
+        only by a run that replayed or wrote it: any other run that writes
+        found something changed or new, and a run on a few files (pre-commit)
+        would otherwise copy it each time."""
         if not self._loaded:
             return
         if prune:
@@ -356,6 +359,8 @@ class Cache:
         if not self._changed:
             return
         self._changed = False
+        if RUN_KEY not in self._used:
+            self._on_disk.pop(RUN_KEY, None)
         index = dict(self._new)
         kept = sorted((place, key) for key, place in self._on_disk.items() if key not in self._new)
         try:
