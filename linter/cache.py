@@ -5,18 +5,19 @@ Each unit's entry keeps every query the unit asked of its session with its
 answer, and serves only while every one answers the same: a file's answer is
 its content's digest, spared by a settled ``stat`` signature (git's index:
 :data:`~skill_eval.linter.session.RACY_SECONDS`). A whole-workspace lint also
-leaves a run record (:meth:`Cache.replay`). The files are typed MessagePack
-(:data:`CODEC`): loading one runs no code a workspace could plant. They are
-written to a new name and renamed, and opened without following links.
+leaves its run record (:meth:`Cache.replay`), one more entry. The file is
+typed MessagePack (:data:`CODEC`): loading it runs no code a workspace could
+plant. It is written to a new name and renamed, and opened without following
+links.
 
-The cache file is its entries, each one MessagePack value, then their index
-(:class:`CacheIndex`: where each entry lies) and the index's offset as 8
-bytes. A run reads the index, then each entry it looks up on its own
-(``pread``). The entries it stores go straight to the new file (a new name
-in the folder), which gets the unchanged entries copied from the old one,
-the index, and is renamed into place. Neither file nor their entries are
-held in memory (a scan of 10,000 probes held ~50 MB of them:
-docs/performance.md).
+The cache file is its entries, each one MessagePack value ``(result,
+dependencies)``, then their index (:class:`CacheIndex`: where each entry
+lies) and the index's offset as 8 bytes. A run reads the index, then each
+entry it looks up on its own (``pread``). The entries it stores go straight
+to the new file (a new name in the folder), which gets the unchanged entries
+copied from the old one, the index, and is renamed into place. Neither file
+nor their entries are held in memory (a scan of 10,000 probes held ~50 MB of
+them: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .session import LintSession
 
 CACHE_DIR = ".skill-eval-cache"
-FORMAT = 7
+FORMAT = 8
 """The layout of the cache file's data (raise it when it changes: it is part
 of the file's name)."""
 
@@ -89,13 +90,17 @@ COPY_CHUNK = 1 << 20
 
 
 class RunRecord(msgspec.Struct, array_like=True):
-    """The run record of a whole-workspace lint (:meth:`Cache.replay`)."""
+    """The run record of a whole-workspace lint (:meth:`Cache.replay`): the
+    result of the cache file's entry :data:`RUN_KEY`, whose dependencies are
+    every query the findings rest on."""
 
     targets: str
     diagnostics: list[Diagnostic]
     checked: list[str]
-    queries: dict[Any, Optional[Signature]]
-    """``(query, answer)`` -> the file's settled ``stat`` signature, or ``None``."""
+
+
+RUN_KEY = ("run", "")
+"""The unit key of the run record's entry."""
 
 
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -110,7 +115,6 @@ class Cache:
         self.session = session
         self._folder_fd: int | None = folder_fd
         self.file_name = f"cache-{key}"
-        self.run_file_name = f"cache-{key}.run"
         self._file_fd: int | None = None
         """The cache file as this run found it (open till :meth:`close`: a
         concurrent run may rename another over it)."""
@@ -134,9 +138,8 @@ class Cache:
         """Whether a unit's result came without its queries: no run record is then written."""
         self._filtering: dict[tuple, tuple] = {}
         """What the run's filtering asked (:meth:`note_filtering`), for the run record."""
-        path_of = session.path_of
-        self._decode_result = CODEC.decoder(UnitResult, path_of)
-        self._decode_facts = CODEC.decoder(_FactsOnly, path_of)
+        self._decoders: dict[Any, Callable[[bytes], tuple[Any, Dependencies]]] = {}
+        """Result type -> the decoder of an entry as ``(that result, dependencies)``."""
 
     @classmethod
     def open(cls, session: LintSession) -> Cache | None:
@@ -177,18 +180,23 @@ class Cache:
         self._load()
         return set(self._on_disk) | set(self._new)
 
-    def _entry(self, key: tuple[str, str]) -> tuple[msgspec.Raw, msgspec.Raw] | None:
-        """``key``'s entry as ``(result, dependencies)``, both still encoded:
-        from the file being written when this run stored it, else from the file read."""
+    def _entry(self, key: tuple[str, str], kind: Any) -> tuple[Any, Dependencies] | None:
+        """``key``'s entry decoded as ``(kind, dependencies)`` (``kind``
+        ``msgspec.Raw``: the result left encoded), from the file being written
+        when this run stored it, else from the file read; ``None`` when there
+        is none or it does not decode."""
         if key in self._new:
             fd, (offset, length) = self._new_fd, self._new[key]
         elif key in self._on_disk and self._file_fd is not None:
             fd, (offset, length) = self._file_fd, self._on_disk[key]
         else:
             return None
+        decode = self._decoders.get(kind)
+        if decode is None:
+            decode = self._decoders[kind] = CODEC.decoder(tuple[kind, Dependencies], self.session.path_of)
         try:
-            return _SPLIT_DECODER.decode(os.pread(fd, length, offset))
-        except (OSError, msgspec.DecodeError):
+            return decode(os.pread(fd, length, offset))
+        except Exception:  # noqa: BLE001 - a damaged entry is no entry
             return None
 
     def lookup(self, unit: Unit) -> UnitResult | None:
@@ -197,27 +205,23 @@ class Cache:
         (which is given only the facts)."""
         self._load()
         key = _unit_key(unit)
-        entry = self._entry(key)
-        if entry is None:
+        entry = self._entry(key, _FactsOnly if unit[0] == "facts" else UnitResult)
+        if entry is None or (unit[0] == "probe" and entry[0].diagnostics is None) or not self._holds(key, *entry):
             return None
-        stored, encoded = entry
-        try:
-            dependencies = CODEC.decode_dependencies(encoded)
-            if unit[0] == "facts":
-                result = UnitResult(None, self._decode_facts(stored).facts)
-            else:
-                result = self._decode_result(stored)
-        except Exception:  # noqa: BLE001 - a damaged entry is no entry
-            return None
-        if unit[0] == "probe" and result.diagnostics is None:
-            return None
+        return UnitResult(None, entry[0].facts) if unit[0] == "facts" else entry[0]
+
+    def _holds(self, key: tuple[str, str], result: Any, dependencies: Dependencies) -> bool:
+        """Whether every query of ``key``'s entry answers now what it answered
+        then (:meth:`_refresh`). If so the entry is used (a pruning save keeps
+        it), and stored again when a file was found rewritten with the same
+        content (with that file's new signature)."""
         refreshed = self._refresh(dependencies)
         if refreshed is None:
-            return None
-        if refreshed and self._append(key, (stored, msgspec.Raw(CODEC.encode(dependencies)))):
+            return False
+        if refreshed and self._append(key, (result, dependencies)):
             self._changed = True
         self._used.add(key)
-        return result
+        return True
 
     def _refresh(self, dependencies: Dependencies) -> bool | None:
         """Whether every query of ``dependencies`` answers now what it
@@ -274,24 +278,13 @@ class Cache:
     def replay(self, targets: str) -> tuple[list, set[str]] | None:
         """The findings and checked files of the last whole-workspace lint of
         ``targets`` (:func:`~skill_eval.linter.engine._targets_digest`) when
-        every query its run record holds answers the same now, else ``None``.
-        A file found rewritten with the same content gets its new signature
-        recorded (the record is written again)."""
-        data = _read_file(self._folder_fd, self.run_file_name)
-        if data is None:
+        every query its run record depends on answers the same now
+        (:meth:`_holds`), else ``None``."""
+        self._load()
+        entry = self._entry(RUN_KEY, RunRecord)
+        if entry is None or entry[0].targets != targets or not self._holds(RUN_KEY, *entry):
             return None
-        try:
-            record = CODEC.decode(data, RunRecord, self.session.path_of)
-        except Exception:  # noqa: BLE001 - an unreadable record is no record
-            return None
-        if record.targets != targets:
-            return None
-        refreshed = self._refresh(record.queries)
-        if refreshed is None:
-            return None
-        if refreshed:
-            _write_file(self._folder_fd, self.run_file_name, CODEC.encode(record))
-        return record.diagnostics, set(record.checked)
+        return entry[0].diagnostics, set(entry[0].checked)
 
     def note_filtering(self, deps: dict[tuple, Signature | None]) -> None:
         """Add ``deps`` (:func:`~skill_eval.linter.engine.dependencies`: what
@@ -308,18 +301,17 @@ class Cache:
         if self._unrecorded:
             return
         queries: Dependencies = {}
-        recorded = (CODEC.decode_dependencies(entry[1]) for entry in map(self._entry, self._used) if entry is not None)
+        entries = (self._entry(key, msgspec.Raw) for key in self._used if key != RUN_KEY)
+        recorded = (entry[1] for entry in entries if entry is not None)
         for dependencies in itertools.chain(recorded, [self._filtering]):
             for (query, answer), signature in dependencies.items():
                 if query[0] == "facts" or (query[0] == "refs" and query[1] in probes):
                     continue
                 if signature is not None or (query, answer) not in queries:
                     queries[(query, answer)] = signature
-        try:
-            data = CODEC.encode(RunRecord(targets, diagnostics, sorted(checked), queries))
-        except (TypeError, ValueError, OverflowError):
-            return
-        _write_file(self._folder_fd, self.run_file_name, data)
+        if self._append(RUN_KEY, (RunRecord(targets, diagnostics, sorted(checked)), queries)):
+            self._used.add(RUN_KEY)
+            self._changed = True
 
     def _append(self, key: tuple[str, str], entry: tuple) -> bool:
         """Write ``entry`` (result, dependencies) as ``key``'s to the new file
@@ -352,7 +344,10 @@ class Cache:
         into the new file after those it stored, then the index, and the new
         file is renamed into place (and is the file read from then on).
         ``prune``: the run covered the whole workspace, so entries it did not
-        use are of files that are gone and are dropped."""
+        use are of files that are gone and are dropped. The run record is kept
+        only by a run that replayed or wrote it: any other run that writes
+        found something changed or new, and a run on a few files (pre-commit)
+        would otherwise copy it each time."""
         if not self._loaded:
             return
         if prune:
@@ -364,6 +359,8 @@ class Cache:
         if not self._changed:
             return
         self._changed = False
+        if RUN_KEY not in self._used:
+            self._on_disk.pop(RUN_KEY, None)
         index = dict(self._new)
         kept = sorted((place, key) for key, place in self._on_disk.items() if key not in self._new)
         try:
@@ -493,8 +490,6 @@ class Codec:
 
 CODEC = Codec()
 _INDEX_DECODER = msgspec.msgpack.Decoder(CacheIndex)
-_SPLIT_DECODER = msgspec.msgpack.Decoder(tuple[msgspec.Raw, msgspec.Raw])
-"""A cache entry as its two parts, still encoded."""
 
 
 def _key(root: Path, config: Config) -> str:
@@ -607,20 +602,6 @@ def _open_file(folder_fd: int, name: str) -> int | None:
         pass
     os.close(fd)
     return None
-
-
-def _read_file(folder_fd: int, name: str) -> bytes | None:
-    """The bytes of the regular file ``name`` in the cache folder (:func:`_open_file`), or ``None``."""
-    fd = _open_file(folder_fd, name)
-    if fd is None:
-        return None
-    try:
-        with open(fd, "rb", closefd=False) as handle:
-            return handle.read(os.fstat(fd).st_size)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) -> None:

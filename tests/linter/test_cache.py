@@ -630,17 +630,18 @@ def test_a_planted_cache_runs_nothing(tmp_path: Path, settled_at_once: None) -> 
 
     import msgspec
 
-    [cache_file, run_file] = sorted(path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-"))
-    assert run_file.name == f"{cache_file.name}.run"
+    [cache_file] = [path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-")]
     planted = [msgspec.msgpack.Ext(code, msgspec.msgpack.encode(["os.system", f"touch {marker}"])) for code in range(1, 8)]
-    planted_entry = msgspec.msgpack.encode(({}, {("probe", "x"): (planted, [])}))
-    planted_run = msgspec.msgpack.encode(("0" * 32, planted, [], {}))
-    for file, payloads in ((cache_file, (pickle.dumps(Exploit()), planted_entry)),
-                           (run_file, (pickle.dumps(Exploit()), planted_run))):
-        for payload in payloads:
-            file.write_bytes(payload)
-            assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
-            assert not marker.exists()
+    planted_entry = msgspec.msgpack.encode(((planted, None, None), {}))
+    planted_run = msgspec.msgpack.encode((("0" * 32, planted, []), {}))
+    index = {("probe", str(path)): (0, len(planted_entry)) for path in root.glob("skills/*/evals/probes/*/probe.json")}
+    index[("run", "")] = (len(planted_entry), len(planted_run))
+    entries = planted_entry + planted_run
+    laid_out = entries + msgspec.msgpack.encode([index]) + len(entries).to_bytes(8, "little")
+    for payload in (pickle.dumps(Exploit()), laid_out):
+        cache_file.write_bytes(payload)
+        assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+        assert not marker.exists()
 
 
 def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:

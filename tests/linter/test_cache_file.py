@@ -58,6 +58,8 @@ def test_the_file_holds_an_entry_per_unit_decoding_to_its_result(root: Path) -> 
     assert full(lint_paths([root], cache=True).diagnostics) == without
     found = entries(root)
     assert {key for key in found if key[0] == "probe"} == {("probe", str(path)) for path in probes(root)}
+    run, deps = CODEC.decode(found.pop(cache_module.RUN_KEY), tuple[cache_module.RunRecord, msgspec.Raw])
+    assert full(run.diagnostics) == without and CODEC.decode_dependencies(deps), "the run record: its findings and queries"
     for key, data in found.items():
         result, deps = CODEC.decode(data, tuple[cache_module.UnitResult, msgspec.Raw])
         queries = CODEC.decode_dependencies(deps)
@@ -77,12 +79,34 @@ def test_writing_back_copies_unchanged_entries_and_replaces_the_changed(root: Pa
     question.write_text(question.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
     assert full(lint_paths([target], cache=True).diagnostics) == full(lint_paths([target]).diagnostics)
     after = entries(root)
-    units = {key for key in before if key[0] != "workspace"}  # the workspace pass's key names the probes linted
+    # the workspace pass's key names the probes linted; the run record goes (the next test)
+    units = {key for key in before if key[0] not in ("workspace", "run")}
     assert units <= after.keys()
     key = ("probe", str(target))
     assert after[key] != before[key]
     assert {other for other in units if before[other] != after[other]} == {key}
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
+
+
+def test_a_run_on_a_few_files_that_writes_drops_the_run_record(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on one edited probe writes the file without the run record; the
+    next whole-workspace lint finds no record to replay, reports a run's
+    findings without the cache, and leaves a record that the one after replays."""
+    replays = []
+    original = Cache.replay
+    monkeypatch.setattr(Cache, "replay", lambda cache, targets: replays.append(found := original(cache, targets)) or found)
+    lint_paths([root], cache=True)
+    assert cache_module.RUN_KEY in entries(root)
+    target = probes(root)[0]
+    question = target.parent / "question.md"
+    question.write_text(question.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    lint_paths([target], cache=True)
+    assert cache_module.RUN_KEY not in entries(root)
+    without = full(lint_paths([root]).diagnostics)
+    assert full(lint_paths([root], cache=True).diagnostics) == without
+    assert cache_module.RUN_KEY in entries(root)
+    assert full(lint_paths([root], cache=True).diagnostics) == without
+    assert [found is not None for found in replays] == [False, False, True]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "trailer", "index", "entry", "empty"])
@@ -102,7 +126,6 @@ def test_a_damaged_file_serves_nothing_wrong(root: Path, damage: str) -> None:
     else:
         data = bytearray()
     path.write_bytes(bytes(data))
-    (root / CACHE_DIR / f"{path.name}.run").unlink()
     assert full(lint_paths([root], cache=True).diagnostics) == full(lint_paths([root]).diagnostics)
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from skill_eval.linter.cache import CODEC, CacheIndex, RunRecord
 from skill_eval.linter.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from skill_eval.linter.execution import ChunkResults
-from skill_eval.linter.records import ProbeFacts, UnitResult
+from skill_eval.linter.records import Dependencies, ProbeFacts, UnitResult
 from skill_eval.linter.rules.calibration.se501_reused_scenario import ArtifactFacts
 from skill_eval.linter.textfile import Span
 
@@ -109,10 +109,10 @@ def test_cache_files_decode_as_written(pairs: dict, entries: dict, findings: lis
     _same({key: result for key, (result, _encoded) in decoded.items()}, entries)
     for _result, encoded in decoded.values():
         _same(CODEC.decode_dependencies(encoded), pairs)
-    record = RunRecord("0" * 32, findings, ["a", "b"], pairs)
-    decoded = CODEC.decode(CODEC.encode(record), RunRecord)
-    _same(decoded.diagnostics, findings)
-    _same(decoded.queries, pairs)
+    record, queries = CODEC.decode(CODEC.encode((RunRecord("0" * 32, findings, ["a", "b"]), pairs)),
+                                   tuple[RunRecord, Dependencies])
+    _same(record.diagnostics, findings)
+    _same(queries, pairs)
 
 
 def test_every_rule_that_compares_probes_declares_the_type_of_its_facts() -> None:
