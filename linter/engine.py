@@ -192,8 +192,8 @@ def lint_paths(
             diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
                                                 ordered=ordered)
             if whole_run:
-                store.save(prune=True)
                 store.record_run(run_targets, diagnostics, checked, frozenset(map(str, ordered[0])))
+                store.save(prune=True)
         if store is not None:
             store.save()
             store.close()
