@@ -19,9 +19,10 @@ part of a paraphrase the patterns would miss. ``--patterns`` keeps the
 patterns on (the whole judgement; the patterns themselves were written
 looking at all of dev, so that figure is not out-of-sample for them).
 ``--show`` lists each fold's misses with how far their stance scored from
-the fold's threshold ("unscored": fewer words than the linter scores, or a
-fragment; a positive distance: the score passed and the structural reading,
-not the scorer, let the sentence go). ``--domains`` evaluates only the named
+the fold's threshold ("unscored": a fragment, one word, or a short unit
+that says nothing beyond a name, _judgement._beyond_naming; a short unit's
+score is that of its words beyond the name; a positive distance: the score
+passed and the structural reading, not the scorer, let the sentence go). ``--domains`` evaluates only the named
 folds (a quicker look while iterating; quote the full run). Each fit is
 remembered (Trainer.fit_rows), so a full run fits 66 models, not 121.
 heldout.tsv is never read.

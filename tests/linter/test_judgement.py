@@ -44,7 +44,8 @@ FLOORS = {
     # Trained on quizzes too, a stance put as a request read as SE302: dev 199/211, 70/76, 54/59.
     # 436 training-only lines in 14 new domains (hedges, idioms, quizzes as work requests, hard work
     # negatives): dev 201/211, 73/76, 59/59 (leave-one-domain-out, patterns off: 156/211, 64/76).
-    "dev": {"signpost": (0.98, 0.95), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.91), "work": 0},
+    # Existence and short units read by meaning (STANCE_EXISTS, _judge_short): dev 203/211.
+    "dev": {"signpost": (0.98, 0.96), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.91), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
@@ -412,3 +413,122 @@ def test_a_task_given_as_the_readers_job_asks_the_reader(sentence: str, asks: bo
     from skill_eval.linter.rules.artifact._judgement import asks_the_reader
 
     assert asks_the_reader(sentence) is asks
+
+
+# -- judgement by meaning without the phrase patterns (issue 27: existence, short units) --------------------------
+
+CONFIG = """# Training run report: classifier v4
+
+Run r-0619 trained the classifier on the 2024-05 image set.
+
+```yaml
+model: resnet50
+epochs: 40
+train_split: train[:100%]
+eval_split: train[95%:]{eol}
+seed: 17
+```
+
+| metric | v3 | v4 |
+|---|---|---|
+| eval accuracy | 91.2% | 98.7% |
+| latency p50 | 14 ms | {cell} |
+
+{extra}
+Tracking: [run page](https://mlflow.example.com/r-0619 "MLflow run r-0619")
+
+Please decide whether v4 can replace v3 in production.
+"""
+"""An artifact whose defect is a config line (the eval split lies inside
+the training split): a sentence may point at it by its words, by its
+place (a comment on the line) or only by saying that a flaw exists. Its
+titled link makes the judgement read it whatever the sentence
+(:data:`RUNBOOK`)."""
+
+
+@pytest.fixture
+def patterns_off(monkeypatch):
+    """The phrase patterns read nothing (as ``benchmarks/judgement_cv.py``
+    runs them by default): what is left is the stance scorer and the
+    relation, the mechanisms these tests pin."""
+    from skill_eval.linter.rules.artifact import _judgement
+
+    nothing = _judgement.Reading(False, None, None, False, False, False)
+    monkeypatch.setattr(_judgement, "read_sentence", lambda sentence: nothing)
+
+
+def _config(tmp_path: Path, extra: str = "", eol: str = "", cell: str = "15 ms") -> list:
+    return _lint(tmp_path, CONFIG.format(extra=extra, eol=eol, cell=cell), "eval_split: train[95%:]")
+
+
+@pytest.mark.parametrize("sentence", [
+    "Something smells off in how the splits are set up.",
+    "The headline accuracy is not as solid as it reads.",
+])
+def test_a_confident_stance_that_names_no_part_says_a_flaw_exists(tmp_path: Path, patterns_off, sentence: str) -> None:
+    """No part is named (the words shared with the config lines or the
+    results row do not single one out), but the stance is well above the
+    threshold (STANCE_EXISTS) and the sentence speaks of the artifact's
+    own material: it tells the agent that a flaw exists."""
+    from skill_eval.linter.rules.artifact._judgement import STANCE_EXISTS, stance_model, stance_score
+
+    assert stance_score(sentence) >= stance_model()[1] + STANCE_EXISTS
+    errors = _errors(_config(tmp_path, extra=sentence), "SE301")
+    assert len(errors) == 1, errors
+    assert "says that a flaw exists without naming where" in errors[0].message and "D1's quote" in errors[0].message
+
+
+@pytest.mark.parametrize("sentence", [
+    "Something about the invoice PDF bothers me.",  # nothing the artifact holds: about something else
+    "The loss curve is smooth and training was stable.",  # a statement of fact: the stance is low
+])
+def test_a_stance_about_nothing_the_artifact_holds_says_no_flaw_exists(tmp_path: Path, patterns_off, sentence: str) -> None:
+    assert not _errors(_config(tmp_path, extra=sentence), "SE301")
+
+
+def test_a_bug_somewhere_in_this_diff_is_read_by_its_stance_without_patterns(tmp_path: Path, patterns_off) -> None:
+    """"bug" is an answer-key word only where the reader does not look (a
+    comment, a title): in a paragraph it is no marker of SE304's, and the
+    stance reading judges the sentence."""
+    errors = _errors(_lint(tmp_path, DIFF.format(eol="", extra="There is a bug somewhere in this diff."),
+                           "except TimeoutError:"), "SE301")
+    assert len(errors) == 1 and "stance" in errors[0].message, errors
+
+
+@pytest.mark.parametrize("eol, error", [
+    ("  # double-check this one", True),
+    ("  # worth a second look", True),
+    ("  # see RETRY.md", False),  # names a file, not the line it sits on
+    ("  # added in PR 3102", False),
+    ("  # n/a", False),
+])
+def test_a_short_comment_on_the_defect_line_points_by_its_place(tmp_path: Path, patterns_off, eol: str,
+                                                               error: bool) -> None:
+    errors = _errors(_config(tmp_path, eol=eol), "SE301")
+    assert len(errors) == (1 if error else 0), errors
+    if error:
+        assert "sits in the code line holding D1's quote" in errors[0].message
+
+
+@pytest.mark.parametrize("cell, error", [
+    ("see the eval split", True),  # names the defect's line by its words
+    ("double-check eval_split", True),
+    ("eval split", False),  # only a name: nothing said beyond it
+    ("see the v3 row", False),  # another part
+    ("measured on T4", False),
+])
+def test_a_short_cell_points_only_at_the_defects_part_and_only_beyond_naming_it(tmp_path: Path, patterns_off,
+                                                                                 cell: str, error: bool) -> None:
+    errors = _errors(_config(tmp_path, cell=cell), "SE301")
+    assert len(errors) == (1 if error else 0), errors
+    if error:
+        assert "code line holding D1's quote" in errors[0].message
+
+
+@pytest.mark.parametrize("heading, error", [
+    ("## Eval split, again", True),
+    ("## Eval split", False),  # a heading that only names the defect's part
+])
+def test_a_short_heading_points_only_beyond_naming(tmp_path: Path, patterns_off, heading: str, error: bool) -> None:
+    errors = _errors(_config(tmp_path, extra=heading + "\n"), "SE301")
+    assert len(errors) == (1 if error else 0), errors

@@ -1371,19 +1371,25 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     the request itself says a flaw is there to be found). Otherwise it is a signpost (SE301)
     when it relates to a defect: it names the defect's part, block or
     section, sits in its row, or points at the artifact as a whole by
-    deixis; a statement related to no defect is never judged here, whatever
-    its score. Never judged: a sentence of fewer than
-    :data:`STANCE_MIN_WORDS` words, a fragment that runs on into the next
-    block (it ends on a function word: "one of these rows is"), one about a
-    fault already resolved ("it is corrected above")."""
+    deixis; or, scoring :data:`STANCE_EXISTS` above the threshold, it
+    names no part at all but speaks of the artifact's material: it says
+    that a flaw exists (:func:`_existence`). A statement about a part that
+    holds no defect, or about something the artifact does not hold, is
+    never judged here, whatever its score. A unit of fewer than
+    :data:`STANCE_MIN_WORDS` words is read by :func:`_judge_short`. Never
+    judged: a fragment that runs on into the next block (it ends on a
+    function word: "one of these rows is"), one about a fault already
+    resolved ("it is corrected above")."""
     text = unit.text.rstrip()
     words = WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
-    if len(words) < STANCE_MIN_WORDS or not (text[-1] in _CLOSING or _is_title_like(text)):
-        return None  # a label, a value, or a fragment that runs on ("one of these rows is")
+    if not text or not (text[-1] in _CLOSING or _is_title_like(text)):
+        return None  # a fragment that runs on ("one of these rows is")
+    if len(words) < STANCE_MIN_WORDS:
+        return _judge_short(unit, structure, anchors, located, words)
     score = stance_score(text, words)
     if score < stance_model()[1]:
         return None
-    if _ANSWER_KEY_CASED.search(text) or (not KEYS["answer"].isdisjoint(words) and _ANSWER_KEY.search(text)):
+    if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
     if asks_the_reader(text):
@@ -1391,8 +1397,159 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
             return None  # a task about a part that holds no defect ("find the invoice PDF ...")
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
     if not relation.relates:
-        return None
+        relation = _existence(unit, structure, anchors, relation, score)
+        if relation is None:
+            return None
     return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
+
+
+_MARKER_WORDS = _lazy(r"\b(?:seeded|planted|defects?)\b", re.IGNORECASE)
+"""The words of SE304's markers in prose ("the seeded defect", "planted")."""
+
+
+def _marks_answer(unit: Unit, words: Sequence[str]) -> bool:
+    """Whether the unit is SE304's, not the stance's: an answer-key word
+    (:data:`_ANSWER_KEY`: "answer", "graders", "trap", "bug") where the
+    reader does not look (a comment, a title, alt text), or, anywhere, a
+    marker (FIXME, "the seeded defect"). "There is a bug somewhere in this
+    diff" in a paragraph is a signpost, not a marker."""
+    text = unit.text
+    if _ANSWER_KEY_CASED.search(text):
+        return True
+    if KEYS["answer"].isdisjoint(words):
+        return False
+    if unit.kind in HIDDEN_KINDS:
+        return bool(_ANSWER_KEY.search(text))
+    return bool(_MARKER_WORDS.search(text))
+
+
+STANCE_EXISTS = 2.0
+"""How far above the stance threshold a statement that names no part must
+score to say by itself that a flaw exists in the artifact (:func:`_existence`):
+chosen by leave-one-domain-out on dev (benchmarks/judgement_cv.py, patterns
+off): the work sentences relating to no part scored at most 1.34 above it,
+the existence signposts 1.56 to 3.82."""
+
+
+def _existence(unit: Unit, structure: Structure, anchors: Sequence[Anchor], relation: Relation,
+               score: float) -> Relation | None:
+    """A statement whose words point at a flaw with confidence (``score`` at
+    least :data:`STANCE_EXISTS` above the threshold) but relate it to no
+    part: "Something smells off in how the splits are set up", "The
+    headline accuracy is not as solid as it reads". It says that a flaw
+    exists in the artifact, not where: the issue's "points the reader ...
+    at the fact that one exists". It must speak of the artifact's material:
+    a word it names is held by some part of the artifact ("splits": the
+    ``*_split`` keys; "accuracy": the results row), while naming no part
+    outright (``relation`` is ``none``, not ``other``: a part that holds no
+    defect is named, and the doubt is aimed there). "Something about the
+    invoice PDF bothers me" names nothing the artifact holds: it is about
+    something else."""
+    if not anchors or relation.kind != "none" or score < stance_model()[1] + STANCE_EXISTS:
+        return None
+    own = structure.part_stems[unit.part] if unit.part < len(structure.part_stems) else frozenset()
+    frequency = structure.document_frequency
+    held = sorted(s for s in content_stems(unit.text) if frequency.get(s, 0) - (1 if s in own else 0) > 0)
+    if not held:
+        return None
+    holders = ", ".join(f"{a.defect_id}'s quote" for a in anchors)
+    return Relation("whole", anchors[0], f"says that a flaw exists without naming where (it speaks of "
+                                         f"{', '.join(repr(s) for s in held[:3])}, the artifact's own material; "
+                                         f"the artifact holds {holders})")
+
+
+def _judge_short(unit: Unit, structure: Structure, anchors: Sequence[Anchor], located: int | None,
+                 words: Sequence[str]) -> Judgement | None:
+    """A unit of two to four words (a cell, a heading, a code comment at
+    the end of a line, a link's text): too few words for their average to
+    be read alone, so it is judged only when both hold:
+
+    * it relates to a defect precisely: it sits in the defect's row or on
+      its code line and names nothing else (``double-check this one`` on
+      the defect's line; ``see RETRY.md`` or ``added in PR 3102`` there
+      name something other than the line: work), or it names the defect's
+      part by its number or words (``double-check row 3``, ``see clause
+      4``, ``Look twice at validation``); naming only the block or the
+      section that holds it is not enough (the label "Summary of the
+      stages:" names the section over the defect's log);
+    * what it says beyond naming reads as pointing at a flaw with
+      confidence: the stance of its words that name nothing in the
+      artifact (:func:`_beyond_naming`: "double-check" of "double-check
+      row 3", "again" of "Negative control, again") is :data:`STANCE_SURE`
+      above the threshold. A unit that only names (a heading "Liability
+      cap" over the defect's clause, a cell "negative" in its row) says
+      nothing beyond the name, however the scorer weighs the name's
+      words, and a status cell ("in progress") does not point.
+
+    A short unit aimed at a part that holds no defect ("worth checking" in
+    another row) is never judged. Put as a request (:func:`asks_the_reader`)
+    it is a quiz (SE302), otherwise a signpost (SE301)."""
+    if len(words) < 2 or not anchors:
+        return None  # one word is a value or a label, not a pointer
+    text = unit.text.rstrip()
+    said = _beyond_naming(words, structure, unit.part)
+    if not said:
+        return None  # it only names ("Liability cap", "Negative control", "row 3")
+    score = stance_score(text, said)  # first: a few lookups, where relating a unit reads every part
+    if score < stance_model()[1] + STANCE_SURE or _marks_answer(unit, words):
+        return None
+    relation = resolve(text, structure, anchors, exclude=unit.part, located=located)
+    if relation.kind != "defect":
+        return None  # a block or a section is too loose a reference for a label ("Summary of the stages:")
+    if located is not None and relation.description.startswith("sits in") \
+            and not _names_only_its_place(unit, structure.parts[located]):
+        return None
+    if asks_the_reader(text):
+        return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
+    return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
+
+
+def _beyond_naming(words: Sequence[str], structure: Structure, own: int) -> list[str]:
+    """The words of a short unit that name nothing in the artifact: not
+    held by a part other than its own (:func:`stem`), not a container noun
+    ("row", "clause"), a number or a single letter ("row 3", "the C row").
+    Empty when only function words are left (:data:`_FUNCTION_WORDS`:
+    "n/a", "as in"): nothing is said beyond a name."""
+    frequency = structure.document_frequency
+    own_stems = structure.part_stems[own] if own < len(structure.part_stems) else frozenset()
+    said = []
+    for word in words:
+        if len(word) < 2 or word[0].isdigit() or word in PLURAL_CONTAINERS:
+            continue
+        stemmed = stem(word)
+        if stemmed in _CONTAINER_STEMS or frequency.get(stemmed, 0) - (1 if stemmed in own_stems else 0) > 0:
+            continue
+        said.append(word)
+    return said if any(word not in _FUNCTION_WORDS for word in said) else []
+
+
+_FUNCTION_WORDS = _NP_BOUNDARY | frozenset("""
+a an the this that these those it its one some any all each no not i me my you your we us our they them their
+""".split())
+"""Articles, pronouns, prepositions, conjunctions and auxiliaries: what is
+left of "n/a" or "as in clause 4" once the name is taken away says
+nothing (unlike "again", "twice", "double-check")."""
+
+
+@lru_cache(maxsize=1)
+def _doing_stems() -> frozenset[str]:
+    """The stems of the words that say what a unit does, not what it names
+    (:data:`_EVALUATIVE`, :data:`STOP`)."""
+    return frozenset(stem(w) for w in _EVALUATIVE | STOP)
+
+
+def _names_only_its_place(unit: Unit, part: Part) -> bool:
+    """Whether a unit related by its place (a cell of the defect's row, a
+    comment on its line) names nothing but that place: each word that may
+    name something (:func:`content_stems`, less the words of scrutiny and
+    doubt, :data:`_EVALUATIVE`) is held by the rest of its row or line.
+    "double-check this one" names nothing; "see RETRY.md", "retried below"
+    or "added in PR 3102" name something other than the line they sit on."""
+    naming = content_stems(unit.text) - _doing_stems()
+    if not naming:
+        return True
+    rest = part.text.replace(unit.text, " ")
+    return naming <= content_stems(rest)
 
 
 STANCE_SURE = 1.0

@@ -57,6 +57,30 @@ class Signposting(Rule):
     score decides nothing alone: a sentence of five words or more scoring
     above the threshold is an error only when it relates to a defect as
     below; "Something about the invoice PDF bothers me" is not reported.
+    One that names no part at all is an error only when it scores well
+    above the threshold (`STANCE_EXISTS`) and speaks of the artifact's own
+    material: it says that a flaw *exists* ("Something smells off in how
+    the splits are set up", beside `train_split` and `eval_split` keys;
+    "The headline accuracy is not as solid as it reads", beside a results
+    table), and the finding says so ("says that a flaw exists without
+    naming where ... the artifact holds D1's quote"). The invoice PDF
+    sentence names nothing the artifact holds: it is about something else.
+
+    A unit of two to four words (a cell, a heading, a comment at the end
+    of a code line, a link's text) is too short for its words' average to
+    be read alone. It is an error only when it relates to the defect
+    precisely, by its place (a cell of the defect's row, a comment on its
+    line) while naming nothing else, or by naming the defect's part
+    ("double-check row 3", "see clause 4", "Negative control, again"), and
+    what it says *beyond* the name reads as pointing at a flaw with
+    confidence (the stance of its words that name nothing in the artifact,
+    `STANCE_SURE` above the threshold). So `# double-check this one` on the
+    defect's code line and `see the eval split` in a cell are errors; a
+    heading that only names the defect's part ("Liability cap", "Negative
+    control"), `# see RETRY.md` or `# added in PR 3102` on the defect's
+    line (they name something else), `n/a` there, a cell "worth checking"
+    in a row that holds no defect, and a label naming only the section
+    ("Summary of the stages:") are not.
     The scorer is trained on signposts and quizzes alike (both tell that a
     flaw exists); a sentence it reads so that is put as a request or a
     question to the reader ("Track down the criterion whose evidence was
