@@ -731,7 +731,7 @@ _BOUNDARY = re.compile(
 )
 """A gap between two words holding one of these is a boundary no phrase
 crosses. Block boundaries (headings, list items, table rows, block quotes,
-fences, HTML blocks) come from markdown-it-py's tokens instead
+fences, HTML blocks) come from the parser's block tokens instead
 (:func:`_line_structure`); a blank line (CommonMark: nothing but spaces and
 tabs) is one wherever it lies."""
 
@@ -740,8 +740,8 @@ _ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 _MARKUP_ONLY = frozenset(" \t\n*_`~")
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
-"""A line break as markdown-it-py counts lines (it normalizes CRLF and lone CR
-to LF before splitting; U+2028, U+0085, form feed... break no line)."""
+"""A line break as the Markdown parser counts lines (CommonMark: CRLF, lone CR
+and LF; U+2028, U+0085, form feed... break no line)."""
 
 
 
@@ -781,7 +781,7 @@ def _line_structure(blocks: tuple, breaks: list[int]) -> tuple[frozenset[int], f
     first line or just after its last: every heading (ATX or setext),
     paragraph, list and list item, table row, block quote, fence, indented
     code, HTML block and thematic break, as the ``.map`` line ranges of
-    markdown-it-py's tokens give them. Any other line break lies inside a
+    :func:`...markdown.block_tokens` give them. Any other line break lies inside a
     block; unless that block is code (whose lines are verbatim: a log's
     ``Hint:`` line is no clause of the artifact), a clause may start after
     it (:func:`_segmented`)."""
