@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property, partial
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from .textfile import TextDocument
@@ -35,6 +35,7 @@ _CODE = re.compile(r"\bSE\d{3}\b")
 _MARKUP_CHARS = re.compile(r"[*_`\[\]<>&\\!]")
 _ESCAPABLE = frozenset("\\`*_[]<>&!#")
 _WORD = re.compile(r"\w+")
+_Value = TypeVar("_Value")
 
 
 class Token(NamedTuple):
@@ -379,6 +380,17 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
     return front, "\n" * (close + 1) + "\n".join(lines[close + 1 :])
 
 
+def _remembered(memo: dict, key: object, compute: Callable[[], _Value]) -> _Value:
+    """``memo[key]``, from ``compute()`` when ``memo`` lacks it; ``memo`` holds
+    the last 4,096 keys' at most (it is emptied when full)."""
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= 4096:
+            memo.clear()
+        found = memo[key] = compute()
+    return found
+
+
 class MarkdownDocument:
     """The parsed structure of one markdown text (cached by content). Read-only."""
 
@@ -433,12 +445,7 @@ class MarkdownDocument:
         """Headings matching ``step_heading`` (exact text, or a ``Parent > Child``
         path), from indexes by text, remembered for the last 4,096 queries
         (:attr:`heading_paths` stays linear). The list is shared: do not change it."""
-        found = self._found.get(step_heading)
-        if found is None:
-            if len(self._found) >= 4096:
-                self._found.clear()
-            found = self._found[step_heading] = self._find_headings(step_heading)
-        return found
+        return _remembered(self._found, step_heading, partial(self._find_headings, step_heading))
 
     @cached_property
     def _by_text(self) -> dict[str, list[Heading]]:
@@ -549,13 +556,8 @@ class MarkdownDocument:
         that no form names alone is never suggested. Computed once per
         document and ``step_heading`` (the probes of a renamed step ask
         alike), remembered for the last 4,096 as :meth:`find_headings` is."""
-        key = (step_heading, limit)
-        found = self._suggested.get(key)
-        if found is None:
-            if len(self._suggested) >= 4096:
-                self._suggested.clear()
-            found = self._suggested[key] = tuple(self._suggest_headings(step_heading, limit))
-        return list(found)
+        suggest = partial(self._suggest_headings, step_heading, limit)
+        return list(_remembered(self._suggested, (step_heading, limit), suggest))
 
     @cached_property
     def _plain_paths(self) -> tuple[list[str], list[str]]:
@@ -567,7 +569,7 @@ class MarkdownDocument:
                 plain_of.setdefault(path, " > ".join(map(normalize_heading_text, path.split(" > "))))
         return list(plain_of), list(plain_of.values())
 
-    def _suggest_headings(self, step_heading: str, limit: int) -> list[str]:
+    def _suggest_headings(self, step_heading: str, limit: int) -> tuple[str, ...]:
         """:meth:`suggest_headings`, not remembered."""
         from rapidfuzz import fuzz, process
 
@@ -584,24 +586,19 @@ class MarkdownDocument:
             if score >= best - 8 or -rank[0] > 0.5:
                 ranked.append((rank, references[index]))
         ranked.sort()
-        return (exact + [reference for _rank, reference in ranked])[:limit]
+        return tuple(exact + [reference for _rank, reference in ranked])[:limit]
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
         """``(line, block kind)`` of the lines in code or HTML blocks that read
         like the heading ``step_heading`` names (``## Step 3`` in a fenced
         example), found once per document and ``step_heading`` (the last 4,096)."""
-        found = self._code_lines.get(step_heading)
-        if found is None:
-            if len(self._code_lines) >= 4096:
-                self._code_lines.clear()
-            found = self._code_lines[step_heading] = tuple(self._code_lines_like(step_heading))
-        return list(found)
+        return list(_remembered(self._code_lines, step_heading, partial(self._code_lines_like, step_heading)))
 
-    def _code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
+    def _code_lines_like(self, step_heading: str) -> tuple[tuple[int, str], ...]:
         """:meth:`code_lines_like`, not remembered."""
         wanted = normalize_heading_text(step_heading.split(" > ")[-1])
         if not wanted:
-            return []
+            return ()
         found = []
         for block in self.blocks:
             if block.kind == "prose":
@@ -610,7 +607,7 @@ class MarkdownDocument:
                 line = self.lines[number - 1].strip()
                 if line.startswith("#") and normalize_heading_text(line.rstrip("#").strip() or line) == wanted:
                     found.append((number, block.kind))
-        return found
+        return tuple(found)
 
     def is_suppressed(self, code: str, line: int) -> bool:
         """Whether a directive disables ``code`` on ``line`` (or in the whole file)."""
