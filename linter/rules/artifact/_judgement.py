@@ -922,10 +922,10 @@ makes it more than reading (closely, twice, a second look, attention)."""
 
 _AGAIN_AFTER_COMMA = _lazy(r",\s*again\b", re.IGNORECASE)
 """Where a unit of a whole text may close on "again" after a comma
-(:data:`_SCRUTINY`'s ``,\s*again\s*[.!]?$``: a heading "Negative control,
-again"). :func:`may_hold_findings` searches the text joined into one line,
-which has one end, while a unit ends at any line's, sentence's, cell's or
-link text's end: the cue is searched there without its anchor."""
+(:data:`_SCRUTINY`'s cue anchored at a unit's end: a heading "Negative
+control, again"). :func:`may_hold_findings` searches the text joined into
+one line, which has one end, while a unit ends at any line's, sentence's,
+cell's or link text's end: the cue is searched there without its anchor."""
 
 _WEAK_CUE = re.compile(r"(?:^|(?<=\s))(?:please\s+)?(?:note|see|check|compare with|mind|look at|refer to|cf\.?)\s+(?:the\s+)?",
                        re.IGNORECASE)
@@ -1233,7 +1233,8 @@ def _may_hold_findings(reading) -> bool:
             flat.append(" ".join(raw.replace("’", "'").translate(_DEMARK).split()))
         return flat[0]
 
-    if (_has("scrutiny", words) and (_SCRUTINY.search(plain()) or _AGAIN_AFTER_COMMA.search(plain()))) or (_has("doubt", words) and _DOUBT.search(plain())) \
+    if (_has("scrutiny", words) and (_SCRUTINY.search(plain()) or _AGAIN_AFTER_COMMA.search(plain()))) \
+            or (_has("doubt", words) and _DOUBT.search(plain())) \
             or (_has("singled", words) and _SINGLED_OUT.search(plain())) \
             or (_has("pointer", words) and _WEAK_CUE.search(plain())) \
             or (_has("label", words) and _LABEL_ANYWHERE.search(raw)):
