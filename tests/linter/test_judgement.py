@@ -269,7 +269,7 @@ def test_the_word_gates_never_hide_a_match(split: str) -> None:
             encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
     patterns = {"scrutiny": judgement._SCRUTINY, "doubt": judgement._DOUBT, "singled": judgement._SINGLED_OUT,
                 "pointer": judgement._WEAK_CUE, "fault": judgement._FAULT_TARGET, "answer": judgement._ANSWER_KEY,
-                "negative": judgement._NEGATIVE}
+                "negative": judgement._NEGATIVE, "request": judgement._REQUEST_ANYWHERE}
     for text in texts:
         plain = text.replace("’", "'")
         for kind, pattern in patterns.items():
@@ -532,3 +532,34 @@ def test_a_short_cell_points_only_at_the_defects_part_and_only_beyond_naming_it(
 def test_a_short_heading_points_only_beyond_naming(tmp_path: Path, patterns_off, heading: str, error: bool) -> None:
     errors = _errors(_config(tmp_path, extra=heading + "\n"), "SE301")
     assert len(errors) == (1 if error else 0), errors
+
+
+@pytest.mark.parametrize("extra, cell, code, said", [
+    # a cue closing a unit that is not the artifact's last: the artifact's
+    # text joined into one line ends elsewhere (", again$" never matched)
+    ("## The evidence column, again", "metrics emitted", "SE301", "The evidence column, again"),
+    ("", "metrics emitted, again", "SE301", "metrics emitted, again"),
+    # a cue opening a unit that starts no line: a link text, a cell, a
+    # sentence after ";"
+    ("[See row 2](https://wiki.example.com/r).", "metrics emitted", "SE301", "See row 2"),
+    ("| owner | remark |\n|---|---|\n| ops | find the wrong evidence |", "metrics emitted", "SE302",
+     "find the wrong evidence"),
+    ("Read it all; find the criterion with the wrong evidence.", "metrics emitted", "SE302", "find the criterion"),
+    # a request by any verb _REQUEST reads, and a question presupposing a fault
+    ("Highlight the wrong evidence.", "metrics emitted", "SE302", "Highlight the wrong evidence"),
+    ("Which criterion wouldn't you trust?", "metrics emitted", "SE302", "Which criterion wouldn't you trust?"),
+])
+def test_a_cue_wherever_a_unit_starts_or_ends_opens_the_artifact(tmp_path: Path, extra: str, cell: str, code: str,
+                                                                  said: str) -> None:
+    """The cue is the artifact's only one, so only :func:`may_hold_findings`
+    decides whether the unit is read at all: the gate searches the whole
+    text for what the units' patterns match at a unit's start or end, and a
+    unit starts and ends at a line's, a sentence's, a cell's or a link
+    text's boundary, not only at the text's."""
+    from skill_eval.linter.rules.artifact._judgement import may_hold_findings
+
+    text = CLOSEOUT.replace("| metrics emitted |", f"| {cell} |").format(extra=extra + "\n")
+    assert "https" not in text or '"' not in text  # no titled link: nothing else opens the artifact
+    assert may_hold_findings(text)
+    errors = _errors(_lint(tmp_path, text, "existing coverage applies"), code)
+    assert len(errors) == 1 and said in errors[0].message, errors

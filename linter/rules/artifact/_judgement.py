@@ -859,7 +859,8 @@ KEYS = {
         shouldn't should cannot can't unaddressed invalidate invalidates invalidates fail block blocks stop proven
         done safe met closed migrated run ready really actually bad trap without match doesn't isn't not can"""),
     "request": _keys("""your can could see tell find identify point figure work name pick flag list decide spot locate
-        determine go"""),
+        determine go show explain highlight mark circle single call catch detect uncover read review check look
+        audit examine inspect"""),
     "presupposed": _keys("""missed overlooked reopen renegotiate unfair invisible still differently change open gone
         trust behind ship safe fair accept approve sign rely hold leave pass true actually really"""),
     "answer": _keys("""fixme xxx bug hack answer key expected grader graders reviewer reviewers agent must should trap
@@ -918,6 +919,13 @@ _SCRUTINY = _lazy(
 )
 """Directing the reader's scrutiny: the verb (or noun) of looking with what
 makes it more than reading (closely, twice, a second look, attention)."""
+
+_AGAIN_AFTER_COMMA = _lazy(r",\s*again\b", re.IGNORECASE)
+"""Where a unit of a whole text may close on "again" after a comma
+(:data:`_SCRUTINY`'s cue anchored at a unit's end: a heading "Negative
+control, again"). :func:`may_hold_findings` searches the text joined into
+one line, which has one end, while a unit ends at any line's, sentence's,
+cell's or link text's end: the cue is searched there without its anchor."""
 
 _WEAK_CUE = re.compile(r"(?:^|(?<=\s))(?:please\s+)?(?:note|see|check|compare with|mind|look at|refer to|cf\.?)\s+(?:the\s+)?",
                        re.IGNORECASE)
@@ -1011,14 +1019,14 @@ _RESOLVED = _lazy(
 """A fault that is not this artifact's open question: fixed, conditional,
 a ticket, a technical term."""
 
-_REQUEST = _lazy(
-    r"^(?:(?:please|now|so|then|first|also|just|and)\s+)*(?:(?:your (?:job|task)(?: here)?(?: is)?(?: to)?\s*:?\s*)|"
+_REQUEST_WORDS = (
+    r"(?:(?:please|now|so|then|first|also|just|and)\s+)*(?:(?:your (?:job|task)(?: here)?(?: is)?(?: to)?\s*:?\s*)|"
     r"(?:we need you to|i need you to|you should|you must|try to|see if you can|can you|could you|would you|will you)\s+)?"
     r"(?:tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|spot|locate|determine|"
     r"show|explain|highlight|mark|circle|single out|call out|catch|detect|uncover|see (?:if|whether|which|what)|"
-    r"go through|read|review|check|look (?:at|over|through)|work through|audit|examine|inspect)\b",
-    re.IGNORECASE,
+    r"go through|read|review|check|look (?:at|over|through)|work through|audit|examine|inspect)\b"
 )
+_REQUEST = _lazy("^" + _REQUEST_WORDS, re.IGNORECASE)
 """A request to the reader (an imperative or "can you ...")."""
 
 _QUESTION = _lazy(r"^(?:which|what|where|is|are|does|do|did|can|could|would|will|has|have|was|were|how)\b[^?]*\?\s*$",
@@ -1180,9 +1188,10 @@ def judge_artifact(source: "TextSource", anchors: Sequence[Anchor]) -> list[Judg
     return list(_judge(source, tuple(anchors)))
 
 
-_REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:]\s|\n)[\s>*#|_-]*(?:please\s+)?(?:your (?:job|task)|can you|could you|"
-                               r"see if|tell|find|identify|point out|figure out|work out|name|pick out|flag|list|decide|"
-                               r"spot|locate|determine|go through|work through)\b", re.IGNORECASE)
+_REQUEST_ANYWHERE = _lazy(r"(?:^|[.!?:;][\"')\]*_]*\s|[\n|\[])[\s>*#|_-]*" + _REQUEST_WORDS, re.IGNORECASE)
+"""A request (:data:`_REQUEST`, matched at a unit's start) where a unit of
+a whole text may start: a line's start, a sentence's (after ``.``, ``!``,
+``?``, ``:`` or ``;``, :data:`_SENTENCE_END`), a cell's or a link text's."""
 _HIDDEN_CANDIDATE = re.compile(r"<!--|!\[|\]\([^)\n]*[\"']")
 
 
@@ -1224,7 +1233,8 @@ def _may_hold_findings(reading) -> bool:
             flat.append(" ".join(raw.replace("’", "'").translate(_DEMARK).split()))
         return flat[0]
 
-    if (_has("scrutiny", words) and _SCRUTINY.search(plain())) or (_has("doubt", words) and _DOUBT.search(plain())) \
+    if (_has("scrutiny", words) and (_SCRUTINY.search(plain()) or _AGAIN_AFTER_COMMA.search(plain()))) \
+            or (_has("doubt", words) and _DOUBT.search(plain())) \
             or (_has("singled", words) and _SINGLED_OUT.search(plain())) \
             or (_has("pointer", words) and _WEAK_CUE.search(plain())) \
             or (_has("label", words) and _LABEL_ANYWHERE.search(raw)):
@@ -1232,7 +1242,7 @@ def _may_hold_findings(reading) -> bool:
     if _has("fault", words) and ("?" in raw or (_has("request", words) and _REQUEST_ANYWHERE.search(raw))) \
             and _FAULT_TARGET.search(plain()):
         return True
-    if _has("presupposed", words) and _PRESUPPOSED.search(plain()) and _TASK.search(raw):
+    if _has("presupposed", words) and _PRESUPPOSED.search(plain()) and ("?" in raw or _TASK.search(raw)):
         return True
     if _may_hide(raw):
         return True
@@ -1241,10 +1251,12 @@ def _may_hold_findings(reading) -> bool:
         or (_has("negative", words) and bool(_NEGATIVE.search(plain()))))
 
 
-_DEMARK = str.maketrans(dict.fromkeys(">*_`#|~\n", " "))
-"""Markup a pattern may not cross (a block quote's ``>``, emphasis), as
-spaces: the text is searched without it (line breaks as spaces, every run
-of spaces as one)."""
+_DEMARK = str.maketrans(dict.fromkeys(">*_`#|~[]\n", " "))
+"""Markup a pattern may not cross (a block quote's ``>``, emphasis, a cell's
+bars, a link text's brackets), as spaces: the text is searched without it
+(line breaks as spaces, every run of spaces as one), so a unit that starts
+a cell or a link text starts after a space, as a cue matched at a unit's
+start (:data:`_WEAK_CUE`) asks."""
 
 _LABEL_ANYWHERE = re.compile(r"(?:^|\n)[\s>*#|_-]*(?:note|hint|tip|heads up|reminder|fyi|n\.?b\.?|important|caution|"
                              r"warning)\s*[:,-]", re.IGNORECASE)
