@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import repeat
-from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._phrases import TextSource
@@ -226,6 +226,11 @@ class Structure:
         self.units: list[Unit] = []
         self.document_frequency: dict[str, int] = {}
         self.part_stems: list[frozenset[str]] = []
+
+    def held_elsewhere(self, stem: str, part: int | None) -> int:
+        """How many parts other than ``part`` (none: every part) hold ``stem``."""
+        own = part is not None and part < len(self.part_stems) and stem in self.part_stems[part]
+        return self.document_frequency.get(stem, 0) - own
 
 
 _COMMENT = re.compile(r"(?:^|\s)(?:#|//|--|;|/\*|<!--)\s?(.*?)(?:\*/|-->)?\s*$")
@@ -672,16 +677,14 @@ def resolve(phrase: str, structure: Structure, anchors: Sequence[Anchor], *, exc
                     re.escape(value.lower()) + r"\d", _first_cell_with(part, value)))):
                 return Relation("defect", anchor, f"names {noun} {value}, {name}")
     stems = content_stems(phrase)
-    frequency = structure.document_frequency
     scores: dict[int, tuple[float, set[str]]] = {}
-    own = structure.part_stems[exclude] if exclude is not None and exclude < len(structure.part_stems) else frozenset()
     for index, part_stems in enumerate(structure.part_stems):
         if index == exclude:
             continue
         shared = stems & part_stems
         if not shared:
             continue
-        weight = sum(1.0 / max(frequency.get(s, 1) - (1 if s in own else 0), 1) for s in shared)
+        weight = sum(1.0 / max(structure.held_elsewhere(s, exclude), 1) for s in shared)
         scores[index] = (weight, shared)
     for index in list(scores):
         block = structure.blocks[structure.parts[index].block]
@@ -1459,9 +1462,7 @@ def _existence(unit: Unit, structure: Structure, anchors: Sequence[Anchor], rela
     something else."""
     if not anchors or relation.kind != "none" or score < stance_model()[1] + STANCE_EXISTS:
         return None
-    own = structure.part_stems[unit.part] if unit.part < len(structure.part_stems) else frozenset()
-    frequency = structure.document_frequency
-    held = sorted(s for s in content_stems(unit.text) if frequency.get(s, 0) - (1 if s in own else 0) > 0)
+    held = sorted(s for s in content_stems(unit.text) if structure.held_elsewhere(s, unit.part) > 0)
     if not held:
         return None
     holders = ", ".join(f"{a.defect_id}'s quote" for a in anchors)
@@ -1522,14 +1523,12 @@ def _beyond_naming(words: Sequence[str], structure: Structure, own: int) -> list
     ("row", "clause"), a number or a single letter ("row 3", "the C row").
     Empty when only function words are left (:data:`_FUNCTION_WORDS`:
     "n/a", "as in"): nothing is said beyond a name."""
-    frequency = structure.document_frequency
-    own_stems = structure.part_stems[own] if own < len(structure.part_stems) else frozenset()
     said = []
     for word in words:
         if len(word) < 2 or word[0].isdigit() or word in PLURAL_CONTAINERS:
             continue
         stemmed = stem(word)
-        if stemmed in _CONTAINER_STEMS or frequency.get(stemmed, 0) - (1 if stemmed in own_stems else 0) > 0:
+        if stemmed in _CONTAINER_STEMS or structure.held_elsewhere(stemmed, own) > 0:
             continue
         said.append(word)
     return said if any(word not in _FUNCTION_WORDS for word in said) else []
@@ -1666,8 +1665,6 @@ def _tells_of_block(unit: Unit, structure: Structure, anchors: Sequence[Anchor],
                 return True
     if anchor is None:
         return False
-    own = structure.part_stems[unit.part] if unit.part < len(structure.part_stems) else frozenset()
     defect_stems = content_stems(anchor.quote).union(*(structure.part_stems[i] for i in _parts_of(structure, anchor)))
-    frequency = structure.document_frequency
-    weight = sum(1.0 / max(frequency.get(s, 1) - (1 if s in own else 0), 1) for s in content_stems(text) & defect_stems)
+    weight = sum(1.0 / max(structure.held_elsewhere(s, unit.part), 1) for s in content_stems(text) & defect_stems)
     return weight >= _LINE_EVIDENCE
