@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from skill_eval.linter.config import (
-    EMPTY_MAPPING, TIMEOUT_RULE, Config, config_error, integer_at_least, is_timeout, read_config_table,
-    reduce_with_mappings, string_list,
+    EMPTY_MAPPING, Config, config_error, integer_at_least, read_config_table, reduce_with_mappings, string_list,
 )
 
 from .presets import PRESET_NAMES
+from .timeouts import TIMEOUT_RULE, is_timeout
 
 class AgentConfig(NamedTuple):
     """An agent for the eval runner: a command (argv, never a shell), or a

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from skill_eval.linter.config import TIMEOUT_RULE, is_timeout
+from .timeouts import TIMEOUT_RULE, is_timeout
 
 if TYPE_CHECKING:
     from .executor import ProcessRegistry

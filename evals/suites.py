@@ -35,14 +35,13 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-from skill_eval.linter.config import (
-    TIMEOUT_RULE, Config, ConfigError, config_error, is_timeout, read_config_table, string_list,
-)
+from skill_eval.linter.config import Config, ConfigError, config_error, read_config_table, string_list
 from skill_eval.linter.run_records import suite_folder
 from skill_eval.linter.suites import EVALS, SuiteContext
 
 from .probes import Probe, ProbeError, Workspace, read_in_workspace
 from .stats import wilson
+from .timeouts import TIMEOUT_RULE, is_timeout
 
 PROMPT_NAME = "prompt.md"
 

@@ -135,7 +135,7 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None) -> Ta
     elif is_named_suite(path) and reader.is_file(path):
         targets.suites.add(path)
     elif name in (SKILL_FILE, OUTPUT_SPEC_FILE):
-        _add(targets, path)
+        (targets.skills if name == SKILL_FILE else targets.output_specs).add(path)
         targets.probes.update(reader.walk_files(path.parent, frozenset({PROBE_FILE}), exclude=walk_exclude))
     else:
         sibling = path.parent / PROBE_FILE
@@ -143,14 +143,3 @@ def discover(path: Path, reader: Reader, exclude: Exclusion | None = None) -> Ta
             targets.probes.add(sibling)
     return targets
 
-
-def _add(targets: Targets, path: Path) -> None:
-    """Add the fixture or suite ``path`` to ``targets``."""
-    if path.name == PROBE_FILE:
-        targets.probes.add(path)
-    elif path.name == SKILL_FILE:
-        targets.skills.add(path)
-    elif path.name == OUTPUT_SPEC_FILE:
-        targets.output_specs.add(path)
-    elif is_walked_suite(path):
-        targets.suites.add(path)
