@@ -285,18 +285,19 @@ from skill_eval.evals.cli import _StopOnSignals
 
 cancel = threading.Event()
 stop = _StopOnSignals(cancel).install()
+sent = []
+notify_all = threading.Condition.notify_all
+def notify_all_and_signal(self):  # another Ctrl-C while cancel.set() runs (whichever call of it comes first)
+    if not sent:
+        sent.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+    return notify_all(self)
+threading.Condition.notify_all = notify_all_and_signal  # before the first signal: no race with the stop thread
 with cancel._cond:  # the Event's own lock, held by this thread when the signal lands
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(0.2)
-second = threading.Condition.notify_all
-def notify_all_and_signal(self, _sent=[]):  # another Ctrl-C while cancel.set() runs
-    if not _sent:
-        _sent.append(True)
-        os.kill(os.getpid(), signal.SIGINT)
-    return second(self)
-threading.Condition.notify_all = notify_all_and_signal
 os.kill(os.getpid(), signal.SIGTERM)
-print(cancel.wait(10), flush=True)
+print(cancel.wait(10), sent, flush=True)
 stop.remove()
 print(threading.active_count(), signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
 """
@@ -310,7 +311,7 @@ def test_stop_handlers_take_no_lock_the_interrupted_code_may_hold():
     previous handlers are back and the watcher thread is gone."""
     done = subprocess.run([PYTHON, "-c", STOP_SCRIPT], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "1", "True"], done.stdout + done.stderr
+    assert done.stdout.split() == ["True", "[True]", "1", "True"], done.stdout + done.stderr
     assert done.stderr.count("stopping:") == 1, done.stderr
 
 

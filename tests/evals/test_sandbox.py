@@ -105,9 +105,11 @@ def test_an_unsealed_run_is_reachable_on_record_and_flagged_in_the_report(suite)
     result = run("run", "--no-progress", "--skip-check", "--reps", "1", "--arms", "control", "--no-sandbox",
                  str(suite.probe("euphemized-coverage")), cwd=suite.root, timeout=180)
     assert result.returncode in (0, 1), result.stderr
+    records = suite.all_records()
+    assert [record["status"] for record in records] == ["ok"], (records, result.stderr[-3000:])
     ((record, seen),) = answers(suite)
     assert record["sandbox"] == "off"
-    assert canaries["probe"] in seen["found"], seen
+    assert canaries["probe"] in seen["found"], (seen, record)
     report = cli("report", str(suite.root), cwd=suite.root)
     assert "UNSEALED" in report.stdout, report.stdout
     model = json.loads(cli("report", "--format", "json", str(suite.root), cwd=suite.root).stdout)

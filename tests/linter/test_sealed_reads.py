@@ -147,9 +147,11 @@ def test_the_cli_never_opens_a_secret_while_files_and_folders_are_swapped_for_li
         assert _secret_opens(watch) == []
         _assert_watch_works(watch, outside)
     for completed in runs:
-        assert completed.returncode in (0, 1), completed.stderr[-3000:]
-        assert SECRET not in completed.stdout and SECRET not in completed.stderr
-        assert "Traceback" not in completed.stderr and "SE000" not in completed.stdout, completed.stderr[-3000:]
+        assert completed.returncode in (0, 1), (completed.args, completed.stderr[-3000:])
+        assert SECRET not in completed.stdout and SECRET not in completed.stderr, (
+            completed.args, [line for line in (completed.stdout + completed.stderr).splitlines() if SECRET in line][:5])
+        assert "Traceback" not in completed.stderr and "SE000" not in completed.stdout, (
+            completed.args, completed.stderr[-3000:], [line for line in completed.stdout.splitlines() if "SE000" in line][:5])
 
 
 def test_a_fix_is_never_written_through_a_folder_swapped_for_a_link_after_it_was_read(
