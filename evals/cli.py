@@ -465,8 +465,11 @@ class _StopOnSignals:
             if stopping.isdisjoint(numbers):
                 continue  # another signal with a Python handler (a terminal's resize, say)
             if not announced:
-                print("\nstopping: killing running agents and recording them as interrupted...", file=sys.stderr)
                 announced = True
+                try:
+                    print("\nstopping: killing running agents and recording them as interrupted...", file=sys.stderr)
+                except (OSError, ValueError):
+                    pass  # stderr gone (its reader killed, as a CI job's with SIGTERM): the stop must still happen
             self.cancel.set()
 
     def remove(self) -> None:

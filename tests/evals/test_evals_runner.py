@@ -342,6 +342,38 @@ def test_a_signal_another_thread_receives_stops_a_blocked_main_thread():
     assert done.stdout.split() == ["True", "True"], done.stdout + done.stderr
 
 
+STDERR_GONE_SCRIPT = """
+import os, signal, sys, threading
+from skill_eval.evals.cli import _StopOnSignals
+
+cancel = threading.Event()
+stop = _StopOnSignals(cancel).install()
+print("ready", flush=True)
+sys.stdin.read()  # the test has closed its end of our stderr, then sent SIGTERM
+print(cancel.wait(20), flush=True)
+"""
+
+
+def test_a_stop_signal_stops_the_run_when_stderr_is_gone():
+    """SIGTERM to a run whose stderr's reader has died (a CI job stopped by
+    hand: its runner killed first) still sets ``cancel``: the stop thread's
+    "stopping:" line raised BrokenPipeError and the thread died before
+    setting it, so the run went on and a Ray of its own outlived the job."""
+    process = subprocess.Popen([PYTHON, "-c", STDERR_GONE_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        process.stderr.close()
+        process.send_signal(signal.SIGTERM)
+        process.stdin.close()
+        assert process.stdout.read().split() == ["True"]
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 @pytest.mark.parametrize("timeout", ["inf", "nan", "-inf", "1e300", "604801", "0"])
 def test_an_agent_timeout_that_is_no_usable_number_is_refused_before_any_start(suite, tmp_path, timeout):
     """``timeout = inf`` or ``1e300`` passed the checks and every start then
