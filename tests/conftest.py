@@ -20,6 +20,7 @@ SLOW = (
     "editors/test_neovim.py",          # a headless Neovim per test
     "editors/test_precommit.py",       # pre-commit builds its hook environment
     "evals/test_ray_executor.py",      # a Ray cluster in a network namespace
+    "evals/test_ray_driver_sigterm.py",  # the same, its driver stopped with SIGTERM
     "fuzz/",                           # thousands of generated inputs
     "linter/test_properties.py",       # hypothesis properties over whole workspaces
     "linter/test_precommit_floor.py",  # a benchmark run end to end

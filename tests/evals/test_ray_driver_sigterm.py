@@ -20,8 +20,6 @@ import pytest
 from test_ray_executor import (CLI_CODE, PROBE, PYTHON, REQUIRED, Namespace, _configure_sleeper, _require, command_line,
                                logged, needs_ray, new_suite, ray_env, wait_for)
 
-pytestmark = pytest.mark.slow
-
 GONE_WITHIN = 60.0
 """Seconds the driver and its Ray may take to end after SIGTERM (about 3-6 s
 on a loaded 2-core box; generous for a slower one)."""
