@@ -15,7 +15,6 @@ import signal
 import subprocess
 import time
 
-
 from test_ray_executor import (CLI_CODE, PROBE, PYTHON, REQUIRED, Namespace, _configure_sleeper, _require, command_line,
                                logged, needs_ray, new_suite, ray_env, wait_for)
 
