@@ -433,13 +433,13 @@ def _indexed_candidates(entries: list[tuple[Path, ArtifactFacts]], linted, thres
     frequent = set(met_twice)
     prefixes = []
     beyond: list[int] = []
+    skipped = frequent.__contains__
     for grams, keep, front in zip(arrays, keeps, fronts):
         prefix = grams[:keep]
         if not frequent.isdisjoint(prefix):
-            skipped = frequent.intersection(front).__contains__
             prefix = array(grams.typecode, islice(filterfalse(skipped, front), keep))
             if len(prefix) < keep and len(front) < len(grams):  # past the front: count those too
-                prefix = array(grams.typecode, islice(filterfalse(frequent.__contains__, grams), keep))
+                prefix = array(grams.typecode, islice(filterfalse(skipped, grams), keep))
                 beyond.extend(gram for gram in prefix if gram > front[-1])
             if len(prefix) < keep:
                 prefix.extend(sorted(frequent.intersection(grams))[: keep - len(prefix)])
