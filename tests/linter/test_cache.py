@@ -5,6 +5,7 @@ lints run at once."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -651,20 +652,30 @@ def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
     expected = subprocess.run([sys.executable, "-m", "skill_eval.linter.cli", "--no-cache", "--output-format", "json",
                                "--exit-zero", str(root)], capture_output=True, text=True, timeout=120).stdout
-    for _round in range(2):
+    for round_ in range(2):
         runs = [subprocess.Popen([sys.executable, "-m", "skill_eval.linter.cli", "--output-format", "json", "--exit-zero",
                                   str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for _ in range(4)]
-        outputs = [run.communicate(timeout=120) for run in runs]
-        assert [out for out, _err in outputs] == [expected] * 4, [err for _out, err in outputs]
+        try:
+            outputs = [run.communicate(timeout=300) for run in runs]
+        finally:
+            for run in runs:  # none left writing the cache after a timeout
+                if run.poll() is None:
+                    run.kill()
+                    run.communicate()
+        differing = [(index, run.returncode, err, "".join(difflib.unified_diff(
+            expected.splitlines(True), out.splitlines(True), "no cache", f"round {round_} run {index}", n=1))[:4000])
+                     for index, (run, (out, err)) in enumerate(zip(runs, outputs)) if out != expected]
+        assert differing == [], (differing, sorted(path.name for path in (root / CACHE_DIR).iterdir()))
     from skill_eval.linter.session import LintSession
     from skill_eval.linter.config import load_config
     from skill_eval.linter.reader import FileSystemReader
 
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader()))
+    left = sorted(path.name for path in (root / CACHE_DIR).iterdir())
     assert {key for key in cache.keys() if key[0] == "probe"} == {
-        ("probe", str(path)) for path in root.glob("skills/*/evals/probes/*/probe.json")}
-    assert not [path for path in (root / CACHE_DIR).iterdir() if path.name.endswith(".tmp")]
+        ("probe", str(path)) for path in root.glob("skills/*/evals/probes/*/probe.json")}, (cache.file_name, left)
+    assert not [name for name in left if name.endswith(".tmp")], left
 
 
 def _stored(root: Path) -> tuple[set, dict]:
