@@ -100,6 +100,7 @@ Please approve or request changes.
 
 
 def _lint(tmp_path: Path, text: str, quote: str) -> list:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "skill-eval.toml").write_text("# root\n", encoding="utf-8")
     skill = tmp_path / "skill"
     probe = skill / "evals" / "probes" / "p"
@@ -563,3 +564,20 @@ def test_a_cue_wherever_a_unit_starts_or_ends_opens_the_artifact(tmp_path: Path,
     assert may_hold_findings(text)
     errors = _errors(_lint(tmp_path, text, "existing coverage applies"), code)
     assert len(errors) == 1 and said in errors[0].message, errors
+
+
+def test_a_sentence_naming_the_defect_part_needs_less_stance(tmp_path: Path) -> None:
+    """Just below the stance threshold (within STANCE_NAMED), a prose
+    sentence no pattern reads is a signpost when it names the defect's own
+    row; the same words about a row holding no defect stay silent."""
+    from skill_eval.linter.rules.artifact._judgement import STANCE_NAMED, read_sentence, stance_model, stance_score
+
+    threshold = stance_model()[1]
+    named, other = "The metrics criterion leans on the prior release.", "The attempts criterion leans on the prior release."
+    for sentence in (named, other):
+        reading = read_sentence(sentence)
+        assert reading.scrutiny is None and reading.doubt is None and not reading.quiz
+        assert threshold - STANCE_NAMED <= stance_score(sentence) < threshold
+    errors = _errors(_lint(tmp_path / "a", CLOSEOUT.format(extra=named + RUNBOOK), "existing coverage applies"), "SE301")
+    assert len(errors) == 1 and "table row holding D1's quote" in errors[0].message, errors
+    assert not _errors(_lint(tmp_path / "b", CLOSEOUT.format(extra=other + RUNBOOK), "existing coverage applies"), "SE301")
