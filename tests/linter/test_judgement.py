@@ -45,7 +45,9 @@ FLOORS = {
     # 436 training-only lines in 14 new domains (hedges, idioms, quizzes as work requests, hard work
     # negatives): dev 201/211, 73/76, 59/59 (leave-one-domain-out, patterns off: 156/211, 64/76).
     # Existence and short units read by meaning (STANCE_EXISTS, _judge_short): dev 203/211.
-    "dev": {"signpost": (0.98, 0.96), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.91), "work": 0},
+    # The answer-key markers with spaces fixed (_ANSWER_KEY was compiled with re.VERBOSE): dev grew by
+    # 31 hard work comments, titles and alt texts and 12 key leaks: 203/211, 74/76, 71/71, work 0/275.
+    "dev": {"signpost": (0.98, 0.96), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.98), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
