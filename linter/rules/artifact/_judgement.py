@@ -1403,7 +1403,9 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     for the flaw: a quiz (SE302), unless it names a part that holds no
     defect ("Find the invoice PDF ..."), or it scores :data:`STANCE_SURE`
     above the threshold ("Work out what the 98.7% is actually measuring":
-    the request itself says a flaw is there to be found). Otherwise it is a signpost (SE301)
+    the request itself says a flaw is there to be found). A sentence of the
+    prose that names the defect's own part is read from :data:`STANCE_NAMED`
+    below the threshold. Otherwise it is a signpost (SE301)
     when it relates to a defect: it names the defect's part, block or
     section, sits in its row, or points at the artifact as a whole by
     deixis; or, scoring :data:`STANCE_EXISTS` above the threshold, it
