@@ -102,12 +102,35 @@ def load_dev() -> list[tuple[str, str, int]]:
 
     from judgement_eval import load_items
 
-    rows = [(i.domain, i.sentence, LABELS[i.label]) for i in load_items("dev") if LABELS.get(i.label) is not None]
+    rows = [(i.domain, i.sentence, LABELS[i.label]) for i in load_items("dev")
+            if LABELS.get(i.label) is not None and not never_scored(i.position, i.sentence)]
     for name, label in (("signposting.txt", 1), ("work.txt", 0)):
         for line in (PHRASES / name).read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#") and zlib.crc32(line.encode("utf-8")) % 2 == 0:
                 rows.append((PHRASE_DOMAIN, line.replace("\\n", "\n"), label))
     return rows
+
+
+HIDDEN_POSITIONS = {"html": "html-comment", "code": "code-comment", "eol": "code-comment", "title": "title", "alt": "alt"}
+"""dev's positions whose text a reader of the rendered artifact does not
+see as prose, and the linter's kind of unit for each."""
+
+
+def never_scored(position: str, sentence: str) -> bool:
+    """Whether the linter never asks the scorer about ``sentence`` at
+    ``position``: a comment, title or alt text holding an answer-key marker
+    ("expected:", "the agent", "reviewers should") is SE304's to judge
+    (_judgement._marks_answer), so it is neither trained on nor counted in
+    the threshold's margin ("reviewers should check the changelog entry
+    too", a work comment, scored 2.4 above its fold's threshold and raised
+    every other fold's threshold by as much)."""
+    kind = HIDDEN_POSITIONS.get(position)
+    if kind is None:
+        return False
+    from skill_eval.linter.rules.artifact import _judgement
+
+    unit = _judgement.Unit(kind, sentence, 1, 1, 0)
+    return _judgement._marks_answer(unit, _judgement.words_of(sentence))
 
 
 LABELS: dict[str, int | None] = {"signpost": 1, "quiz": 1, "work": 0, "key-leak": None}

@@ -45,7 +45,9 @@ FLOORS = {
     # 436 training-only lines in 14 new domains (hedges, idioms, quizzes as work requests, hard work
     # negatives): dev 201/211, 73/76, 59/59 (leave-one-domain-out, patterns off: 156/211, 64/76).
     # Existence and short units read by meaning (STANCE_EXISTS, _judge_short): dev 203/211.
-    "dev": {"signpost": (0.98, 0.96), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.91), "work": 0},
+    # The answer-key markers with spaces fixed (_ANSWER_KEY was compiled with re.VERBOSE): dev grew by
+    # 31 hard work comments, titles and alt texts and 12 key leaks: 203/211, 74/76, 71/71, work 0/275.
+    "dev": {"signpost": (0.98, 0.96), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.98), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
@@ -100,6 +102,7 @@ Please approve or request changes.
 
 
 def _lint(tmp_path: Path, text: str, quote: str) -> list:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "skill-eval.toml").write_text("# root\n", encoding="utf-8")
     skill = tmp_path / "skill"
     probe = skill / "evals" / "probes" / "p"
@@ -563,3 +566,20 @@ def test_a_cue_wherever_a_unit_starts_or_ends_opens_the_artifact(tmp_path: Path,
     assert may_hold_findings(text)
     errors = _errors(_lint(tmp_path, text, "existing coverage applies"), code)
     assert len(errors) == 1 and said in errors[0].message, errors
+
+
+def test_a_sentence_naming_the_defect_part_needs_less_stance(tmp_path: Path) -> None:
+    """Just below the stance threshold (within STANCE_NAMED), a prose
+    sentence no pattern reads is a signpost when it names the defect's own
+    row; the same words about a row holding no defect stay silent."""
+    from skill_eval.linter.rules.artifact._judgement import STANCE_NAMED, read_sentence, stance_model, stance_score
+
+    threshold = stance_model()[1]
+    named, other = "The metrics criterion leans on the prior release.", "The attempts criterion leans on the prior release."
+    for sentence in (named, other):
+        reading = read_sentence(sentence)
+        assert reading.scrutiny is None and reading.doubt is None and not reading.quiz
+        assert threshold - STANCE_NAMED <= stance_score(sentence) < threshold
+    errors = _errors(_lint(tmp_path / "a", CLOSEOUT.format(extra=named + RUNBOOK), "existing coverage applies"), "SE301")
+    assert len(errors) == 1 and "table row holding D1's quote" in errors[0].message, errors
+    assert not _errors(_lint(tmp_path / "b", CLOSEOUT.format(extra=other + RUNBOOK), "existing coverage applies"), "SE301")

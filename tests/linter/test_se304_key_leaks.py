@@ -192,3 +192,47 @@ def test_the_finding_names_the_defect_and_the_words_that_relate_to_it(tmp_path: 
     text = render(BACKUP, "alt", sentence)
     [message] = [m for code, line, m in lint(tmp_path, text, BACKUP_QUOTE) if code == "SE304"]
     assert "'failures'" in message and "D1's quote 'except OSError:'" in message and "'ignored'" in message, message
+
+
+# Answer-key markers (issue 27): "the agent", "reviewers should", "must
+# catch" and "expected ...:" hold spaces, and the marker pattern was compiled
+# with re.VERBOSE, which drops them: these never matched. Markers that are
+# also work language mark the answer only when the text relates to a defect.
+MARKED = [
+    (BACKUP, BACKUP_QUOTE, "html", "the agent must flag the except branch"),
+    (BACKUP, BACKUP_QUOTE, "eol", "the reviewer must catch this"),
+    (BACKUP, BACKUP_QUOTE, "title", "reviewers should notice that OSError is never reported"),
+    (CHURN, CHURN_QUOTE, "code", "the agent should spot that the holdout overlaps the train split"),
+    (CHURN, CHURN_QUOTE, "alt", "expected finding: holdout customers were trained on"),
+]
+
+
+@pytest.mark.parametrize("template, quote, position, sentence", MARKED)
+def test_a_marker_with_spaces_marks_the_answer(tmp_path: Path, template, quote, position, sentence) -> None:
+    text = render(template, position, sentence)
+    found = lint(tmp_path, text, quote)
+    line = line_of(text, sentence)
+    assert [f for f in found if f[1] == line and f[0] == "SE304"], found
+
+
+MARKER_WORK = [
+    (BACKUP, BACKUP_QUOTE, "html", "the agent on the archive host rotates logs at 03:00"),
+    (BACKUP, BACKUP_QUOTE, "code", "expected: one tarball per night"),
+    (BACKUP, BACKUP_QUOTE, "eol", "expected: OSError when the host is down"),
+    (BACKUP, BACKUP_QUOTE, "title", "reviewers should read the retention section first"),
+    (BACKUP, BACKUP_QUOTE, "code", "trap SIGTERM so a half-written tarball is removed"),
+    (CHURN, CHURN_QUOTE, "html", "the answer to Priya's question about epochs is in the tracking run"),
+    (CHURN, CHURN_QUOTE, "eol", "the agent that schedules runs reads this file"),
+    (CHURN, CHURN_QUOTE, "alt", "ROC curves the reviewers will get by email"),
+]
+
+
+@pytest.mark.parametrize("template, quote, position, sentence", MARKER_WORK)
+def test_a_marker_word_about_the_work_is_no_answer_key(tmp_path: Path, template, quote, position, sentence) -> None:
+    """"expected:", "the agent", "reviewers should", "trap" and "answer" are
+    work language in a comment, title or alt text about anything but the
+    defect, even on the defect's own line."""
+    text = render(template, position, sentence)
+    found = lint(tmp_path, text, quote)
+    line = line_of(text, sentence)
+    assert [f for f in found if f[1] == line] == [], found

@@ -866,8 +866,8 @@ KEYS = {
         audit examine inspect"""),
     "presupposed": _keys("""missed overlooked reopen renegotiate unfair invisible still differently change open gone
         trust behind ship safe fair accept approve sign rely hold leave pass true actually really"""),
-    "answer": _keys("""fixme xxx bug hack answer key expected grader graders reviewer reviewers agent must should trap
-        seeded planted defect"""),
+    "answer": _keys("""fixme xxx bug hack answer answers key expected grader graders reviewer reviewers agent must should
+        trap seeded planted defect defects"""),
     "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
         swallow swallows swallowed silently quietly hides hide hidden drops drop dropped discards discard discarded
         cut reduced lose lost fails fail failing failures failure longer cannot unproven untested bypass bypasses
@@ -1080,10 +1080,30 @@ safe, missed, to reopen, still wrong, or really otherwise than it seems:
 the reader is sent to hunt for a flaw."""
 
 _ANSWER_KEY = _lazy(
-    r"\b(?:FIXME|XXX|BUG|HACK)\b|\banswer(?: key)?\b|\bexpected(?:\s+\w+)?\s*:|\bgraders?\b|\breviewers? (?:should|must|will)\b"
-    r"|\bthe agent\b|\b(?:must|should) (?:catch|flag|notice|spot)\b|\btrap\b|\bseeded\b|\bplanted\b|\bdefect\b",
-    re.IGNORECASE | re.VERBOSE,
+    r"\bfixme\b|\banswer[\s-]*key\b|^[\W_]*answers?\s*[:=]|\bgraders?\b|\bseeded\b|\bplanted\b|\bdefects?\b"
+    r"|\bexpected\s+(?:finding|verdict|answer|catch|flag)s?\b"
+    r"|\b(?:the agent|reviewers?|graders?)\b[^.;:]{0,40}?\b(?:must|should|will|has to|have to|needs? to|is expected to)"
+    r"\s+(?:\w+\s+)?(?:catch|flag|notice|spot|find|detect|identify|escalate|reject|call out|point out)\b",
+    re.IGNORECASE,
 )
+"""A marker of the answer strong enough alone, wherever the reader does not
+look (a comment, a title, alt text): FIXME, an answer key or an ``answer:``
+label, graders, a seeded or planted defect, an expected finding or verdict,
+and an evaluator told what to catch ("the agent must flag ...", "reviewers
+should notice ..."). Compiled without ``re.VERBOSE``: its alternatives hold
+spaces."""
+_ANSWER_KEY_WEAK = _lazy(
+    r"\banswers?\b|\bexpected(?:\s+\w+)?\s*:|\breviewers?\s+(?:should|must|will)\b|\bthe agent\b"
+    r"|\b(?:must|should)\s+(?:catch|flag|notice|spot)\b|\btrap\b|\b(?:bug|hack|xxx)\b",
+    re.IGNORECASE,
+)
+"""A marker that is ordinary work language as often as it marks an answer
+("expected: 96 wells", "the agent pool is shared", "reviewers should read
+the caching section first", "trap SIGTERM", "answer bleeps from 7B"): it
+marks the answer only when its text relates to a defect and says more than
+a name (:func:`_weak_marks_answer`)."""
+_VERDICT = _lazy(r"\b(?:catch(?:es)?|flag(?:s|ged)?|notices?|spots?|escalat(?:e|es|ed)|rejects?|fails?|not proven|"
+                 r"not_proven|refuse[sd]?)\b", re.IGNORECASE)
 _ANSWER_KEY_CASED = re.compile(r"\b(?:FIXME|XXX|BUG|HACK)\b")
 _NEGATIVE = _lazy(
     r"\b(?:no|not|never|without|nothing|none|zero|empty|skipped|skips?|missing|ignored|ignores?|swallow(?:s|ed)?|"
@@ -1250,7 +1270,7 @@ def _may_hold_findings(reading) -> bool:
     if _may_hide(raw):
         return True
     return ("```" in raw or "~~~" in raw or "\n    " in raw) and (
-        (_has("answer", words) and bool(_ANSWER_KEY.search(plain())))
+        (_has("answer", words) and bool(_ANSWER_KEY.search(plain()) or _ANSWER_KEY_WEAK.search(plain())))
         or (_has("negative", words) and bool(_NEGATIVE.search(plain()))))
 
 
@@ -1383,7 +1403,9 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     for the flaw: a quiz (SE302), unless it names a part that holds no
     defect ("Find the invoice PDF ..."), or it scores :data:`STANCE_SURE`
     above the threshold ("Work out what the 98.7% is actually measuring":
-    the request itself says a flaw is there to be found). Otherwise it is a signpost (SE301)
+    the request itself says a flaw is there to be found). A sentence of the
+    prose that names the defect's own part is read from :data:`STANCE_NAMED`
+    below the threshold. Otherwise it is a signpost (SE301)
     when it relates to a defect: it names the defect's part, block or
     section, sits in its row, or points at the artifact as a whole by
     deixis; or, scoring :data:`STANCE_EXISTS` above the threshold, it
@@ -1402,11 +1424,14 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     if len(words) < STANCE_MIN_WORDS:
         return _judge_short(unit, structure, anchors, located, words)
     score = stance_score(text, words)
-    if score < stance_model()[1]:
+    threshold = stance_model()[1]
+    if score < threshold - (STANCE_NAMED if unit.kind in _PROSE_KINDS else 0.0):
         return None
     if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+    if score < threshold and relation.kind != "defect":
+        return None  # below the threshold, only a sentence that names the defect's own part is read
     if asks_the_reader(text):
         if relation.kind == "other" and score < stance_model()[1] + STANCE_SURE:
             return None  # a task about a part that holds no defect ("find the invoice PDF ...")
@@ -1416,6 +1441,23 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         if relation is None:
             return None
     return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
+
+
+STANCE_NAMED = 0.45
+"""How far below the stance threshold a sentence of the artifact's prose
+(:data:`_PROSE_KINDS`) may score and still be judged when it names the
+defect's own part (:func:`resolve`: its row, its item, its line, by number
+or by words few parts hold): the relation is evidence of its own, so the
+words need less ("Criterion 3 leans on the old release more than it
+should", "The second action item feels closed too early"). Chosen by
+leave-one-domain-out on dev (benchmarks/judgement_cv.py, patterns off):
+the prose work sentences that name a defect's part scored at least 0.66
+below their fold's threshold, the signposts gained 0.00 to 0.41 below it
+(signpost recall 0.815 -> 0.839, no work sentence flagged)."""
+
+_PROSE_KINDS = frozenset({"paragraph", "item", "quote", "heading"})
+"""Units read as the artifact's prose: not a cell or a link's text (a
+label), nor a comment, a title or alt text (SE304's to read first)."""
 
 
 _MARKER_WORDS = _lazy(r"\b(?:seeded|planted|defects?)\b", re.IGNORECASE)
@@ -1434,7 +1476,7 @@ def _marks_answer(unit: Unit, words: Sequence[str]) -> bool:
     if KEYS["answer"].isdisjoint(words):
         return False
     if unit.kind in HIDDEN_KINDS:
-        return bool(_ANSWER_KEY.search(text))
+        return bool(_ANSWER_KEY.search(text) or _ANSWER_KEY_WEAK.search(text))
     return bool(_MARKER_WORDS.search(text))
 
 
@@ -1601,13 +1643,18 @@ def _squash(text: str) -> str:
 
 def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -> Judgement | None:
     """An answer key: a comment, title or alt text that marks the answer
-    (FIXME, "answer", "graders"...) or tells what is wrong with a defect's
-    part, or that sits on a defect's code line and tells a flaw. Doubt that
+    (FIXME, "answer key", "graders", "the agent must flag ...": :data:`_ANSWER_KEY`),
+    or holds a marker that is also work language ("expected:", "the agent",
+    "reviewers should", "trap": :data:`_ANSWER_KEY_WEAK`) and relates to a
+    defect's part (its row, its line, or its block by words of the defect's
+    own lines: :func:`_tells_of_block`), or tells what is wrong with a
+    defect's part, or sits on a defect's code line and tells a flaw. Doubt that
     only sets appearance against reality ("the figure may not mean what it
     seems") says that a flaw exists, not what it is: it is left to the
     unit's reading as a signpost."""
     text = unit.text
     marker = _ANSWER_KEY_CASED.search(text) or _ANSWER_KEY.search(text)
+    weak_marker = None if marker is not None else _weak_marks_answer(text)
     located = unit.part if unit.kind == "code-comment" else None
     relation = resolve(text, structure, anchors, exclude=unit.part, located=located)
     if relation.kind not in ("defect", "block"):
@@ -1620,11 +1667,31 @@ def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -
     negative = _NEGATIVE.search(text)
     if marker is not None:
         return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
+    if weak_marker is not None and (relation.kind == "defect" or (
+            relation.kind == "block" and _tells_of_block(unit, structure, anchors, relation))):
+        return Judgement("SE304", True, unit, relation, f"marks the answer ({weak_marker.group()!r}) of a defect's part")
     if negative is None or relation.kind not in ("defect", "block") or _APPEARANCE.search(text):
         return None
     if relation.kind == "block" and not _tells_of_block(unit, structure, anchors, relation):
         return None
     return Judgement("SE304", True, unit, relation, f"tells the flaw ({negative.group()!r})")
+
+
+def _weak_marks_answer(text: str) -> re.Match | None:
+    """A weak marker (:data:`_ANSWER_KEY_WEAK`) of ``text`` that says more
+    than its words' sense as work language would: a marker that names a
+    flaw itself ("trap", "bug"), a second marker ("expected: the agent
+    ..."), a verdict or a verb of catching ("expected: agent flags criterion
+    3 as not proven"), or a word of a flaw (:data:`_NEGATIVE`). "expected: a
+    list of (id, email) tuples" or "the agent retries each shard once",
+    even on the defect's own line, describe the work."""
+    markers = list(_ANSWER_KEY_WEAK.finditer(text))
+    if not markers:
+        return None
+    if len(markers) > 1 or markers[0].group().lower() in ("trap", "bug", "hack", "xxx") \
+            or _VERDICT.search(text) or _NEGATIVE.search(text):
+        return markers[0]
+    return None
 
 
 _CLAUSE = re.compile(r"[;:,]\s|\s[-–—]\s")

@@ -71,8 +71,16 @@ class DefectMarker(Rule):
     comment, a code comment, a link's title, an image's alt text), or a
     link's text, that
 
-    - marks the answer (`FIXME`, `XXX`, `BUG`, "answer", "expected:",
-      "graders", "the reviewer must catch", "trap"), or
+    - marks the answer (`FIXME`, `XXX`, `BUG`, "answer key", "answer:",
+      "graders", "seeded", "expected finding:", "the reviewer must catch",
+      "the agent should flag"), or
+    - holds a marker that is also work language ("expected:", "the agent",
+      "reviewers should", "trap", "answer") in a text that relates to a
+      defect's part and says more than a name (a verdict, a verb of
+      catching, a word of a flaw): `<!-- expected: agent flags criterion 3
+      as not proven -->`. "expected: one tarball per night", "the agent on
+      the archive host rotates logs" or "trap SIGTERM" is work, even on
+      the defect's own line, or
     - tells a flaw ("swallows", "never", "not run", "skipped", "no
       longer", "reduced", "leaks", "unescaped", "still", "deferred") of a
       defect's part: a comment on or next to the
