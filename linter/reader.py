@@ -11,6 +11,7 @@ import _thread
 import errno
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -230,7 +231,8 @@ class SealedRoot:
     resolved as text (``realpath``) and its real path opened so from the root,
     if inside it, else :class:`OutsideRoot`. The descriptors of the last folders
     read from are kept (:data:`FOLDERS_KEPT`) while their path still names
-    them (device and inode). A forked child starts its own."""
+    them (device and inode). A forked child starts its own. On Linux a path
+    with no link on it is opened in one ``openat2`` call instead (:func:`_linux_openat2`)."""
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -282,6 +284,10 @@ class SealedRoot:
                 if flags & os.O_DIRECTORY:
                     return os.dup(self._root_descriptor())
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+            if _openat2 is not None and not flags & os.O_CREAT:
+                fd = _openat2(self._root_descriptor(), relative, flags)
+                if fd is not None:
+                    return fd
             parent = self._folder(folder)
             try:
                 return os.open(name, flags, dir_fd=parent)
@@ -376,6 +382,47 @@ class SealedRoot:
             _close(fd)
             raise
         return fd
+
+
+def _linux_openat2() -> Callable[[int, str, int], int | None] | None:
+    """Linux's ``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``: a
+    path opened below a folder descriptor in one system call that fails, with
+    nothing opened, when any component is a link or leads out (11 vs 23 us a
+    kept-folder :meth:`SealedRoot.open`). ``None`` off Linux or on an
+    architecture whose system-call number is not 437."""
+    if sys.platform != "linux" or os.uname().machine not in _OPENAT2_MACHINES or sys.maxsize < 2**32:
+        return None
+    import ctypes
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+    syscall = ctypes.CDLL(None, use_errno=True).syscall
+    syscall.restype = ctypes.c_long
+    hows: dict[int, tuple] = {}
+
+    def openat2(dir_fd: int, relative: str, flags: int) -> int | None:
+        """A new descriptor, or ``None``: not opened so (a link met, no such
+        file, any error: the caller opens it the slow way, which tells why)."""
+        global _openat2
+        how = hows.get(flags)
+        if how is None:
+            found = OpenHow(flags, 0, 0x08 | 0x04)  # RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+            how = hows[flags] = (ctypes.byref(found), ctypes.sizeof(found), found)
+        fd = syscall(437, dir_fd, os.fsencode(relative), how[0], how[1])
+        if fd >= 0:
+            return fd
+        if ctypes.get_errno() in (errno.ENOSYS, errno.EPERM, errno.E2BIG):  # none here (a seccomp filter)
+            _openat2 = None
+        return None
+
+    return openat2
+
+
+_OPENAT2_MACHINES = frozenset({"x86_64", "aarch64", "arm64", "ppc64le", "ppc64", "s390x", "riscv64", "loongarch64"})
+"""Where ``openat2`` is system call 437 (not alpha, ia64, MIPS or x32)."""
+
+_openat2 = _linux_openat2() if SEALED else None
 
 
 def _close(fd: int | None) -> None:
