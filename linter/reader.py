@@ -51,7 +51,9 @@ def list_folder(folder: str, links: list[str] | None = None, fd: int | None = No
         with os.scandir(folder if fd is None else fd) as entries:
             for entry in entries:
                 try:
-                    if entry.is_dir(follow_symlinks=False):
+                    if entry.is_file(follow_symlinks=False):  # the most, and told by d_type as is_dir is
+                        files.append(entry.name)
+                    elif entry.is_dir(follow_symlinks=False):
                         subfolders.append(entry.name)
                     elif entry.is_symlink():
                         if links is not None:
@@ -101,35 +103,45 @@ def walk_folders(
             top_fd = os.open(top, _DIR_FLAGS & ~os.O_NOFOLLOW)
     except (OSError, ValueError):
         return
-    yield from _walk_from(top, top_fd, skipped, pruned, links, exclude)
-
-
-def _walk_from(
-    folder: str, fd: int | None, skipped: frozenset[str], pruned: list[str] | None, links: list[str] | None,
-    exclude: Callable[[str], bool] | None,
-) -> Iterator[tuple[str, list[str], list[str]]]:
-    """:func:`walk_folders` of ``folder``, open as ``fd`` (closed here once
-    its sub-folders are walked), each sub-folder opened relative to it."""
+    stack: list[tuple[str | None, int | None, str | None]] = [(top, top_fd, None)]
+    current = None  # the descriptor of the folder just listed, until handed to the stack or closed
     try:
-        listing = list_folder(folder, links, fd)
-        if listing is None or "pyvenv.cfg" in listing[0]:  # not listed, or a virtual environment
-            return
-        files, subfolders = listing
-        if subfolders:  # most folders of a workspace (a probe's) have none
-            if pruned is not None:
-                pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
-            subfolders[:] = sorted(name for name in subfolders if name not in skipped)
-            if exclude is not None:
-                subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
-        yield folder, files, subfolders
-        for name in subfolders:  # as the caller left them
-            try:
-                child = None if fd is None else os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except (OSError, ValueError):
-                continue  # no folder now, or one swapped for a link: not entered
-            yield from _walk_from(os.path.join(folder, name), child, skipped, pruned, links, exclude)
+        while stack:  # (folder, its descriptor, None), (folder, its parent's, its name), or (None, one to close, None)
+            folder, fd, name = stack.pop()
+            if folder is None:
+                _close(fd)
+                continue
+            if name is not None and fd is not None:
+                try:
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except (OSError, ValueError):
+                    continue  # no folder now, or one swapped for a link: not entered
+            current = fd
+            listing = list_folder(folder, links, fd)
+            if listing is None or "pyvenv.cfg" in listing[0]:  # not listed, or a virtual environment
+                _close(current)
+                current = None
+                continue
+            files, subfolders = listing
+            if subfolders:  # most folders of a workspace (a probe's) have none
+                if pruned is not None:
+                    pruned.extend(os.path.join(folder, name) for name in subfolders if name in skipped)
+                subfolders[:] = sorted(name for name in subfolders if name not in skipped)
+                if exclude is not None:
+                    subfolders[:] = [name for name in subfolders if not exclude(os.path.join(folder, name))]
+            yield folder, files, subfolders
+            if subfolders:  # as the caller left them, each opened relative to this one's descriptor when reached
+                stack.append((None, fd, None))
+                current = None
+                stack.extend((os.path.join(folder, name), fd, name) for name in reversed(subfolders))
+            else:
+                _close(current)
+                current = None
     finally:
-        _close(fd)
+        _close(current)
+        for folder, fd, _name in stack:
+            if folder is None:
+                _close(fd)
 
 
 class NotRegularFile(OSError):
@@ -514,10 +526,18 @@ class FileSystemReader:
         """Every file below ``root`` whose name is in ``names`` and that
         ``exclude`` does not match, depth first and sorted, from
         :func:`walk_folders` over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
-        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
-            for name in sorted(names.intersection(files)):
-                if exclude is None or not exclude(os.path.join(folder, name)):
-                    yield Path(folder, name)
+        parents: dict[str, Path] = {}  # the Path of each folder with sub-folders: a child's made from it, faster
+        for folder, files, subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
+            found = names.intersection(files)
+            if found or subfolders:
+                above, _, base = folder.rpartition(os.sep)
+                parent = parents.get(above)
+                here = Path(folder) if parent is None else parent / base
+                if subfolders:
+                    parents[folder] = here
+                for name in sorted(found):
+                    if exclude is None or not exclude(os.path.join(folder, name)):
+                        yield here / name
 
 
 Reader = FileSystemReader
