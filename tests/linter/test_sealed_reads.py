@@ -94,6 +94,12 @@ def test_links_inside_are_followed_and_links_out_never_opened(tmp_path: Path, op
     sealed.close()
 
 
+def test_a_name_with_a_nul_names_no_file_not_the_file_before_the_nul(tmp_path: Path, opener: str) -> None:
+    (tmp_path / "SKILL.md").write_text("skill\n", encoding="utf-8")
+    with pytest.raises(ValueError):
+        read_regular_file(str(tmp_path / "SKILL.md") + "\0.md", 100, tmp_path)
+
+
 def test_a_folder_swapped_for_a_link_after_it_was_read_is_not_followed(tmp_path: Path, opener: str) -> None:
     """The folder descriptors kept between reads are used again only while
     the folder's path still names them: a folder replaced by a link out
