@@ -40,7 +40,20 @@ def _assert_watch_works(watch: _opens.OpenWatch, outside: Path) -> None:
 # -- the opener itself ----------------------------------------------------------------
 
 
-def test_links_inside_are_followed_and_links_out_never_opened(tmp_path: Path) -> None:
+@pytest.fixture(params=["openat2", "by components"])
+def opener(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way :class:`SealedRoot` opens: Linux's ``openat2`` in one call, or
+    one component at a time (elsewhere, and after a link is met)."""
+    from skill_eval.linter import reader
+
+    if request.param != "openat2":
+        monkeypatch.setattr(reader, "_openat2", None)
+    elif reader._openat2 is None:
+        pytest.skip("no openat2 here")
+    return request.param
+
+
+def test_links_inside_are_followed_and_links_out_never_opened(tmp_path: Path, opener: str) -> None:
     from skill_eval.linter.reader import OutsideRoot, SealedRoot
 
     outside, folders = _outside(tmp_path)
@@ -81,7 +94,13 @@ def test_links_inside_are_followed_and_links_out_never_opened(tmp_path: Path) ->
     sealed.close()
 
 
-def test_a_folder_swapped_for_a_link_after_it_was_read_is_not_followed(tmp_path: Path) -> None:
+def test_a_name_with_a_nul_names_no_file_not_the_file_before_the_nul(tmp_path: Path, opener: str) -> None:
+    (tmp_path / "SKILL.md").write_text("skill\n", encoding="utf-8")
+    with pytest.raises(ValueError):
+        read_regular_file(str(tmp_path / "SKILL.md") + "\0.md", 100, tmp_path)
+
+
+def test_a_folder_swapped_for_a_link_after_it_was_read_is_not_followed(tmp_path: Path, opener: str) -> None:
     """The folder descriptors kept between reads are used again only while
     the folder's path still names them: a folder replaced by a link out
     (after a first read, as a language server lives on) is walked afresh
