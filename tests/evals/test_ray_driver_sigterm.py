@@ -15,8 +15,8 @@ import signal
 import subprocess
 import time
 
-from test_ray_executor import (CLI_CODE, PROBE, PYTHON, REQUIRED, Namespace, _configure_sleeper, _require, command_line,
-                               logged, needs_ray, new_suite, ray_env, wait_for)
+from test_ray_executor import (PROBE, REQUIRED, Namespace, _configure_sleeper, _require, command_line, logged, needs_ray,
+                               new_suite, start_ray_driver, wait_for)
 
 GONE_WITHIN = 60.0
 """Seconds the driver and its Ray may take to end after SIGTERM (about 3-6 s
@@ -33,10 +33,7 @@ def test_sigterm_to_a_driver_whose_output_reader_died_ends_its_ray(tmp_path):
     home.mkdir()
     namespace = Namespace()
     try:
-        driver = subprocess.Popen(namespace.command(
-            [PYTHON, "-c", CLI_CODE, "run", str(suite.probe(PROBE)), "--reps", "1", "-j", "2", "--no-progress",
-             "--executor", "ray"]), cwd=suite.root, env=ray_env(home), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
+        driver = start_ray_driver(namespace, suite, home, subprocess.PIPE)
         try:
             assert wait_for(lambda: len(logged(log)) == 2, timeout=180)
             running = namespace.processes()

@@ -580,6 +580,14 @@ def test_without_an_address_the_run_starts_a_loopback_only_ray_and_stops_it(tmp_
     assert left == [], [command_line(pid) for pid in left]
 
 
+def start_ray_driver(namespace, suite, home: Path, output: int) -> subprocess.Popen:
+    """``skill-eval run`` of :data:`PROBE` (one rep, two jobs) with a Ray of
+    its own, started in ``namespace``; its stdout and stderr go to ``output``."""
+    return subprocess.Popen(namespace.command(
+        [PYTHON, "-c", CLI_CODE, "run", str(suite.probe(PROBE)), "--reps", "1", "-j", "2", "--no-progress",
+         "--executor", "ray"]), cwd=suite.root, env=ray_env(home), stdout=output, stderr=output)
+
+
 @needs_ray
 def test_a_driver_with_a_ray_of_its_own_killed_9_leaves_no_process(tmp_path):
     if REQUIRED:
@@ -590,10 +598,7 @@ def test_a_driver_with_a_ray_of_its_own_killed_9_leaves_no_process(tmp_path):
     home.mkdir()
     namespace = Namespace()
     try:
-        driver = subprocess.Popen(namespace.command(
-            [PYTHON, "-c", CLI_CODE, "run", str(suite.probe(PROBE)), "--reps", "1", "-j", "2", "--no-progress",
-             "--executor", "ray"]), cwd=suite.root, env=ray_env(home), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+        driver = start_ray_driver(namespace, suite, home, subprocess.DEVNULL)
         try:
             assert wait_for(lambda: len(logged(log)) == 2, timeout=120)
         finally:
