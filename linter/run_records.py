@@ -147,23 +147,16 @@ def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
     followed (:class:`~skill_eval.linter.reader.SealedRoot`): an ``evals/runs``
     that links out of the workspace lists nothing. Without it, the folder is
     opened by name, not through a link of its own name."""
-    from .reader import _DIR_FLAGS, SEALED, list_folder, sealed_root
+    from .reader import list_folder, walk_folders
 
     folder = runs_folder(suite)
-    if root is not None and SEALED:
-        try:
-            fd = sealed_root(root).open(os.fspath(folder), _DIR_FLAGS)
-        except (OSError, ValueError):  # OutsideRoot among them
-            return []
-        try:
-            listing = list_folder(os.fspath(folder), None, fd)
-        finally:
-            os.close(fd)
-    else:
+    if root is None:
         listing = list_folder(os.fspath(folder))
-    if listing is None:
-        return []
-    return sorted(path for path in (Path(folder, name) for name in listing[0] if name.endswith(".jsonl"))
+        names = listing[0] if listing is not None else []
+    else:
+        walk = walk_folders(folder, TOOL_FOLDERS, below=root)
+        names = next((files for _folder, files, _subfolders in walk), [])  # its first folder: the runs folder
+    return sorted(path for path in (Path(folder, name) for name in names if name.endswith(".jsonl"))
                   if os.path.isfile(path))
 
 
