@@ -480,18 +480,10 @@ class FileSystemReader:
         """Every file below ``root`` whose name is in ``names`` and that
         ``exclude`` does not match, depth first and sorted, from
         :func:`walk_folders` over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
-        parents: dict[str, Path] = {}  # the Path of each folder with sub-folders: a child's made from it, faster
-        for folder, files, subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
-            found = names.intersection(files)
-            if found or subfolders:
-                above, _, base = folder.rpartition(os.sep)
-                parent = parents.get(above)
-                here = Path(folder) if parent is None else parent / base
-                if subfolders:
-                    parents[folder] = here
-                for name in sorted(found):
-                    if exclude is None or not exclude(os.path.join(folder, name)):
-                        yield here / name
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
+            for name in sorted(names.intersection(files)):
+                if exclude is None or not exclude(os.path.join(folder, name)):
+                    yield Path(folder, name)
 
 
 Reader = FileSystemReader
