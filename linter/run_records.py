@@ -417,21 +417,15 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
     return "mixed" if treatment.reps else "pending"
 
 
-class VersionSample:
+class VersionSample(msgspec.Struct):
     """The graded sample of one probe version (or, as the report's
     :class:`skill_eval.evals.stats.RowSample`, of one report row: one
     version, one content, one agent and model)."""
 
-    __slots__ = ("probe", "version", "arms", "starts")
-
-    def __init__(self, probe: str, version: int) -> None:
-        self.probe = probe
-        self.version = version
-        self.arms: dict[str, ArmSample] = {arm: ArmSample() for arm in ARMS}
-        self.starts = 0
-
-    def __repr__(self) -> str:
-        return f"VersionSample({self.probe!r}, {self.version}, starts={self.starts}, arms={self.arms})"
+    probe: str
+    version: int
+    arms: dict[str, ArmSample] = msgspec.field(default_factory=lambda: {arm: ArmSample() for arm in ARMS})
+    starts: int = 0
 
     @property
     def zone(self) -> str:
