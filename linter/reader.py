@@ -230,6 +230,7 @@ _LINK_ERRORS = frozenset({errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", e
 """What opening a link with ``O_NOFOLLOW`` fails with (Linux: ``ELOOP`` for a
 file, ``ENOTDIR`` with ``O_DIRECTORY``; FreeBSD: ``EMLINK``; NetBSD ``EFTYPE``)."""
 
+
 class SealedRoot:
     """A folder (a workspace root) whose files are opened without ever leaving it.
 
