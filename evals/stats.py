@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+import msgspec
+
 from skill_eval.linter.run_records import VersionSample, sample_by
 
 
@@ -55,13 +57,9 @@ class RowSample(VersionSample):
     """The graded sample of one report row, with the p-values of its arms, and
     the agents, models and last end of its starts (the probe's status line)."""
 
-    __slots__ = ("agents", "models", "last_ended")
-
-    def __init__(self, probe: str, version: int) -> None:
-        super().__init__(probe, version)
-        self.agents: set[str] = set()
-        self.models: set[str] = set()
-        self.last_ended: str | None = None
+    agents: set[str] = msgspec.field(default_factory=set)
+    models: set[str] = msgspec.field(default_factory=set)
+    last_ended: str | None = None
 
     def count(self, record: dict[str, Any]) -> None:
         """Count the start, and note its agent, model and end time."""
@@ -81,15 +79,6 @@ class RowSample(VersionSample):
         if not control.reps or not treatment.reps:
             return None
         return fisher_greater(treatment.caught, treatment.reps, control.caught, control.reps)
-
-    @property
-    def best_p_value(self) -> float | None:
-        """The smallest p-value these rep counts could give (treatment caught
-        every rep, control none): how much this sample size can show at all."""
-        control, treatment = self.arms["control"], self.arms["treatment"]
-        if not control.reps or not treatment.reps:
-            return None
-        return fisher_greater(treatment.reps, treatment.reps, 0, control.reps)
 
     @property
     def separated(self) -> bool:

@@ -230,9 +230,6 @@ _LINK_ERRORS = frozenset({errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", e
 """What opening a link with ``O_NOFOLLOW`` fails with (Linux: ``ELOOP`` for a
 file, ``ENOTDIR`` with ``O_DIRECTORY``; FreeBSD: ``EMLINK``; NetBSD ``EFTYPE``)."""
 
-FOLDERS_KEPT = 64
-"""Folder descriptors a :class:`SealedRoot` keeps between reads (the folders of the last files read)."""
-
 
 class SealedRoot:
     """A folder (a workspace root) whose files are opened without ever leaving it.
@@ -241,10 +238,9 @@ class SealedRoot:
     at a time with ``O_NOFOLLOW``, so a file or folder swapped for a link
     meanwhile cannot lead the open outside. A path on which a link is met is
     resolved as text (``realpath``) and its real path opened so from the root,
-    if inside it, else :class:`OutsideRoot`. The descriptors of the last folders
-    read from are kept (:data:`FOLDERS_KEPT`) while their path still names
-    them (device and inode). A forked child starts its own. On Linux a path
-    with no link on it is opened in one ``openat2`` call instead (:func:`_linux_openat2`)."""
+    if inside it, else :class:`OutsideRoot`. A forked child starts its own
+    descriptor. On Linux a path with no link on it is opened in one ``openat2``
+    call instead (:func:`_linux_openat2`)."""
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -252,19 +248,13 @@ class SealedRoot:
         self._root_fd: int | None = None
         self._root_id: tuple[int, int] | None = None
         self._real_root = ""
-        self._folders: dict[str, tuple[int, int, int]] = {}
-
-    # -- descriptors kept ---------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every descriptor kept (they are opened again when needed)."""
+        """Close the root's descriptor (it is opened again when needed)."""
         with self._lock:
             self._close_all()
 
     def _close_all(self) -> None:
-        for fd, _dev, _ino in self._folders.values():
-            _close(fd)
-        self._folders.clear()
         _close(self._root_fd)
         self._root_fd = self._root_id = None
 
@@ -281,8 +271,6 @@ class SealedRoot:
         self._real_root = os.path.realpath(self.root)
         return fd
 
-    # -- opening ------------------------------------------------------------------------
-
     def open(self, path: str, flags: int = _FILE_FLAGS) -> int:
         """A new descriptor of ``path`` (absolute and normal), opened with
         ``flags`` (holding ``O_NOFOLLOW``) below the root only, else
@@ -291,8 +279,7 @@ class SealedRoot:
             relative = self._relative(path)
             if relative is None:
                 raise OutsideRoot(errno.EXDEV, "outside the workspace root", path)
-            folder, _, name = relative.rpartition("/")
-            if not name:
+            if not relative:
                 if flags & os.O_DIRECTORY:
                     return os.dup(self._root_descriptor())
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
@@ -300,13 +287,8 @@ class SealedRoot:
                 fd = _openat2(self._root_descriptor(), relative, flags)
                 if fd is not None:
                     return fd
-            parent = self._folder(folder)
-            try:
-                return os.open(name, flags, dir_fd=parent)
-            except OSError as error:
-                if error.errno not in _LINK_ERRORS or not _is_link(name, parent):
-                    raise
-            return self._resolved(relative, flags, path)
+            fd = self._open_components(relative.split("/"), flags)
+            return self._resolved(relative, flags, path) if fd is None else fd
 
     def _relative(self, path: str) -> str | None:
         """``path`` relative to the root ('/'-separated; empty for the root
@@ -323,76 +305,46 @@ class SealedRoot:
             relative = real[len(self._real_root):].lstrip(os.sep)
         return relative.replace(os.sep, "/")
 
-    def _folder(self, folder: str) -> int:
-        """The descriptor of the folder ``folder`` (relative to the root; ''
-        for the root): kept, or opened from the nearest kept folder above it."""
-        missing = []
-        fd = None
-        while folder and fd is None:
-            fd = self._kept(folder)
-            if fd is None:
-                missing.append(folder)
-                folder = folder.rpartition("/")[0]
-        if fd is None:
-            fd = self._root_descriptor()
-        for path in reversed(missing):
-            name = path.rpartition("/")[2]
-            opened = None
-            if name not in ("", ".", ".."):
+    def _open_components(self, parts: list[str], flags: int) -> int | None:
+        """A new descriptor of the path whose components below the root are
+        ``parts``, opened from the root's descriptor one component at a time
+        with ``O_NOFOLLOW``, the last with ``flags``, every other one as a
+        folder; ``None`` when one of them is a link (or ``.`` or ``..``):
+        nothing is opened through it."""
+        fd = os.dup(self._root_descriptor())
+        try:
+            for index, name in enumerate(parts):
+                if name in ("", ".", ".."):
+                    return None
                 try:
-                    opened = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                    opened = os.open(name, flags if index == len(parts) - 1 else _DIR_FLAGS, dir_fd=fd)
                 except OSError as error:
-                    if error.errno not in _LINK_ERRORS:
-                        raise
-            if opened is None:  # a link (or '..'): opened by its real path
-                opened = self._resolved(path, _DIR_FLAGS, path)
-            status = os.fstat(opened)
-            self._folders[path] = (opened, status.st_dev, status.st_ino)
-            if len(self._folders) > FOLDERS_KEPT:  # the oldest: never the one just opened, used next
-                _close(self._folders.pop(next(iter(self._folders)))[0])
-            fd = opened
-        return fd
-
-    def _kept(self, folder: str) -> int | None:
-        """The kept descriptor of ``folder`` (made the most recently used) if its
-        path still names that folder; else ``None``, and a stale one closed."""
-        kept = self._folders.pop(folder, None)
-        if kept is None:
-            return None
-        if _identity(os.path.join(self.root, folder)) == kept[1:]:
-            self._folders[folder] = kept
-            return kept[0]
-        _close(kept[0])
-        return None
+                    if error.errno in _LINK_ERRORS and _is_link(name, fd):
+                        return None
+                    raise
+                os.close(fd)
+                fd = opened
+            found, fd = fd, None
+            return found
+        finally:
+            _close(fd)
 
     def _resolved(self, relative: str, flags: int, shown: str) -> int:
         """Open ``relative`` (below the root), on which a link was met: its
         real path, resolved as text, below the root's real path (else
-        :class:`OutsideRoot`), opened from the root's descriptor one component
-        at a time with ``O_NOFOLLOW``, the last with ``flags``, every other one
-        as a folder. A component that is a link by then (a loop, or a link
-        swapped in since) fails with ``ELOOP``; a new descriptor."""
-        root_fd = self._root_descriptor()
+        :class:`OutsideRoot`), opened as :meth:`_open_components` opens. A
+        component that is a link by then (a loop, or a link swapped in since)
+        fails with ``ELOOP``; a new descriptor."""
+        self._root_descriptor()
         real = os.path.realpath(os.path.join(self.root, relative))
         if not is_below(real, self._real_root):
             raise OutsideRoot(errno.EXDEV, "outside the workspace root", shown)
         parts = [part for part in real[len(self._real_root):].split(os.sep) if part]
         if not parts and not flags & os.O_DIRECTORY:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
-        fd = os.dup(root_fd)
-        try:
-            for index, name in enumerate(parts):
-                try:
-                    opened = os.open(name, flags if index == len(parts) - 1 else _DIR_FLAGS, dir_fd=fd)
-                except OSError as error:
-                    if error.errno in _LINK_ERRORS and _is_link(name, fd):
-                        raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown) from None
-                    raise
-                os.close(fd)
-                fd = opened
-        except BaseException:
-            _close(fd)
-            raise
+        fd = self._open_components(parts, flags)
+        if fd is None:
+            raise OSError(errno.ELOOP, "Too many levels of symbolic links", shown)
         return fd
 
 
@@ -529,18 +481,10 @@ class FileSystemReader:
         """Every file below ``root`` whose name is in ``names`` and that
         ``exclude`` does not match, depth first and sorted, from
         :func:`walk_folders` over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
-        parents: dict[str, Path] = {}  # the Path of each folder with sub-folders: a child's made from it, faster
-        for folder, files, subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
-            found = names.intersection(files)
-            if found or subfolders:
-                above, _, base = folder.rpartition(os.sep)
-                parent = parents.get(above)
-                here = Path(folder) if parent is None else parent / base
-                if subfolders:
-                    parents[folder] = here
-                for name in sorted(found):
-                    if exclude is None or not exclude(os.path.join(folder, name)):
-                        yield here / name
+        for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
+            for name in sorted(names.intersection(files)):
+                if exclude is None or not exclude(os.path.join(folder, name)):
+                    yield Path(folder, name)
 
 
 Reader = FileSystemReader

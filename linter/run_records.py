@@ -147,23 +147,16 @@ def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
     followed (:class:`~skill_eval.linter.reader.SealedRoot`): an ``evals/runs``
     that links out of the workspace lists nothing. Without it, the folder is
     opened by name, not through a link of its own name."""
-    from .reader import _DIR_FLAGS, SEALED, list_folder, sealed_root
+    from .reader import list_folder, walk_folders
 
     folder = runs_folder(suite)
-    if root is not None and SEALED:
-        try:
-            fd = sealed_root(root).open(os.fspath(folder), _DIR_FLAGS)
-        except (OSError, ValueError):  # OutsideRoot among them
-            return []
-        try:
-            listing = list_folder(os.fspath(folder), None, fd)
-        finally:
-            os.close(fd)
-    else:
+    if root is None:
         listing = list_folder(os.fspath(folder))
-    if listing is None:
-        return []
-    return sorted(path for path in (Path(folder, name) for name in listing[0] if name.endswith(".jsonl"))
+        names = listing[0] if listing is not None else []
+    else:
+        walk = walk_folders(folder, TOOL_FOLDERS, below=root)
+        names = next((files for _folder, files, _subfolders in walk), [])  # its first folder: the runs folder
+    return sorted(path for path in (Path(folder, name) for name in names if name.endswith(".jsonl"))
                   if os.path.isfile(path))
 
 
@@ -424,21 +417,15 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
     return "mixed" if treatment.reps else "pending"
 
 
-class VersionSample:
+class VersionSample(msgspec.Struct):
     """The graded sample of one probe version (or, as the report's
     :class:`skill_eval.evals.stats.RowSample`, of one report row: one
     version, one content, one agent and model)."""
 
-    __slots__ = ("probe", "version", "arms", "starts")
-
-    def __init__(self, probe: str, version: int) -> None:
-        self.probe = probe
-        self.version = version
-        self.arms: dict[str, ArmSample] = {arm: ArmSample() for arm in ARMS}
-        self.starts = 0
-
-    def __repr__(self) -> str:
-        return f"VersionSample({self.probe!r}, {self.version}, starts={self.starts}, arms={self.arms})"
+    probe: str
+    version: int
+    arms: dict[str, ArmSample] = msgspec.field(default_factory=lambda: {arm: ArmSample() for arm in ARMS})
+    starts: int = 0
 
     @property
     def zone(self) -> str:

@@ -175,20 +175,6 @@ class WorkspaceState:
                 targets.suites |= configured_suites(folder, self.root, self.config.suite_globs, exclude or None)
         return targets
 
-    def add_unit(self, path: Path) -> bool:
-        """Make ``path`` (a probe.json, SKILL.md or output-spec.md) a unit; whether it is one."""
-        if path.name == PROBE_FILE:
-            self.probes.add(path)
-        elif path.name == SKILL_FILE:
-            self.skills.add(path)
-        elif path.name == OUTPUT_SPEC_FILE:
-            self.specs.add(path)
-        elif is_named_suite(path):
-            self.suites.add(path)
-        else:
-            return False
-        return True
-
     def is_unit(self, path: Path) -> bool:
         return path in self.probes or path in self.skills or path in self.specs or path in self.suites
 

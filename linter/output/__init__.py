@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 
 FORMATS = ("text", "full", "json", "sarif", "github")
@@ -49,25 +48,12 @@ def encodable_json(document: str) -> str:
 
 def display_path(path: Path, base: Path | None = None) -> str:
     """``path`` relative to ``base`` (default: the current folder), as ``os.path.relpath``
-    gives it; below ``base``, the rest of its text, else its folder made relative once
-    (a report names a few folders many times)."""
+    gives it; a relative path as it is, an absolute one with no relative form (another
+    drive) as it is."""
     text = os.fspath(path)
     if not os.path.isabs(text):
         return text
-    text = os.path.normpath(text)
-    base_text = os.path.normpath(os.fspath(base)) if base else os.getcwd()
-    prefix = base_text.rstrip(os.sep) + os.sep
-    if text.startswith(prefix) and len(text) > len(prefix) and text[len(prefix)] != os.sep:
-        return text[len(prefix):]
-    folder, name = os.path.split(text)
     try:
-        if not name or base_text == text or base_text.startswith(text.rstrip(os.sep) + os.sep):
-            return os.path.relpath(text, base_text)  # not a file below a folder of its own
-        relative = _relative_folder(folder, base_text)
+        return os.path.relpath(text, base)
     except ValueError:
-        return text
-    return name if relative == "." else os.path.join(relative, name)
-
-
-_relative_folder = lru_cache(maxsize=1024)(os.path.relpath)
-"""``os.path.relpath``, cached: a report names a few folders many times."""
+        return os.path.normpath(text)

@@ -275,9 +275,8 @@ def test_nothing_to_lint_warns(tmp_path: Path) -> None:
 @given(st.lists(st.sampled_from(["a", "b", "main", "..", ".", "x.md"]), max_size=5),
        st.lists(st.sampled_from(["a", "b", "main", "..", "."]), max_size=5))
 def test_display_path_is_relpath(path_parts: list[str], base_parts: list[str]) -> None:
-    """Reports name files relative to the current folder; the per-folder
-    shortcut gives exactly what ``os.path.relpath`` gives, ancestors of the
-    base and unnormalized paths included."""
+    """Reports name files relative to the current folder: exactly what
+    ``os.path.relpath`` gives, ancestors of the base and unnormalized paths included."""
     import os
 
     from skill_eval.linter.output import display_path

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.linter import docs
+from skill_eval import rule_docs as docs
 from skill_eval.linter.rules import REGISTRY
 from skill_eval.linter.rules.base import DOC_SECTIONS, Scope
 

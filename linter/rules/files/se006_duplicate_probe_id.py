@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from typing import Optional
 from pathlib import Path
 
 from ...diagnostics import Related, Severity
+from ...suites import relative_to_root
 from ..base import Rule, Scope
 
 
@@ -61,17 +61,10 @@ class DuplicateProbeId(Rule):
                     continue
                 probe = session.probe(path)
                 others = [other for other in sharing if other != path]
-                names = ", ".join(_relative(session.root, other) for other in others)
+                names = ", ".join(relative_to_root(other, session.root) for other in others)
                 yield self.diagnostic(
                     probe.value_span("id"),
                     f"probe id {probe_id!r} is also used by {names}; ids must be unique in the workspace",
                     related=[Related(session.probe(other).value_span("id"), f"also uses id {probe_id!r}") for other in others],
                     probe=probe.folder,
                 )
-
-
-def _relative(root: Path, path: Path) -> str:
-    try:
-        return Path(os.path.relpath(path, root)).as_posix()
-    except ValueError:
-        return path.as_posix()
