@@ -121,7 +121,7 @@ def resident(tree: Path, runs: int) -> dict:
                 changed.append(path)
         scanned = time.perf_counter()
         for path in changed:
-            session.forget(Path(path))
+            session.forget_many((Path(path),))
         lint_targets(session, Targets(probes={Path(path).parent / "probe.json" for path in changed}))
         scans.append(scanned - start)
         relints.append(time.perf_counter() - scanned)

@@ -271,7 +271,7 @@ def test_overlay_buffers_go_through_the_same_checks(tmp_path: Path) -> None:
     assert session.load(artifact).kind == "unreadable"
     assert "50 bytes" in session.load(artifact).message
     buffers[artifact] = "short"
-    session.forget(artifact)
+    session.forget_many((artifact,))
     assert session.load(artifact).text == "short"
 
 
