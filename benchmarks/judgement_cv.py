@@ -45,6 +45,9 @@ def main() -> int:
     parser.add_argument("--patterns", action="store_true", help="keep the phrase patterns' reading on")
     parser.add_argument("--l2", type=float, default=train.L2)
     parser.add_argument("--l2-words", type=float, default=train.L2_WORDS, help="penalty of a word's own weight (0: none)")
+    parser.add_argument("--l2-related", type=float, default=train.L2_RELATED, help="penalty of the related table's coefficients")
+    parser.add_argument("--l2-related-words", type=float, default=train.L2_RELATED_WORDS,
+                        help="penalty of a word's own weight in the related table")
     parser.add_argument("--precision", type=float, default=0.97)
     parser.add_argument("--show", action="store_true", help="list each fold's misses with their stance's distance to the threshold")
     parser.add_argument("--domains", help="comma-separated dev domains to evaluate (default: all)")
@@ -52,6 +55,10 @@ def main() -> int:
 
     from skill_eval.linter.rules.artifact import _judgement, _stance_words
 
+    train.L2_RELATED, train.L2_RELATED_WORDS = args.l2_related, args.l2_related_words
+    data = train.load_training()
+    words, vectors = train.word_vectors()
+    trainer = train.Trainer(data, words, vectors, args.l2, args.l2_words or None, args.precision)  # relations with patterns on, as trained
     if not args.patterns:
         nothing = _judgement.Reading(False, None, None, False, False, False)
         _judgement.read_sentence = lambda sentence: nothing
@@ -63,18 +70,17 @@ def main() -> int:
         return score
 
     _judgement.stance_score = recorded
-    data = train.load_training()
-    words, vectors = train.word_vectors()
-    trainer = train.Trainer(data, words, vectors, args.l2, args.l2_words or None, args.precision)
     items = judgement_eval.load_items("dev")
     outcomes = []
     chosen = set(args.domains.split(",")) if args.domains else {item.domain for item in items}
     for held in sorted(chosen):
-        table, bias, threshold = trainer.model(trainer.domains != held)  # the phrase and training-only lines stay in every fold
-        _stance_words.BIAS = bias
-        _stance_words.THRESHOLD = threshold
-        _stance_words.WORDS = {w: float(v) for w, v in zip(words, table)}
-        _judgement._STANCE = None  # stance_model() reads the fold's numbers
+        model = trainer.model(trainer.domains != held)  # the phrase and training-only lines stay in every fold
+        _stance_words.BIAS, _stance_words.THRESHOLD = model.bias, model.threshold
+        _stance_words.WORDS = {w: float(v) for w, v in zip(words, model.table)}
+        _stance_words.RELATED_BIAS, _stance_words.RELATED_THRESHOLD = model.related_bias, model.related_threshold
+        _stance_words.RELATED = {w: float(v) for w, v in zip(words, model.related_table)}
+        _judgement._STANCE = _judgement._RELATED = None  # stance_model() and related_model() read the fold's numbers
+        threshold = model.threshold
         scored.clear()
         fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
         table = judgement_eval.scores(fold)

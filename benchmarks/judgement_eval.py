@@ -125,6 +125,36 @@ def render(artifact: dict, position: str | None, sentence: str = "") -> tuple[st
     return "\n".join(lines_out) + "\n", where
 
 
+def related_items(items: list[Item]) -> set[str]:
+    """Names of the items the linter relates to a defect's own part or its
+    block (_judgement.resolve: ``defect`` or ``block``) in their artifact:
+    any unit of the inserted sentence does. The stance scorer's trainer
+    reads sentences that name a defect's part apart from the rest
+    (train_judgement_scorer.py)."""
+    from skill_eval.linter.rules.artifact import _judgement
+
+    artifacts = load_artifacts()
+    related = set()
+    for item in items:
+        artifact = artifacts[item.domain]
+        text, (first, last) = render(artifact, item.position, item.sentence)
+        lines = text.split("\n")
+        anchors = [_judgement.Anchor(f"D{number}", quote, line, line)
+                   for number, quote in enumerate(artifact["quotes"], 1)
+                   for line in [next(n for n, held in enumerate(lines, 1) if quote in held)]]
+        structure = _judgement.structure_of(text)
+        for unit in structure.units:
+            if unit.end_line < first or unit.line > last or not unit.text.strip():
+                continue
+            located = unit.part if unit.kind == "cell" or (
+                unit.kind == "code-comment" and not _judgement.read_sentence(unit.text).weak) else None  # as _judge_unit
+            kind = _judgement.resolve(unit.text, structure, anchors, exclude=unit.part, located=located).kind
+            if kind in _judgement.RELATED_KINDS:
+                related.add(item.name)
+                break
+    return related
+
+
 def write_workspace(root: Path, items: list[Item], artifacts: dict[str, dict]) -> dict[str, tuple[Item | None, tuple[int, int]]]:
     """Write one probe per item (and one clean probe per domain) under
     ``root``; return probe name -> (item, inserted lines)."""

@@ -74,6 +74,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -186,6 +187,19 @@ def load_training() -> list[tuple[str, str, int]]:
     return load_dev() + load_training_corpus()
 
 
+def related_rows(data) -> np.ndarray:
+    """Which rows name a defect's own part or its block: dev's items that
+    the linter relates so in their artifact (judgement_eval.related_items).
+    Phrase-eval and training-only sentences have no artifact: never
+    related (their signposts teach the base table, as before)."""
+    from judgement_eval import load_items, related_items
+
+    items = load_items("dev")
+    named = related_items(items)
+    related = {(item.domain, item.sentence) for item in items if item.name in named}
+    return np.array([(domain, sentence) in related for domain, sentence, _ in data])
+
+
 def held_out_domains(data) -> list[str]:
     """The domains a cross-validation fold may leave out: dev's own."""
     return sorted({d for d, _, _ in data if d != PHRASE_DOMAIN and not d.startswith(TRAINING_PREFIX)})
@@ -288,22 +302,45 @@ L2 = 0.1
 """Penalty of the embedding coefficients (chosen by leave-one-domain-out on dev, ``--cv``)."""
 L2_WORDS: float | None = 0.03
 """Penalty of a word's own weight (``--cv``); ``None``: embeddings only."""
+L2_RELATED = 0.1
+"""Penalty of the related table's embedding coefficients."""
+L2_RELATED_WORDS = 0.03
+"""Penalty of a word's own weight in the related table."""
 MIN_SENTENCES = 2
 """A word gets a weight of its own (beyond its embedding's) only when at
 least this many training sentences hold it."""
 
 
-class Trainer:
-    """Fits the word table on a subset of the training rows.
+class Model(NamedTuple):
+    """A fitted scorer: the base table and bias, read for every sentence,
+    and the related table and bias, added for a sentence that names a
+    defect's part or block; each with its threshold."""
 
-    A sentence's features are the average of its words' embeddings and, when
-    ``l2_words`` is set, its words' shares (a word's own weight, for every
-    word of the vocabulary that :data:`MIN_SENTENCES` training sentences
-    hold, penalised by ``l2_words``). Both are linear in the words' counts
-    over the sentence's length, so the model folds into one number per word:
+    table: np.ndarray
+    bias: float
+    threshold: float
+    related_table: np.ndarray
+    related_bias: float
+    related_threshold: float
+
+
+class Trainer:
+    """Fits the word tables on a subset of the training rows.
+
+    A sentence's features are the average of its words' embeddings and its
+    words' shares (a word's own weight, for every word of the vocabulary
+    that :data:`MIN_SENTENCES` training sentences hold, penalised by
+    ``l2_words``), and, for a sentence that names a defect's part or block
+    (``related``), the same features again with coefficients of their own
+    and a constant: what the words say about the part they name ("keep an
+    eye on", "ask yourself whether") is learned apart from what they say
+    about anything else (the same words aimed elsewhere are work). Both
+    parts are linear in the words' counts over the sentence's length, so
+    each folds into one number per word:
     ``table[w] = coef . vector(w) + own[w]``."""
 
-    def __init__(self, data, words: list[str], vectors: np.ndarray, l2: float, l2_words: float | None, precision: float):
+    def __init__(self, data, words: list[str], vectors: np.ndarray, l2: float, l2_words: float | None,
+                 precision: float, related: np.ndarray | None = None):
         self.data, self.words, self.vectors = data, words, vectors
         self.index = {w: i for i, w in enumerate(words)}
         self.l2, self.l2_words, self.precision = l2, l2_words, precision
@@ -312,78 +349,114 @@ class Trainer:
         self.labels = np.array([y for _, _, y in data], dtype=float)
         self.domains = np.array([d for d, _, _ in data])
         self.lengths = np.array([len(words_of(s)) for s in sentences])
-        self.fitted: dict[bytes, tuple[np.ndarray, float, float]] = {}
+        self.related = related_rows(data) if related is None else related
+        self.fitted: dict[bytes, Model] = {}
 
-    def fit_rows(self, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
-        """The word table (over ``words``), bias and training threshold of a
-        model fitted on ``rows`` (a mask). Remembered by ``rows``: a
-        cross-validation fits each pair of left-out domains twice (one left
-        out for its margin while the other is evaluated, and the other way
-        round), and the fit is deterministic, so the second is the first."""
+    def _own(self, sentences: list[str]) -> list[str]:
+        """The words :data:`MIN_SENTENCES` of ``sentences`` hold (empty without ``l2_words``)."""
+        if self.l2_words is None:
+            return []
+        holders: dict[str, int] = {}
+        for sentence in sentences:
+            for word in set(words_of(sentence)):
+                if word in self.index:
+                    holders[word] = holders.get(word, 0) + 1
+        return sorted(w for w, n in holders.items() if n >= MIN_SENTENCES)
+
+    def fit_rows(self, rows: np.ndarray) -> Model:
+        """The model fitted on ``rows`` (a mask), with its training
+        thresholds. Remembered by ``rows``: a cross-validation fits each
+        pair of left-out domains twice (one left out for its margin while
+        the other is evaluated, and the other way round), and the fit is
+        deterministic, so the second is the first."""
         key = np.packbits(rows).tobytes()
         if key not in self.fitted:
             self.fitted[key] = self._fit(rows)
         return self.fitted[key]
 
-    def _fit(self, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
+    def _fit(self, rows: np.ndarray) -> Model:
         kept = [s for (_, s, _), keep in zip(self.data, rows) if keep]
-        own: list[str] = []
-        if self.l2_words is not None:
-            holders: dict[str, int] = {}
-            for sentence in kept:
-                for word in set(words_of(sentence)):
-                    if word in self.index:
-                        holders[word] = holders.get(word, 0) + 1
-            own = sorted(w for w, n in holders.items() if n >= MIN_SENTENCES)
-        design = Design(self.embedded[rows], shares(kept, {w: i for i, w in enumerate(own)}), len(own))
+        related = self.related[rows].astype(float)
+        own = self._own(kept)
+        own_related = self._own([s for s, r in zip(kept, related) if r])
+        base_rows, base_cols, base_values = shares(kept, {w: i for i, w in enumerate(own)})
+        rel_rows, rel_cols, rel_values = shares(kept, {w: i for i, w in enumerate(own_related)})
+        on = related[rel_rows] > 0
+        dense = np.hstack([self.embedded[rows], self.embedded[rows] * related[:, None], related[:, None]])
+        design = Design(dense, (np.concatenate([base_rows, rel_rows[on]]),
+                                np.concatenate([base_cols, rel_cols[on] + len(own)]),
+                                np.concatenate([base_values, rel_values[on]])), len(own) + len(own_related))
         y = self.labels[rows]
         dims = self.vectors.shape[1]
-        penalty = np.concatenate([np.full(dims, self.l2), np.full(len(own), self.l2_words or 0.0)])
+        penalty = np.concatenate([np.full(dims, self.l2), np.full(dims, L2_RELATED), [1e-3],
+                                  np.full(len(own), self.l2_words or 0.0), np.full(len(own_related), L2_RELATED_WORDS)])
         weights = fit(design, y, penalty)
         table = self.vectors @ weights[:dims]
-        for word, weight in zip(own, weights[dims:-1]):
+        related_table = self.vectors @ weights[dims:2 * dims]
+        for word, weight in zip(own, weights[2 * dims + 1:2 * dims + 1 + len(own)]):
             table[self.index[word]] += weight
-        bias = float(weights[-1])
-        cut = threshold_for(design.times(weights), y, self.precision)
-        return table, bias, cut
+        for word, weight in zip(own_related, weights[2 * dims + 1 + len(own):-1]):
+            related_table[self.index[word]] += weight
+        scores = design.times(weights)
+        scored = self.lengths[rows] >= MIN_WORDS
+        cut = threshold_for(scores[scored & (related == 0)], y[scored & (related == 0)], self.precision)
+        related_cut = threshold_for(scores[scored & (related > 0)], y[scored & (related > 0)], self.precision)
+        return Model(table, float(weights[-1]), cut, related_table, float(weights[2 * dims]), related_cut)
 
-    def score(self, table: np.ndarray, bias: float, sentences: list[str]) -> np.ndarray:
-        """The linter's score: bias + sum of the words' numbers / number of words."""
-        return np.array([bias + sum(float(table[self.index[w]]) for w in ws if w in self.index) / max(len(ws), 1)
-                         for ws in map(words_of, sentences)])
+    def score(self, model: Model, sentences: list[str], related: np.ndarray) -> np.ndarray:
+        """The linter's score: bias + sum of the words' numbers / number of
+        words, plus the related bias and table's for a related sentence."""
+        def part(table: np.ndarray, bias: float, words: list[str]) -> float:
+            return bias + sum(float(table[self.index[w]]) for w in words if w in self.index) / max(len(words), 1)
 
-    def margin(self, rows: np.ndarray) -> float:
+        return np.array([part(model.table, model.bias, ws)
+                         + (part(model.related_table, model.related_bias, ws) if r else 0.0)
+                         for ws, r in zip(map(words_of, sentences), related)])
+
+    def margin(self, rows: np.ndarray) -> tuple[float, float]:
         """How far above its fold's threshold the highest-scoring ``work``
         sentence of dev (of at least :data:`MIN_WORDS` words) scores when the
         model never saw its domain (each dev domain of ``rows`` left out in
-        turn; the phrase and training-only lines stay in every fold). The
-        shipped threshold is the full model's plus this margin, so that no
-        work sentence of dev would have been flagged by a model that had not
-        seen its domain: the precision the rule needs on a domain nobody tuned."""
-        margin = 0.0
+        turn; the phrase and training-only lines stay in every fold): for
+        the sentences related to no defect's part, and for the related ones.
+        The shipped thresholds are the full model's plus these margins, so
+        that no work sentence of dev would have been flagged by a model that
+        had not seen its domain: the precision the rule needs on a domain
+        nobody tuned."""
+        margins = [0.0, 0.0]
         for held in held_out_domains([row for row, keep in zip(self.data, rows) if keep]):
-            table, bias, cut = self.fit_rows(rows & (self.domains != held))
-            work = [s for (d, s, label), keep in zip(self.data, rows)
-                    if keep and d == held and label == 0 and len(words_of(s)) >= MIN_WORDS]
-            if work:
-                margin = max(margin, float(np.max(self.score(table, bias, work))) - cut)
-        return margin
+            model = self.fit_rows(rows & (self.domains != held))
+            work = rows & (self.domains == held) & (self.labels == 0) & (self.lengths >= MIN_WORDS)
+            if not work.any():
+                continue
+            picked = np.flatnonzero(work)
+            related = self.related[picked]
+            scores = self.score(model, [self.data[i][1] for i in picked], related)
+            for kind, cut in ((0, model.threshold), (1, model.related_threshold)):
+                chosen = scores[related == kind]
+                if chosen.size:
+                    margins[kind] = max(margins[kind], float(chosen.max()) - cut)
+        return margins[0], margins[1]
 
-    def model(self, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
-        """Table, bias and shipped threshold (training cut + margin + 0.01) of the model fitted on ``rows``."""
-        table, bias, cut = self.fit_rows(rows)
-        return table, bias, cut + self.margin(rows) + 0.01
+    def model(self, rows: np.ndarray) -> Model:
+        """The model fitted on ``rows`` with its shipped thresholds (training cut + margin + 0.01)."""
+        model = self.fit_rows(rows)
+        margin, related_margin = self.margin(rows)
+        return model._replace(threshold=model.threshold + margin + 0.01,
+                              related_threshold=model.related_threshold + related_margin + 0.01)
 
 
 def cross_validate(trainer: Trainer) -> tuple[int, int, int, int]:
-    """Leave one dev domain out (its own threshold and margin from the rest): tp, fp, fn, tn over dev's
+    """Leave one dev domain out (its own thresholds and margins from the rest): tp, fp, fn, tn over dev's
     signpost and work sentences, by score alone (judgement_cv.py lints them)."""
     tp = fp = fn = tn = 0
     for held in held_out_domains(trainer.data):
-        table, bias, threshold = trainer.model(trainer.domains != held)
-        test = [(s, y) for d, s, y in trainer.data if d == held]
-        flagged = trainer.score(table, bias, [s for s, _ in test]) >= threshold
-        yt = np.array([y for _, y in test])
+        model = trainer.model(trainer.domains != held)
+        picked = np.flatnonzero(trainer.domains == held)
+        related = trainer.related[picked]
+        scores = trainer.score(model, [trainer.data[i][1] for i in picked], related)
+        flagged = scores >= np.where(related, model.related_threshold, model.threshold)
+        yt = trainer.labels[picked]
         tp += int(np.sum(flagged & (yt == 1)))
         fp += int(np.sum(flagged & (yt == 0)))
         fn += int(np.sum(~flagged & (yt == 1)))
@@ -408,27 +481,38 @@ def main() -> int:
             print(f"l2 {l2:5} words {own}: leave-one-domain-out signpost P {tp / max(tp + fp, 1):.3f} "
                   f"R {tp / (tp + fn):.3f} (tp {tp} fp {fp} fn {fn} tn {tn})", flush=True)
     trainer = Trainer(data, words, vectors, args.l2, l2_words, args.precision)
-    weights, bias, cut = trainer.model(np.ones(len(data), dtype=bool))
-    table = {w: round(float(v), 3) for w, v in zip(words, weights) if round(float(v), 3) != 0.0}
-    body = ",\n".join(f"    {w!r}: {v!r}" for w, v in sorted(table.items()))
+    model = trainer.model(np.ones(len(data), dtype=bool))
+
+    def rows(weights: np.ndarray) -> tuple[int, str]:
+        table = {w: round(float(v), 3) for w, v in zip(words, weights) if round(float(v), 3) != 0.0}
+        return len(table), ",\n".join(f"    {w!r}: {v!r}" for w, v in sorted(table.items()))
+
+    size, body = rows(model.table)
+    related_size, related_body = rows(model.related_table)
     penalty = f"L2 {args.l2}" + (f", a word's own weight L2 {l2_words}" if l2_words else "")
     text = (f'"""SE301\'s stance scorer, generated by benchmarks/train_judgement_scorer.py from\n'
             f'benchmarks/judgement/dev.tsv, train_sentences.tsv and phrase_eval\'s tuning half (WordLlama\n'
-            f'l2_supercat_256 embeddings of wordfreq\'s {VOCABULARY:,} most frequent English words, {penalty}).\n'
+            f'l2_supercat_256 embeddings of wordfreq\'s {VOCABULARY:,} most frequent English words, {penalty};\n'
+            f'related table L2 {L2_RELATED}, a word\'s own weight L2 {L2_RELATED_WORDS}).\n'
             f'Do not edit.\n\n'
             f'Licence: this table is an adaptation of wordfreq\'s word list (wordfreq 3.1.1 by Robyn Speer,\n'
             f'data under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/) and of WordLlama\'s\n'
             f'embeddings (wordllama 0.4.0, MIT). This file alone is distributed under CC BY-SA 4.0; see\n'
             f'docs/licences.md.\n\n'
-            f'score(sentence) = BIAS + sum(WORDS.get(w, 0) for w in words) / len(words)."""\n\n'
-            f"BIAS = {round(bias, 4)!r}\nTHRESHOLD = {round(cut, 4)!r}\n"
-            f"WORDS = {{\n{body},\n}}\n")
+            f'score(sentence) = BIAS + sum(WORDS.get(w, 0) for w in words) / len(words), against THRESHOLD;\n'
+            f'for a sentence naming a defect\'s part or block, plus RELATED_BIAS +\n'
+            f'sum(RELATED.get(w, 0) for w in words) / len(words), against RELATED_THRESHOLD."""\n\n'
+            f"BIAS = {round(model.bias, 4)!r}\nTHRESHOLD = {round(model.threshold, 4)!r}\n"
+            f"RELATED_BIAS = {round(model.related_bias, 4)!r}\nRELATED_THRESHOLD = {round(model.related_threshold, 4)!r}\n"
+            f"WORDS = {{\n{body},\n}}\n"
+            f"RELATED = {{\n{related_body},\n}}\n")
     if args.check:
         same = OUT.read_text(encoding="utf-8") == text
         print("table is up to date" if same else "table differs from a fresh training run")
         return 0 if same else 1
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}: {len(table)} words, bias {bias:.3f}, threshold {cut:.3f}")
+    print(f"wrote {OUT.relative_to(ROOT)}: {size} + {related_size} words, thresholds {model.threshold:.3f}, "
+          f"related {model.related_threshold:.3f}")
     return 0
 
 

@@ -47,7 +47,10 @@ FLOORS = {
     # Existence and short units read by meaning (STANCE_EXISTS, _judge_short): dev 203/211.
     # The answer-key markers with spaces fixed (_ANSWER_KEY was compiled with re.VERBOSE): dev grew by
     # 31 hard work comments, titles and alt texts and 12 key leaks: 203/211, 74/76, 71/71, work 0/275.
-    "dev": {"signpost": (0.98, 0.96), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.98), "work": 0},
+    # 64 hard work sentences naming the defect's own part (8 were SE301 errors: the threshold lowered
+    # for any sentence naming the part), and the related table that reads such sentences: dev 202/211,
+    # 73/76, 71/71, work 0/339 (leave-one-domain-out, patterns off: 170/211, 66/76, work 1/339).
+    "dev": {"signpost": (0.98, 0.95), "quiz": (0.98, 0.96), "key-leak": (0.98, 0.98), "work": 0},
     "heldout": {"signpost": (0.98, 0.77), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
 
@@ -568,18 +571,40 @@ def test_a_cue_wherever_a_unit_starts_or_ends_opens_the_artifact(tmp_path: Path,
     assert len(errors) == 1 and said in errors[0].message, errors
 
 
-def test_a_sentence_naming_the_defect_part_needs_less_stance(tmp_path: Path) -> None:
-    """Just below the stance threshold (within STANCE_NAMED), a prose
-    sentence no pattern reads is a signpost when it names the defect's own
-    row; the same words about a row holding no defect stay silent."""
-    from skill_eval.linter.rules.artifact._judgement import STANCE_NAMED, read_sentence, stance_model, stance_score
+@pytest.mark.parametrize("aimed, elsewhere", [
+    ("Be careful with the metrics row.", "Be careful with the runbook link."),
+    ("Ask yourself whether the metrics criterion was ever tested.", "Ask yourself whether the runbook was ever updated."),
+])
+def test_attention_on_the_defect_part_is_read_with_the_related_table(tmp_path: Path, patterns_off, aimed: str,
+                                                                      elsewhere: str) -> None:
+    """Attention words aimed at the defect's own row are a signpost; the same
+    words aimed at something else stay silent (issue 27: attention words
+    alone are not enough). Neither scores above the base threshold: it is
+    the related table, read only for a sentence naming a defect's part,
+    that tells them apart."""
+    from skill_eval.linter.rules.artifact._judgement import WORD, related_model, related_stance, stance_model, stance_score
 
-    threshold = stance_model()[1]
-    named, other = "The metrics criterion leans on the prior release.", "The attempts criterion leans on the prior release."
-    for sentence in (named, other):
-        reading = read_sentence(sentence)
-        assert reading.scrutiny is None and reading.doubt is None and not reading.quiz
-        assert threshold - STANCE_NAMED <= stance_score(sentence) < threshold
-    errors = _errors(_lint(tmp_path / "a", CLOSEOUT.format(extra=named + RUNBOOK), "existing coverage applies"), "SE301")
+    for sentence in (aimed, elsewhere):
+        words = WORD.findall(sentence.lower())
+        assert stance_score(sentence, words) < stance_model()[1]
+    words = WORD.findall(aimed.lower())
+    assert stance_score(aimed, words) + related_stance(words) >= related_model()[1]
+    errors = _errors(_lint(tmp_path / "a", CLOSEOUT.format(extra=aimed + RUNBOOK), "existing coverage applies"), "SE301")
     assert len(errors) == 1 and "table row holding D1's quote" in errors[0].message, errors
-    assert not _errors(_lint(tmp_path / "b", CLOSEOUT.format(extra=other + RUNBOOK), "existing coverage applies"), "SE301")
+    assert not _errors(_lint(tmp_path / "b", CLOSEOUT.format(extra=elsewhere + RUNBOOK), "existing coverage applies"),
+                       "SE301")
+
+
+@pytest.mark.parametrize("sentence", [
+    "The metrics criterion was added to the ticket in May.",
+    "The metrics row was added to the table in 2021.",
+    "The metrics criterion is the smallest one in the ticket.",
+    "Lee owns the metrics criterion and is on call this week.",
+])
+def test_a_plain_fact_about_the_defect_part_is_work(tmp_path: Path, patterns_off, sentence: str) -> None:
+    """A sentence that names the defect's own row but only tells the work
+    about it is no signpost: the related table reads its words, not the
+    naming alone. The first three were SE301 errors when any sentence naming
+    the defect's part was read from below the threshold (as were 8 of the 64
+    sentences of this kind in dev)."""
+    assert not _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies"), "SE301")

@@ -1369,7 +1369,8 @@ def stance_score(sentence: str, words: Sequence[str] | None = None) -> float:
     (benchmarks/train_judgement_scorer.py; the numbers are
     :mod:`._stance_words`). A word outside the table's 20,000 counts 0.
     Above :func:`stance_model`'s threshold it reads as a signpost; it
-    decides nothing alone (:func:`_judge_stance`)."""
+    decides nothing alone (:func:`_judge_stance`). A sentence that names a
+    defect's part is read with :func:`related_stance` added."""
     bias, _threshold, table = stance_model()
     if words is None:
         words = words_of(sentence)
@@ -1378,12 +1379,26 @@ def stance_score(sentence: str, words: Sequence[str] | None = None) -> float:
     return bias + sum(map(table.get, words, repeat(0.0))) / len(words)
 
 
+def related_stance(words: Sequence[str]) -> float:
+    """What the words add to :func:`stance_score` when the sentence names a
+    defect's own part or its block (:data:`RELATED_KINDS`): a second table
+    of the same shape, trained on the labelled sentences that name a
+    defect's part, signposts against work. Attention aimed at the part a
+    defect is in points at the flaw ("Keep an eye on the liability
+    wording"); the same words aimed at anything else are work ("Keep an eye
+    on the export's disk usage"), and a plain fact about the part is work
+    too ("The refunds table was added to the schema in 2021")."""
+    bias, _threshold, table = related_model()
+    return bias + sum(map(table.get, words, repeat(0.0))) / max(len(words), 1)
+
+
 _STANCE: tuple[float, float, dict[str, float]] | None = None
+_RELATED: tuple[float, float, dict[str, float]] | None = None
 
 
 def stance_model() -> tuple[float, float, dict[str, float]]:
     """The stance scorer's bias, threshold and word table (:mod:`._stance_words`,
-    imported on first use: ~9 ms from its compiled module, paid only by a
+    imported on first use: ~15 ms from its compiled module, paid only by a
     process that reads a sentence no pattern read)."""
     global _STANCE
     if _STANCE is None:
@@ -1393,30 +1408,48 @@ def stance_model() -> tuple[float, float, dict[str, float]]:
     return _STANCE
 
 
+def related_model() -> tuple[float, float, dict[str, float]]:
+    """The related table's bias, the threshold of a related sentence's whole
+    score, and the table (:mod:`._stance_words`)."""
+    global _RELATED
+    if _RELATED is None:
+        from . import _stance_words
+
+        _RELATED = (_stance_words.RELATED_BIAS, _stance_words.RELATED_THRESHOLD, _stance_words.RELATED)
+    return _RELATED
+
+
+RELATED_KINDS = frozenset({"defect", "block"})
+"""The relations (:class:`Relation`) under which a sentence is scored with
+:func:`related_stance`: it names a defect's own part, or the block or
+section holding it."""
+
+
 def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], located: int | None) -> Judgement | None:
     """A sentence the patterns did not read as scrutiny, doubt or a quiz,
     but whose words read as pointing at a flaw (:func:`stance_score`).
 
-    Put as a request or a question to the reader (:func:`asks_the_reader`:
-    "Get to the bottom of why the night shift's pay came out low", "What
-    is this report not telling the customer?") it sends the reader to hunt
-    for the flaw: a quiz (SE302), unless it names a part that holds no
-    defect ("Find the invoice PDF ..."), or it scores :data:`STANCE_SURE`
-    above the threshold ("Work out what the 98.7% is actually measuring":
-    the request itself says a flaw is there to be found). A sentence of the
-    prose that names the defect's own part is read from :data:`STANCE_NAMED`
-    below the threshold. Otherwise it is a signpost (SE301)
-    when it relates to a defect: it names the defect's part, block or
-    section, sits in its row, or points at the artifact as a whole by
-    deixis; or, scoring :data:`STANCE_EXISTS` above the threshold, it
-    names no part at all but speaks of the artifact's material: it says
-    that a flaw exists (:func:`_existence`). A statement about a part that
-    holds no defect, or about something the artifact does not hold, is
-    never judged here, whatever its score. A unit of fewer than
-    :data:`STANCE_MIN_WORDS` words is read by :func:`_judge_short`. Never
-    judged: a fragment that runs on into the next block (it ends on a
-    function word: "one of these rows is"), one about a fault already
-    resolved ("it is corrected above")."""
+    A sentence that names a defect's part, block or section is read with
+    :func:`related_stance` added, against the related threshold: what it
+    says about that very part decides. Put as a request or a question to
+    the reader (:func:`asks_the_reader`: "Get to the bottom of why the
+    night shift's pay came out low", "What is this report not telling the
+    customer?") it sends the reader to hunt for the flaw: a quiz (SE302),
+    unless it names a part that holds no defect ("Find the invoice PDF
+    ..."), or it scores :data:`STANCE_SURE` above the threshold ("Work out
+    what the 98.7% is actually measuring": the request itself says a flaw
+    is there to be found). Otherwise it is a signpost (SE301) when it
+    relates to a defect: it names the defect's part, block or section,
+    sits in its row, or points at the artifact as a whole by deixis; or,
+    scoring :data:`STANCE_EXISTS` above the threshold, it names no part at
+    all but speaks of the artifact's material: it says that a flaw exists
+    (:func:`_existence`). A statement about a part that holds no defect,
+    or about something the artifact does not hold, is never judged here,
+    whatever its score. A unit of fewer than :data:`STANCE_MIN_WORDS`
+    words is read by :func:`_judge_short`. Never judged: a fragment that
+    runs on into the next block (it ends on a function word: "one of these
+    rows is"), one about a fault already resolved ("it is corrected
+    above")."""
     text = unit.text.rstrip()
     words = WORD.findall(text.lower().replace("’", "'"))  # words_of, lowered once
     if not text or not (text[-1] in _CLOSING or _is_title_like(text)):
@@ -1425,15 +1458,19 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         return _judge_short(unit, structure, anchors, located, words)
     score = stance_score(text, words)
     threshold = stance_model()[1]
-    if score < threshold - (STANCE_NAMED if unit.kind in _PROSE_KINDS else 0.0):
-        return None
+    related_score = score + related_stance(words)
+    related_threshold = related_model()[1]
+    if score < threshold and related_score < related_threshold:
+        return None  # a few lookups decide it before relating the sentence reads every part
     if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-    if score < threshold and relation.kind != "defect":
-        return None  # below the threshold, only a sentence that names the defect's own part is read
+    if relation.kind in RELATED_KINDS:
+        score, threshold = related_score, related_threshold
+    if score < threshold:
+        return None
     if asks_the_reader(text):
-        if relation.kind == "other" and score < stance_model()[1] + STANCE_SURE:
+        if relation.kind == "other" and score < threshold + STANCE_SURE:
             return None  # a task about a part that holds no defect ("find the invoice PDF ...")
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
     if not relation.relates:
@@ -1441,23 +1478,6 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         if relation is None:
             return None
     return Judgement("SE301", True, unit, relation, f"reads as pointing at a flaw (stance {score:.2f})")
-
-
-STANCE_NAMED = 0.45
-"""How far below the stance threshold a sentence of the artifact's prose
-(:data:`_PROSE_KINDS`) may score and still be judged when it names the
-defect's own part (:func:`resolve`: its row, its item, its line, by number
-or by words few parts hold): the relation is evidence of its own, so the
-words need less ("Criterion 3 leans on the old release more than it
-should", "The second action item feels closed too early"). Chosen by
-leave-one-domain-out on dev (benchmarks/judgement_cv.py, patterns off):
-the prose work sentences that name a defect's part scored at least 0.66
-below their fold's threshold, the signposts gained 0.00 to 0.41 below it
-(signpost recall 0.815 -> 0.839, no work sentence flagged)."""
-
-_PROSE_KINDS = frozenset({"paragraph", "item", "quote", "heading"})
-"""Units read as the artifact's prose: not a cell or a link's text (a
-label), nor a comment, a title or alt text (SE304's to read first)."""
 
 
 _MARKER_WORDS = _lazy(r"\b(?:seeded|planted|defects?)\b", re.IGNORECASE)
@@ -1480,12 +1500,12 @@ def _marks_answer(unit: Unit, words: Sequence[str]) -> bool:
     return bool(_MARKER_WORDS.search(text))
 
 
-STANCE_EXISTS = 2.0
+STANCE_EXISTS = 1.2
 """How far above the stance threshold a statement that names no part must
 score to say by itself that a flaw exists in the artifact (:func:`_existence`):
 chosen by leave-one-domain-out on dev (benchmarks/judgement_cv.py, patterns
-off): the work sentences relating to no part scored at most 1.34 above it,
-the existence signposts 1.56 to 3.82."""
+off, with the related table): the scored work sentences relating to no
+part scored at most 0.82 above it, the existence signposts 1.55 to 3.37."""
 
 
 def _existence(unit: Unit, structure: Structure, anchors: Sequence[Anchor], relation: Relation,

@@ -57,6 +57,16 @@ class Signposting(Rule):
     score decides nothing alone: a sentence of five words or more scoring
     above the threshold is an error only when it relates to a defect as
     below; "Something about the invoice PDF bothers me" is not reported.
+    A sentence that names a defect's own part, or the block or section
+    holding it, is read with a second table of the same kind added (the
+    *related* table, trained on the labelled sentences that name a
+    defect's part, signposts against work), against a threshold of its
+    own: attention aimed at that part points at the flaw ("Be careful with
+    the metrics row", "Ask yourself whether the negative control was ever
+    run"), while the same words aimed at anything else are work ("Keep an
+    eye on the export's disk usage"), and a plain fact about the part is
+    work too ("The refunds table was added to the schema in 2021",
+    "Lee owns criterion 3 and is on call this week").
     One that names no part at all is an error only when it scores well
     above the threshold (`STANCE_EXISTS`) and speaks of the artifact's own
     material: it says that a flaw *exists* ("Something smells off in how
