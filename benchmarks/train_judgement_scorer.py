@@ -119,19 +119,23 @@ see as prose, and the linter's kind of unit for each."""
 
 def never_scored(position: str, sentence: str) -> bool:
     """Whether the linter never asks the scorer about ``sentence`` at
-    ``position``: a comment, title or alt text holding an answer-key marker
-    ("expected:", "the agent", "reviewers should") is SE304's to judge
-    (_judgement._marks_answer), so it is neither trained on nor counted in
-    the threshold's margin ("reviewers should check the changelog entry
-    too", a work comment, scored 2.4 above its fold's threshold and raised
-    every other fold's threshold by as much)."""
+    ``position``, so that it is neither trained on nor counted in the
+    thresholds' margins: a comment, title or alt text of
+    :data:`MIN_WORDS` words or more is SE304's to judge (_judgement._judge_stance
+    leaves it: negated facts about the defect's part, "TimeoutError is not
+    retried by the client library itself", read as flaws to the words and
+    raised every fold's thresholds), and so is a shorter one holding an
+    answer-key marker ("expected:", "the agent", "reviewers should":
+    _judgement._marks_answer)."""
     kind = HIDDEN_POSITIONS.get(position)
     if kind is None:
         return False
     from skill_eval.linter.rules.artifact import _judgement
 
     unit = _judgement.Unit(kind, sentence, 1, 1, 0)
-    return _judgement._marks_answer(unit, _judgement.words_of(sentence))
+    words = _judgement.words_of(sentence)
+    return (len(words) >= MIN_WORDS and _judgement._NEGATIVE.search(sentence) is not None) \
+        or _judgement._marks_answer(unit, words)
 
 
 LABELS: dict[str, int | None] = {"signpost": 1, "quiz": 1, "work": 0, "key-leak": None}

@@ -1446,7 +1446,10 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     (:func:`_existence`). A statement about a part that holds no defect,
     or about something the artifact does not hold, is never judged here,
     whatever its score. A unit of fewer than :data:`STANCE_MIN_WORDS`
-    words is read by :func:`_judge_short`. Never judged: a fragment that
+    words is read by :func:`_judge_short`. Never judged: a comment, a title
+    or alt text that tells a negated fact (:data:`_NEGATIVE`: SE304 reads
+    it, :func:`_judge_hidden`; to the words, "TimeoutError is not retried
+    by the client library itself" reads as a flaw), a fragment that
     runs on into the next block (it ends on a function word: "one of these
     rows is"), one about a fault already resolved ("it is corrected
     above")."""
@@ -1456,6 +1459,8 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         return None  # a fragment that runs on ("one of these rows is")
     if len(words) < STANCE_MIN_WORDS:
         return _judge_short(unit, structure, anchors, located, words)
+    if unit.kind in HIDDEN_KINDS and _NEGATIVE.search(text):
+        return None  # a comment, title or alt text telling a negated fact is SE304's to read (_judge_hidden)
     score = stance_score(text, words)
     threshold = stance_model()[1]
     related_score = score + related_stance(words)
