@@ -19,7 +19,9 @@ part of a paraphrase the patterns would miss. ``--patterns`` keeps the
 patterns on (the whole judgement; the patterns themselves were written
 looking at all of dev, so that figure is not out-of-sample for them).
 ``--show`` lists each fold's misses with how far their stance scored from
-the fold's threshold ("unscored": a fragment, one word, or a short unit
+the fold's threshold, and of the score with the related table from the
+related threshold, which decides for a sentence that names a defect's part
+("unscored": a fragment, one word, or a short unit
 that says nothing beyond a name, _judgement._beyond_naming; a short unit's
 score is that of its words beyond the name; a positive distance: the score
 passed and the structural reading, not the scorer, let the sentence go). ``--domains`` evaluates only the named
@@ -63,13 +65,18 @@ def main() -> int:
         nothing = _judgement.Reading(False, None, None, False, False, False)
         _judgement.read_sentence = lambda sentence: nothing
     scored: dict[str, float] = {}
-    stance_score = _judgement.stance_score
+    related_scored: dict[str, float] = {}
+    stance_score, related_stance = _judgement.stance_score, _judgement.related_stance
 
     def recorded(sentence, words=None):
         scored[sentence] = score = stance_score(sentence, words)
         return score
 
-    _judgement.stance_score = recorded
+    def recorded_related(words):
+        related_scored[" ".join(words)] = added = related_stance(words)
+        return added
+
+    _judgement.stance_score, _judgement.related_stance = recorded, recorded_related
     items = judgement_eval.load_items("dev")
     outcomes = []
     chosen = set(args.domains.split(",")) if args.domains else {item.domain for item in items}
@@ -80,8 +87,9 @@ def main() -> int:
         _stance_words.RELATED_BIAS, _stance_words.RELATED_THRESHOLD = model.related_bias, model.related_threshold
         _stance_words.RELATED = {w: float(v) for w, v in zip(words, model.related_table)}
         _judgement._STANCE = _judgement._RELATED = None  # stance_model() and related_model() read the fold's numbers
-        threshold = model.threshold
+        threshold, related_threshold = model.threshold, model.related_threshold
         scored.clear()
+        related_scored.clear()
         fold, _clean = judgement_eval.evaluate([item for item in items if item.domain == held])
         table = judgement_eval.scores(fold)
         row, quiz = table["signpost"], table["quiz"]
@@ -92,8 +100,12 @@ def main() -> int:
                 print(f"    work flagged: {outcome.item.sentence}")
             elif args.show and judgement_eval.CLASSES.get(outcome.item.label, "") not in outcome.errors | {""}:
                 item = outcome.item
-                distances = [f"{score - threshold:+.2f}" for text, score in scored.items()
-                             if text.strip() and (text.strip() in item.sentence or item.sentence in text)]
+                distances = []
+                for text, score in scored.items():
+                    if text.strip() and (text.strip() in item.sentence or item.sentence in text):
+                        added = related_scored.get(" ".join(_judgement.WORD.findall(text.rstrip().lower().replace("’", "'"))))
+                        related = "" if added is None else f" / related {score + added - related_threshold:+.2f}"
+                        distances.append(f"{score - threshold:+.2f}{related}")
                 print(f"    missed {item.label} ({item.position}, stance {', '.join(distances) or 'unscored'}): "
                       f"{item.sentence}")
         outcomes += fold

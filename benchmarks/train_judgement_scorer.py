@@ -26,6 +26,14 @@ model folds into one number per word:
   :data:`MIN_SENTENCES` training sentences hold: a word's own weight, on
   top of what its embedding says, penalised separately (:data:`L2_WORDS`).
 
+For a sentence that names a defect's own part or its block (dev's items
+the linter relates so in their artifact: :func:`related_rows`), the same
+two kinds of feature come again with coefficients of their own, and a
+constant: a second table, added to the first only for such a sentence
+(``RELATED``, ``RELATED_BIAS``). Attention aimed at the defect's part
+points at the flaw; the same words aimed elsewhere, or a plain fact about
+the part, are work: the two tables learn that apart.
+
 ``table[w] = coef . vector(w) + own[w]``: the linter ships those numbers
 (the ``wordfreq`` list's 20,000 most frequent English words, rounded), not
 the embeddings, and scores a sentence with a dictionary look-up per word,
@@ -47,9 +55,11 @@ reading) over:
 The regularisers are chosen by leave-one-domain-out cross-validation
 within dev (``--cv`` prints it; benchmarks/judgement_cv.py lints it): each
 of dev's domains is scored by a model trained on everything but that
-domain. The threshold is where the training items' precision is 0.97,
-raised by a margin: how far above its fold's threshold dev's
-highest-scoring work sentence scored when its domain was left out
+domain. Each threshold (sentences related to no defect's part, and
+related ones) is where the training items of that kind of
+:data:`MIN_WORDS` words or more reach a precision of 0.97, raised by a
+margin: how far above its fold's threshold dev's highest-scoring work
+sentence of that kind scored when its domain was left out
 (:meth:`Trainer.margin`), so that no work sentence of dev would have been
 flagged by a model that had not seen its domain. heldout.tsv is never read.
 
@@ -120,11 +130,12 @@ see as prose, and the linter's kind of unit for each."""
 def never_scored(position: str, sentence: str) -> bool:
     """Whether the linter never asks the scorer about ``sentence`` at
     ``position``, so that it is neither trained on nor counted in the
-    thresholds' margins: a comment, title or alt text of
-    :data:`MIN_WORDS` words or more is SE304's to judge (_judgement._judge_stance
+    thresholds' margins: a comment, title or alt text of :data:`MIN_WORDS`
+    words or more holding one of SE304's flaw words (_judgement._NEGATIVE:
+    "not", "never", "wrong" ...) is SE304's to judge (_judgement._judge_stance
     leaves it: negated facts about the defect's part, "TimeoutError is not
     retried by the client library itself", read as flaws to the words and
-    raised every fold's thresholds), and so is a shorter one holding an
+    raised every fold's thresholds), and so is any one holding an
     answer-key marker ("expected:", "the agent", "reviewers should":
     _judgement._marks_answer)."""
     kind = HIDDEN_POSITIONS.get(position)
@@ -289,6 +300,8 @@ def fit(design: Design, y: np.ndarray, penalty: np.ndarray) -> np.ndarray:
 
 def threshold_for(scores: np.ndarray, y: np.ndarray, precision: float) -> float:
     """The lowest score above which the training items' precision is at least ``precision``."""
+    if not scores.size:
+        return 0.0  # no row of this kind: the margin alone sets the threshold
     order = np.argsort(-scores)
     best = float(scores.max()) + 1.0
     tp = fp = 0
@@ -479,12 +492,13 @@ def main() -> int:
     data = load_training()
     words, vectors = word_vectors()
     l2_words = args.l2_words or None
+    related = related_rows(data)
     if args.cv:
         for l2, own in ((0.1, None), (0.1, 0.1), (0.1, 0.03), (0.1, 0.01), (0.3, 0.03)):
-            tp, fp, fn, tn = cross_validate(Trainer(data, words, vectors, l2, own, args.precision))
+            tp, fp, fn, tn = cross_validate(Trainer(data, words, vectors, l2, own, args.precision, related))
             print(f"l2 {l2:5} words {own}: leave-one-domain-out signpost P {tp / max(tp + fp, 1):.3f} "
                   f"R {tp / (tp + fn):.3f} (tp {tp} fp {fp} fn {fn} tn {tn})", flush=True)
-    trainer = Trainer(data, words, vectors, args.l2, l2_words, args.precision)
+    trainer = Trainer(data, words, vectors, args.l2, l2_words, args.precision, related)
     model = trainer.model(np.ones(len(data), dtype=bool))
 
     def rows(weights: np.ndarray) -> tuple[int, str]:

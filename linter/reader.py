@@ -351,8 +351,8 @@ class SealedRoot:
 def _linux_openat2() -> Callable[[int, str, int], int | None] | None:
     """Linux's ``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``: a
     path opened below a folder descriptor in one system call that fails, with
-    nothing opened, when any component is a link or leads out (14 vs 23 us a
-    kept-folder :meth:`SealedRoot.open`). ``None`` off Linux or on an
+    nothing opened, when any component is a link or leads out (14 vs 23 us an
+    open one folder at a time). ``None`` off Linux or on an
     architecture whose system-call number is not 437."""
     if sys.platform != "linux" or os.uname().machine not in _OPENAT2_MACHINES or sys.maxsize < 2**32:
         return None

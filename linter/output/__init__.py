@@ -49,7 +49,7 @@ def encodable_json(document: str) -> str:
 def display_path(path: Path, base: Path | None = None) -> str:
     """``path`` relative to ``base`` (default: the current folder), as ``os.path.relpath``
     gives it; a relative path as it is, an absolute one with no relative form (another
-    drive) as it is."""
+    drive) normalized."""
     text = os.fspath(path)
     if not os.path.isabs(text):
         return text

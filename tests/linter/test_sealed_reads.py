@@ -101,10 +101,9 @@ def test_a_name_with_a_nul_names_no_file_not_the_file_before_the_nul(tmp_path: P
 
 
 def test_a_folder_swapped_for_a_link_after_it_was_read_is_not_followed(tmp_path: Path, opener: str) -> None:
-    """The folder descriptors kept between reads are used again only while
-    the folder's path still names them: a folder replaced by a link out
-    (after a first read, as a language server lives on) is walked afresh
-    and refused."""
+    """A folder replaced by a link out after a first read (as a language
+    server lives on) is not followed: each read opens its path afresh from
+    the root's descriptor, and the link is refused."""
     from skill_eval.linter.reader import OutsideRoot
 
     outside, folders = _outside(tmp_path)

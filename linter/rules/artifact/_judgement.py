@@ -1398,8 +1398,9 @@ _RELATED: tuple[float, float, dict[str, float]] | None = None
 
 def stance_model() -> tuple[float, float, dict[str, float]]:
     """The stance scorer's bias, threshold and word table (:mod:`._stance_words`,
-    imported on first use: ~15 ms from its compiled module, paid only by a
-    process that reads a sentence no pattern read)."""
+    imported on first use: ~20 ms from its compiled module, with the
+    related table, paid only by a process that reads a sentence no pattern
+    read, and once before the workers fork)."""
     global _STANCE
     if _STANCE is None:
         from . import _stance_words
@@ -1410,7 +1411,8 @@ def stance_model() -> tuple[float, float, dict[str, float]]:
 
 def related_model() -> tuple[float, float, dict[str, float]]:
     """The related table's bias, the threshold of a related sentence's whole
-    score, and the table (:mod:`._stance_words`)."""
+    score, and the table (:mod:`._stance_words`, the same import as
+    :func:`stance_model`'s)."""
     global _RELATED
     if _RELATED is None:
         from . import _stance_words
@@ -1447,9 +1449,12 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     or about something the artifact does not hold, is never judged here,
     whatever its score. A unit of fewer than :data:`STANCE_MIN_WORDS`
     words is read by :func:`_judge_short`. Never judged: a comment, a title
-    or alt text that tells a negated fact (:data:`_NEGATIVE`: SE304 reads
-    it, :func:`_judge_hidden`; to the words, "TimeoutError is not retried
-    by the client library itself" reads as a flaw), a fragment that
+    or alt text of five words or more holding one of SE304's flaw words
+    (:data:`_NEGATIVE`: "not", "never", "wrong", "still" ...; SE304 reads
+    it, :func:`_judge_hidden`, when it relates to a defect's part or block,
+    and one relating only to the whole artifact is read by neither: a gap
+    left; to the words, "TimeoutError is not retried by the client library
+    itself" reads as a flaw), a fragment that
     runs on into the next block (it ends on a function word: "one of these
     rows is"), one about a fault already resolved ("it is corrected
     above")."""
@@ -1460,7 +1465,7 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     if len(words) < STANCE_MIN_WORDS:
         return _judge_short(unit, structure, anchors, located, words)
     if unit.kind in HIDDEN_KINDS and _NEGATIVE.search(text):
-        return None  # a comment, title or alt text telling a negated fact is SE304's to read (_judge_hidden)
+        return None  # a comment, title or alt text with a flaw word is SE304's to read (_judge_hidden)
     score = stance_score(text, words)
     threshold = stance_model()[1]
     related_score = score + related_stance(words)
