@@ -53,7 +53,12 @@ FLOORS = {
     # 22 fresh key leaks in new words and 17 hard work comments stating a negated fact about the
     # defect's part, added as they were (SE304's phrase list: 15/22 caught, 8/17 flagged): dev 202/211,
     # 73/76, key-leak P/R 0.915/0.925 (86/93), work 8/356 -- all 8 SE304's, the next step.
-    "dev": {"signpost": (0.98, 0.95), "quiz": (0.98, 0.96), "key-leak": (0.91, 0.92), "work": 8},
+    # Three batches written without running the linter and added as written (requests with ordinary verbs,
+    # hidden texts naming the defect's part, prose negated facts): dev 225/246 (P 0.911: quizzes read as
+    # signposts), 85/131, key-leak 111/139 (P 0.703), work 54/582 (40 of them the new hidden work texts).
+    # SE304's polarity words only in a clause naming the defect's part, never as a contrast: key-leak
+    # 109/139 (P 0.858), work 25/582.
+    "dev": {"signpost": (0.91, 0.91), "quiz": (0.98, 0.64), "key-leak": (0.85, 0.78), "work": 25},
     # heldout, run once on this stop's final code: 30/40 (32/40 before the related table), 16/16, 15/16, work 0/40.
     "heldout": {"signpost": (0.98, 0.75), "quiz": (0.98, 1.0), "key-leak": (0.98, 0.93), "work": 0},
 }
@@ -260,6 +265,22 @@ def test_an_answer_key_quoting_the_defect_does_not_hide_the_defect(tmp_path: Pat
 ])
 def test_work_comments_titles_and_alt_text_are_not_answer_keys(tmp_path: Path, extra: str) -> None:
     assert not _errors(_lint(tmp_path, CLOSEOUT.format(extra=extra), "existing coverage applies"), "SE304")
+
+
+@pytest.mark.parametrize("extra, leak", [
+    ("<!-- criterion 2 was never tested -->", True),  # sentential negation: what the defect's row claims did not happen
+    ("<!-- criterion 2 wording is owned by lee, not by the closeout bot -->", False),  # constituent negation: a contrast
+    ("<!-- criterion 2 metrics go to statsd, never to the text log -->", False),
+    ("![criterion 2 metrics panel, no annotations added yet](panel.png)", False),  # the negation's clause names no part
+])
+def test_a_negated_fact_about_the_defects_part_is_an_answer_key_only_when_it_negates_the_part(
+        tmp_path: Path, extra: str, leak: bool) -> None:
+    """"not", "no" and "never" tell a flaw only when they negate what the
+    defect's part holds, in a clause that names the part: "owned by lee, not
+    by the bot" sets one fact against another; "no annotations added yet",
+    beside the panel's name, says nothing of criterion 2."""
+    errors = _errors(_lint(tmp_path, CLOSEOUT.format(extra=extra), "existing coverage applies"), "SE304")
+    assert len(errors) == (1 if leak else 0), errors
 
 
 @pytest.mark.parametrize("split", ["dev", "heldout"])

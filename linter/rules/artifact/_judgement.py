@@ -866,7 +866,7 @@ KEYS = {
         audit examine inspect"""),
     "presupposed": _keys("""missed overlooked reopen renegotiate unfair invisible still differently change open gone
         trust behind ship safe fair accept approve sign rely hold leave pass true actually really"""),
-    "answer": _keys("""fixme xxx bug hack answer answers key expected grader graders reviewer reviewers agent must should
+    "answer": _keys("""fixme xxx bug hack answer answers key expected grader graders grading reviewer reviewers agent must should
         trap seeded planted defect defects"""),
     "negative": _keys("""no not never without nothing none zero empty skipped skips skip missing ignored ignores ignore
         swallow swallows swallowed silently quietly hides hide hidden drops drop dropped discards discard discarded
@@ -1080,7 +1080,7 @@ safe, missed, to reopen, still wrong, or really otherwise than it seems:
 the reader is sent to hunt for a flaw."""
 
 _ANSWER_KEY = _lazy(
-    r"\bfixme\b|\banswer[\s-]*key\b|^[\W_]*answers?\s*[:=]|\bgraders?\b|\bseeded\b|\bplanted\b|\bdefects?\b"
+    r"\bfixme\b|\banswer[\s-]*key\b|^[\W_]*(?:answers?|grading)\s*[:=]|\bgraders?\b|\bseeded\b|\bplanted\b|\bdefects?\b"
     r"|\bexpected\s+(?:finding|verdict|answer|catch|flag)s?\b"
     r"|\b(?:the agent|reviewers?|graders?)\b[^.;:]{0,40}?\b(?:must|should|will|has to|have to|needs? to|is expected to)"
     r"\s+(?:\w+\s+)?(?:catch|flag|notice|spot|find|detect|identify|escalate|reject|call out|point out)\b",
@@ -1694,7 +1694,7 @@ def _judge_hidden(unit: Unit, structure: Structure, anchors: Sequence[Anchor]) -
                 if candidate.kind in ("defect", "block"):
                     relation = candidate
                     break
-    negative = _NEGATIVE.search(text)
+    negative = _flaw_told(text, structure, anchors, unit.part, located)
     if marker is not None:
         return Judgement("SE304", True, unit, relation, f"marks the answer ({marker.group()!r})")
     if weak_marker is not None and (relation.kind == "defect" or (
@@ -1732,6 +1732,42 @@ _POLARITY = frozenset({"no", "not", "never", "without", "nothing", "none", "zero
 ("no longer used", "not run", "still scheduled", "green"): they tell a flaw
 only of what the defect itself holds. The others ("swallows", "unescaped",
 "dropped", "leaks") judge what they are said of faulty."""
+
+_CONTRAST = re.compile(
+    r"\b(?:not|never)\s+(?:by|with|from|of|in|on|to|at|for|into|onto|through|via|just|only|the|a|an|our|us|their|its|"
+    r"this|that|these|those|part|yet|any more|anymore|since|until|before|after|during|unlike|like|as)\b",
+    re.IGNORECASE,
+)
+"""Constituent negation: "not" or "never" negating the phrase that follows
+it ("added by ravi, not by the bot", "not on this page", "not in the
+scope of ...", "not yet translated", "rounded to the minute, not the
+second"), which sets one fact against another; sentential negation
+("was never run", "not migrated") tells that something did not happen."""
+
+
+def _flaw_told(text: str, structure: Structure, anchors: Sequence[Anchor], exclude: int | None,
+               located: int | None) -> re.Match | None:
+    """The first word of ``text`` that tells a flaw of a defect's part
+    (:data:`_NEGATIVE`). A word that only sets polarity (:data:`_POLARITY`:
+    "not", "no", "never") counts only in a clause that names a defect's part
+    or block itself ("no annotations added yet" beside the name of the
+    defect's panel tells nothing of the panel), and constituent negation
+    never counts (:data:`_CONTRAST`, or "not" right after a comma: "the
+    potassium came from the lab analyser, not from the blood gas machine",
+    "GitHub's spelling of the key, not GitLab's" contrast two facts)."""
+    clauses = [(m.start(), m.end()) for m in re.finditer(r"[^;,()]+", text)]
+    for match in _NEGATIVE.finditer(text):
+        word = match.group().lower()
+        if word not in _POLARITY:
+            return match
+        if _CONTRAST.match(text, match.start()) or text[:match.start()].rstrip().endswith(","):
+            continue
+        start, end = next(((a, b) for a, b in clauses if a <= match.start() < b), (0, len(text)))
+        if (start, end) == (0, len(text)) or resolve(text[start:end], structure, anchors, exclude=exclude,
+                                                     located=located).kind in ("defect", "block"):
+            return match
+    return None
+
 
 _LINE_EVIDENCE = 0.3
 """How much of the defect's own lines a text must name, each shared word

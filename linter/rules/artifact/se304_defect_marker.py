@@ -87,7 +87,12 @@ class DefectMarker(Rule):
       defect's code line (`pass  # FIXME: swallows the error`), or words
       that refer to the row, line or item holding a defect's quote
       (`<!-- criterion 3 has no real test behind it -->`, alt text "plate
-      map with empty negative control wells"), or
+      map with empty negative control wells"). A word that only sets a
+      fact's polarity ("not", "no", "never") counts only in a clause that
+      names the defect's part, and not as a contrast: "criterion 3 is
+      owned by lee, not by the closeout bot", "per-attempt metrics go to
+      statsd, never to the text log", or "metrics panel, no annotations
+      added yet" tell no flaw of criterion 3, or
     - states in ordinary words what is wrong with what a defect's quote
       holds. A word of a flaw or its consequence, in any form ("swallowing",
       "loses", "are ignored", "no longer block"), must be *said of*
