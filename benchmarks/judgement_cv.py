@@ -12,7 +12,8 @@ too, by leaving out each of the other dev domains in turn,
 and the domain's items are linted with it, as judgement_eval.py lints them.
 The scorer reads a sentence as pointing at a flaw; put as a request or a
 question it is a quiz (SE302), otherwise a signpost (SE301), so both
-classes' figures are printed. By default the phrase patterns' reading is switched off (every sentence
+classes' figures are printed; the quiz table (quizzes against work) is
+trained for each fold the same way. By default the phrase patterns' reading is switched off (every sentence
 reads as nothing to the patterns), so the figures are what the scorer and
 the structural relation find on their own in a domain they never saw: the
 part of a paraphrase the patterns would miss. ``--patterns`` keeps the
@@ -61,6 +62,7 @@ def main() -> int:
     data = train.load_training()
     words, vectors = train.word_vectors()
     trainer = train.Trainer(data, words, vectors, args.l2, args.l2_words or None, args.precision)  # relations with patterns on, as trained
+    quiz_trainer = train.quiz_trainer(words, vectors, args.l2, args.l2_words or None, args.precision)
     if not args.patterns:
         nothing = _judgement.Reading(False, None, None, False, False, False)
         _judgement.read_sentence = lambda sentence: nothing
@@ -86,7 +88,10 @@ def main() -> int:
         _stance_words.WORDS = {w: float(v) for w, v in zip(words, model.table)}
         _stance_words.RELATED_BIAS, _stance_words.RELATED_THRESHOLD = model.related_bias, model.related_threshold
         _stance_words.RELATED = {w: float(v) for w, v in zip(words, model.related_table)}
-        _judgement._STANCE = _judgement._RELATED = None  # stance_model() and related_model() read the fold's numbers
+        quiz = quiz_trainer.model(quiz_trainer.domains != held)
+        _stance_words.QUIZ_BIAS, _stance_words.QUIZ_THRESHOLD = quiz.bias, quiz.threshold
+        _stance_words.QUIZ = {w: float(v) for w, v in zip(words, quiz.table)}
+        _judgement._STANCE = _judgement._RELATED = _judgement._QUIZ = None  # the models read the fold's numbers
         threshold, related_threshold = model.threshold, model.related_threshold
         scored.clear()
         related_scored.clear()

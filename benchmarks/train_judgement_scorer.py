@@ -34,6 +34,12 @@ constant: a second table, added to the first only for such a sentence
 points at the flaw; the same words aimed elsewhere, or a plain fact about
 the part, are work: the two tables learn that apart.
 
+A third table of the same shape, ``QUIZ``, is trained apart on quizzes
+(1) against work and signposts (0) (:data:`QUIZ_LABELS`, the phrase
+benchmark's quiz-framing lines too): the linter reads a sentence above its
+threshold as a quiz (SE302) whatever its form ("Mark the rows whose
+evidence wouldn't get past the QA lead"); its margin counts work only.
+
 ``table[w] = coef . vector(w) + own[w]``: the linter ships those numbers
 (the ``wordfreq`` list's 20,000 most frequent English words, rounded), not
 the embeddings, and scores a sentence with a dictionary look-up per word,
@@ -46,7 +52,7 @@ and ``quiz`` (1: both tell the reader that a flaw exists) against ``work``
 reading) over:
 
 - dev.tsv's sentences;
-- the tuning half of the phrase benchmark's signposting and work lines
+- the tuning half of the phrase benchmark's signposting, quiz-framing and work lines
   (benchmarks/phrase_eval/; its held-out half is never read);
 - benchmarks/judgement/train_sentences.tsv, a training-only corpus of
   sentences written for 46 work domains that are not dev's (never
@@ -103,22 +109,28 @@ def words_of(text: str) -> list[str]:
 PHRASES = ROOT / "benchmarks" / "phrase_eval"
 
 
-def load_dev() -> list[tuple[str, str, int]]:
-    """(domain, sentence, label) of dev's signpost and work items, and of
-    the phrase benchmark's *tuning* half (benchmarks/phrase_eval/: its
-    signposting.txt and work.txt lines whose CRC-32 is even; domain
-    ``phrase-eval``, never a held-out domain of the cross-validation). The
-    phrase benchmark's held-out half is never read."""
+def load_dev(labels: dict[str, int | None] | None = None, prose_only: bool = False) -> list[tuple[str, str, int]]:
+    """(domain, sentence, label) of dev's items that ``labels`` (default
+    :data:`LABELS`) trains on, and of the phrase benchmark's *tuning* half
+    (benchmarks/phrase_eval/: the lines whose CRC-32 is even of
+    :data:`PHRASE_FILES`; domain ``phrase-eval``, never a held-out domain of
+    the cross-validation). The phrase benchmark's held-out half is never read.
+    ``prose_only``: none of dev's comments, titles, alt texts and link texts
+    (the quiz table does not read them: _judgement.NAMING_KINDS)."""
     import zlib
 
     from judgement_eval import load_items
 
-    rows = [(i.domain, i.sentence, LABELS[i.label]) for i in load_items("dev")
-            if LABELS.get(i.label) is not None and not never_scored(i.position, i.sentence)]
-    for name, label in (("signposting.txt", 1), ("work.txt", 0)):
+    labels = LABELS if labels is None else labels
+    rows = [(i.domain, i.sentence, labels[i.label]) for i in load_items("dev")
+            if labels.get(i.label) is not None and not never_scored(i.position, i.sentence)
+            and not (prose_only and (i.position in HIDDEN_POSITIONS or i.position == "link"))]
+    for name, label in PHRASE_FILES.items():
+        if labels[label] is None:
+            continue
         for line in (PHRASES / name).read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#") and zlib.crc32(line.encode("utf-8")) % 2 == 0:
-                rows.append((PHRASE_DOMAIN, line.replace("\\n", "\n"), label))
+                rows.append((PHRASE_DOMAIN, line.replace("\\n", "\n"), labels[label]))
     return rows
 
 
@@ -156,6 +168,20 @@ tells them apart by the sentence's form, _judgement._judge_stance), work
 does not (0); a key leak is SE304's and is not trained on."""
 
 
+QUIZ_LABELS: dict[str, int | None] = {"signpost": 0, "quiz": 1, "work": 0, "key-leak": None}
+"""The quiz table's labels: a quiz (1) against work and signposts (0). A
+quiz asks the reader for the faults ("Mark the rows whose evidence wouldn't
+get past the QA lead", "Send me what you'd want settled before the old
+primary goes"), often with the verbs and shapes of an ordinary request; a
+signpost points at a flaw without asking for it ("The controls table
+doesn't tell the whole story"). Its threshold's margin counts work only
+(:func:`quiz_trainer`): a signpost read as a quiz is still an error."""
+
+
+PHRASE_FILES = {"signposting.txt": "signpost", "quiz-framing.txt": "quiz", "work.txt": "work"}
+"""The phrase benchmark's files and the label of their lines (a table
+trains on a file when its labels train on that label)."""
+
 PHRASE_DOMAIN = "phrase-eval"
 """The phrase benchmark's tuning lines: always trained on, never left out."""
 
@@ -184,22 +210,25 @@ TRAINING_PREFIX = "train:"
 """Domains of train_sentences.tsv: always trained on, never left out, never evaluated."""
 
 
-def load_training_corpus() -> list[tuple[str, str, int]]:
+def load_training_corpus(labels: dict[str, int | None] | None = None) -> list[tuple[str, str, int]]:
     """(domain, sentence, label) of train_sentences.tsv, the training-only
     corpus written in work domains that are not dev's; its domains are
     prefixed :data:`TRAINING_PREFIX` so that no fold ever leaves them out."""
+    labels = LABELS if labels is None else labels
     rows = []
     for line in TRAINING_ONLY.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             label, domain, sentence = line.split("\t")
-            if LABELS[label] is not None:
-                rows.append((TRAINING_PREFIX + domain, sentence, LABELS[label]))
+            if labels[label] is not None:
+                rows.append((TRAINING_PREFIX + domain, sentence, labels[label]))
     return rows
 
 
-def load_training() -> list[tuple[str, str, int]]:
-    """Everything the scorer trains on: dev, phrase_eval's tuning half and the training-only corpus."""
-    return load_dev() + load_training_corpus()
+def load_training(labels: dict[str, int | None] | None = None, prose_only: bool = False) -> list[tuple[str, str, int]]:
+    """Everything a table trains on: dev, phrase_eval's tuning half and the
+    training-only corpus, labelled by ``labels`` (default :data:`LABELS`;
+    :data:`QUIZ_LABELS` for the quiz table)."""
+    return load_dev(labels, prose_only) + load_training_corpus(labels)
 
 
 def related_rows(data) -> np.ndarray:
@@ -357,7 +386,7 @@ class Trainer:
     ``table[w] = coef . vector(w) + own[w]``."""
 
     def __init__(self, data, words: list[str], vectors: np.ndarray, l2: float, l2_words: float | None,
-                 precision: float, related: np.ndarray | None = None):
+                 precision: float, related: np.ndarray | None = None, work: np.ndarray | None = None):
         self.data, self.words, self.vectors = data, words, vectors
         self.index = {w: i for i, w in enumerate(words)}
         self.l2, self.l2_words, self.precision = l2, l2_words, precision
@@ -367,6 +396,8 @@ class Trainer:
         self.domains = np.array([d for d, _, _ in data])
         self.lengths = np.array([len(words_of(s)) for s in sentences])
         self.related = related_rows(data) if related is None else related
+        self.work = self.labels == 0 if work is None else work
+        """The rows whose scores set the thresholds' margins (:meth:`margin`): work."""
         self.fitted: dict[bytes, Model] = {}
 
     def _own(self, sentences: list[str]) -> list[str]:
@@ -443,7 +474,7 @@ class Trainer:
         margins = [0.0, 0.0]
         for held in held_out_domains([row for row, keep in zip(self.data, rows) if keep]):
             model = self.fit_rows(rows & (self.domains != held))
-            work = rows & (self.domains == held) & (self.labels == 0) & (self.lengths >= MIN_WORDS)
+            work = rows & (self.domains == held) & self.work & (self.lengths >= MIN_WORDS)
             if not work.any():
                 continue
             picked = np.flatnonzero(work)
@@ -461,6 +492,22 @@ class Trainer:
         margin, related_margin = self.margin(rows)
         return model._replace(threshold=model.threshold + margin + 0.01,
                               related_threshold=model.related_threshold + related_margin + 0.01)
+
+
+def quiz_trainer(words: list[str], vectors: np.ndarray, l2: float, l2_words: float | None, precision: float) -> Trainer:
+    """The quiz table's trainer: quizzes against work and signposts (:data:`QUIZ_LABELS`)
+    of prose (no comment, title, alt or link text), the same features,
+    penalties, threshold and leave-one-domain-out margin as the stance
+    table's, with no related rows (a quiz is read by its words wherever it
+    points)."""
+    data = load_training(QUIZ_LABELS, prose_only=True)
+    work = np.array([y == 0 for _, _, y in load_training(QUIZ_WORK, prose_only=True)])
+    return Trainer(data, words, vectors, l2, l2_words, precision, np.zeros(len(data), dtype=bool), work)
+
+
+QUIZ_WORK = {"signpost": 1, "quiz": 1, "work": 0, "key-leak": None}
+"""The rows of :data:`QUIZ_LABELS`'s data, in the same order, with work 0:
+the rows whose scores set the quiz threshold's margin."""
 
 
 def cross_validate(trainer: Trainer) -> tuple[int, int, int, int]:
@@ -500,6 +547,8 @@ def main() -> int:
                   f"R {tp / (tp + fn):.3f} (tp {tp} fp {fp} fn {fn} tn {tn})", flush=True)
     trainer = Trainer(data, words, vectors, args.l2, l2_words, args.precision, related)
     model = trainer.model(np.ones(len(data), dtype=bool))
+    quiz = quiz_trainer(words, vectors, args.l2, l2_words, args.precision)
+    quiz_model = quiz.model(np.ones(len(quiz.data), dtype=bool))
 
     def rows(weights: np.ndarray) -> tuple[int, str]:
         table = {w: round(float(v), 3) for w, v in zip(words, weights) if round(float(v), 3) != 0.0}
@@ -507,6 +556,7 @@ def main() -> int:
 
     size, body = rows(model.table)
     related_size, related_body = rows(model.related_table)
+    quiz_size, quiz_body = rows(quiz_model.table)
     penalty = f"L2 {args.l2}" + (f", a word's own weight L2 {l2_words}" if l2_words else "")
     text = (f'"""SE301\'s stance scorer, generated by benchmarks/train_judgement_scorer.py from\n'
             f'benchmarks/judgement/dev.tsv, train_sentences.tsv and phrase_eval\'s tuning half (WordLlama\n'
@@ -519,18 +569,22 @@ def main() -> int:
             f'docs/licences.md.\n\n'
             f'score(sentence) = BIAS + sum(WORDS.get(w, 0) for w in words) / len(words), against THRESHOLD;\n'
             f'for a sentence naming a defect\'s part or block, plus RELATED_BIAS +\n'
-            f'sum(RELATED.get(w, 0) for w in words) / len(words), against RELATED_THRESHOLD."""\n\n'
+            f'sum(RELATED.get(w, 0) for w in words) / len(words), against RELATED_THRESHOLD.\n'
+            f'A quiz (SE302): QUIZ_BIAS + sum(QUIZ.get(w, 0) for w in words) / len(words), against\n'
+            f'QUIZ_THRESHOLD (trained on quizzes against work)."""\n\n'
             f"BIAS = {round(model.bias, 4)!r}\nTHRESHOLD = {round(model.threshold, 4)!r}\n"
             f"RELATED_BIAS = {round(model.related_bias, 4)!r}\nRELATED_THRESHOLD = {round(model.related_threshold, 4)!r}\n"
+            f"QUIZ_BIAS = {round(quiz_model.bias, 4)!r}\nQUIZ_THRESHOLD = {round(quiz_model.threshold, 4)!r}\n"
             f"WORDS = {{\n{body},\n}}\n"
-            f"RELATED = {{\n{related_body},\n}}\n")
+            f"RELATED = {{\n{related_body},\n}}\n"
+            f"QUIZ = {{\n{quiz_body},\n}}\n")
     if args.check:
         same = OUT.read_text(encoding="utf-8") == text
         print("table is up to date" if same else "table differs from a fresh training run")
         return 0 if same else 1
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}: {size} + {related_size} words, thresholds {model.threshold:.3f}, "
-          f"related {model.related_threshold:.3f}")
+    print(f"wrote {OUT.relative_to(ROOT)}: {size} + {related_size} + {quiz_size} words, thresholds {model.threshold:.3f}, "
+          f"related {model.related_threshold:.3f}, quiz {quiz_model.threshold:.3f}")
     return 0
 
 

@@ -1421,6 +1421,38 @@ def related_model() -> tuple[float, float, dict[str, float]]:
     return _RELATED
 
 
+_QUIZ: tuple[float, float, dict[str, float]] | None = None
+
+
+def quiz_model() -> tuple[float, float, dict[str, float]]:
+    """The quiz table's bias, threshold and words (:mod:`._stance_words`,
+    the same import as :func:`stance_model`'s)."""
+    global _QUIZ
+    if _QUIZ is None:
+        from . import _stance_words
+
+        _QUIZ = (_stance_words.QUIZ_BIAS, _stance_words.QUIZ_THRESHOLD, _stance_words.QUIZ)
+    return _QUIZ
+
+
+def quiz_score(words: Sequence[str]) -> float:
+    """How much a sentence reads as asking the reader for the faults: a
+    third table of the same shape as :func:`stance_score`'s, trained on the
+    labelled quizzes against work. A quiz often has the verbs and the shape
+    of an ordinary request ("Mark the rows whose evidence wouldn't get past
+    the QA lead", "Send me what you'd want settled before the old primary
+    goes"); what it asks for (what the reader would reject, reopen or
+    change) is what the words tell apart from a request for work ("Send the
+    run report to the inspection lead once it's final")."""
+    bias, _threshold, table = quiz_model()
+    return bias + sum(map(table.get, words, repeat(0.0))) / max(len(words), 1)
+
+
+NAMING_KINDS = HIDDEN_KINDS | {"link"}
+"""Units that name or describe rather than speak to the reader (a comment, a
+title, alt text, a link's text): the quiz table does not read them ("why
+catching OSError loses backups" as a link's text tells a flaw: SE304's)."""
+
 RELATED_KINDS = frozenset({"defect", "block"})
 """The relations (:class:`Relation`) under which a sentence is scored with
 :func:`related_stance`: it names a defect's own part, or the block or
@@ -1440,7 +1472,11 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     unless it names a part that holds no defect ("Find the invoice PDF
     ..."), or it scores :data:`STANCE_SURE` above the threshold ("Work out
     what the 98.7% is actually measuring": the request itself says a flaw
-    is there to be found). Otherwise it is a signpost (SE301) when it
+    is there to be found). A sentence whose words read as asking for the
+    faults (:func:`quiz_score` at or above its threshold: "Mark the rows
+    whose evidence wouldn't get past the QA lead") is a quiz too, whatever
+    its form, unless it names a part that holds no defect (the quiz table
+    reads prose only: :data:`NAMING_KINDS`). Otherwise it is a signpost (SE301) when it
     relates to a defect: it names the defect's part, block or section,
     sits in its row, or points at the artifact as a whole by deixis; or,
     scoring :data:`STANCE_EXISTS` above the threshold, it names no part at
@@ -1470,11 +1506,15 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     threshold = stance_model()[1]
     related_score = score + related_stance(words)
     related_threshold = related_model()[1]
-    if score < threshold and related_score < related_threshold:
+    asked = quiz_score(words) if unit.kind not in NAMING_KINDS else None
+    quizzing = asked is not None and asked >= quiz_model()[1]
+    if score < threshold and related_score < related_threshold and not quizzing:
         return None  # a few lookups decide it before relating the sentence reads every part
     if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+    if quizzing and relation.kind != "other":
+        return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (quiz {asked:.2f})")
     if relation.kind in RELATED_KINDS:
         score, threshold = related_score, related_threshold
     if score < threshold:

@@ -45,6 +45,18 @@ class QuizFraming(Rule):
     ("the bug was fixed in 2.4", "if a value is incorrect, the importer
     rejects the row") is not one either.
 
+    A quiz in the shape of an ordinary request, with no verb of finding
+    ("Mark the rows whose evidence wouldn't get past the QA lead", "Send
+    me what you'd want settled in this report before the old primary
+    goes"), is read by a third table, trained on the labelled quizzes
+    against work and signposts (`QUIZ` in `_stance_words.py`): above its
+    threshold, a sentence is a quiz unless it names a part of the artifact
+    that holds no defect. The threshold is set so that no work sentence of
+    the labelled set would have been flagged by a table that never saw its
+    domain: "Send the run report to the inspection team lead once it's
+    final" or "Prepare the list of attendees for Thursday's renewal call"
+    is work.
+
     The shipped phrases (`linter/data/phrases.toml`, table `[quiz-framing]`,
     plus `[quiz-framing] extra`) are reported wherever they occur: a quiz
     needs no pointer to the defect to give it away. `[quiz-framing] allow`
