@@ -145,9 +145,11 @@ def never_scored(position: str, sentence: str) -> bool:
     thresholds' margins: a comment, title or alt text of :data:`MIN_WORDS`
     words or more holding one of SE304's flaw words (_judgement._NEGATIVE:
     "not", "never", "wrong" ...) is SE304's to judge (_judgement._judge_stance
-    leaves it: negated facts about the defect's part, "TimeoutError is not
-    retried by the client library itself", read as flaws to the words and
-    raised every fold's thresholds), and so is any one holding an
+    leaves it when it names a defect's part or block: negated facts about
+    the defect's part, "TimeoutError is not retried by the client library
+    itself", read as flaws to the words and raised every fold's thresholds;
+    one pointing at the whole artifact is scored, but none is trained on,
+    the relation being the linter's to tell), and so is any one holding an
     answer-key marker ("expected:", "the agent", "reviewers should":
     _judgement._marks_answer)."""
     kind = HIDDEN_POSITIONS.get(position)

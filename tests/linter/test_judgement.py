@@ -520,6 +520,20 @@ def test_a_confident_stance_that_names_no_part_says_a_flaw_exists(tmp_path: Path
     assert "says that a flaw exists without naming where" in errors[0].message and "D1's quote" in errors[0].message
 
 
+@pytest.mark.parametrize("comment, error", [
+    ("<!-- One of these numbers is not as solid as it reads. -->", True),  # the artifact as a whole, by deixis
+    ("<!-- these figures do not include the warm-up epochs -->", False),  # a negated fact
+])
+def test_a_comment_with_a_flaw_word_that_points_at_the_whole_artifact_is_read_by_its_stance(
+        tmp_path: Path, patterns_off, comment: str, error: bool) -> None:
+    """SE304 reads a comment with a flaw word ("not") only when it names a
+    defect's part; one that points at the artifact as a whole is read by its
+    stance, as prose is."""
+    errors = _errors(_config(tmp_path, extra=comment), "SE301")
+    assert len(errors) == (1 if error else 0), errors
+    assert not _errors(_config(tmp_path / "again", extra=comment), "SE304")
+
+
 @pytest.mark.parametrize("sentence", [
     "Something about the invoice PDF bothers me.",  # nothing the artifact holds: about something else
     "The loss curve is smooth and training was stable.",  # a statement of fact: the stance is low

@@ -1485,12 +1485,12 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     or about something the artifact does not hold, is never judged here,
     whatever its score. A unit of fewer than :data:`STANCE_MIN_WORDS`
     words is read by :func:`_judge_short`. Never judged: a comment, a title
-    or alt text of five words or more holding one of SE304's flaw words
-    (:data:`_NEGATIVE`: "not", "never", "wrong", "still" ...; SE304 reads
-    it, :func:`_judge_hidden`, when it relates to a defect's part or block,
-    and one relating only to the whole artifact is read by neither: a gap
-    left; to the words, "TimeoutError is not retried by the client library
-    itself" reads as a flaw), a fragment that
+    or alt text holding one of SE304's flaw words (:data:`_NEGATIVE`: "not",
+    "never", "wrong", "still" ...) that names a defect's part or block
+    (SE304 reads it, :func:`_judge_hidden`; to the words, "TimeoutError is
+    not retried by the client library itself" reads as a flaw; one that
+    points at the artifact as a whole, "One of these numbers is not as
+    solid as it reads", is read here), a fragment that
     runs on into the next block (it ends on a function word: "one of these
     rows is"), one about a fault already resolved ("it is corrected
     above")."""
@@ -1500,8 +1500,6 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         return None  # a fragment that runs on ("one of these rows is")
     if len(words) < STANCE_MIN_WORDS:
         return _judge_short(unit, structure, anchors, located, words)
-    if unit.kind in HIDDEN_KINDS and _NEGATIVE.search(text):
-        return None  # a comment, title or alt text with a flaw word is SE304's to read (_judge_hidden)
     score = stance_score(text, words)
     threshold = stance_model()[1]
     related_score = score + related_stance(words)
@@ -1513,6 +1511,8 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+    if unit.kind in HIDDEN_KINDS and relation.kind in RELATED_KINDS and _NEGATIVE.search(text):
+        return None  # a comment, title or alt text with a flaw word about a defect's part is SE304's
     if quizzing and relation.kind != "other":
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (quiz {asked:.2f})")
     if relation.kind in RELATED_KINDS:
