@@ -212,31 +212,21 @@ class Cache:
 
     def _holds(self, key: tuple[str, str], result: Any, dependencies: Dependencies) -> bool:
         """Whether every query of ``key``'s entry answers now what it answered
-        then (:meth:`_refresh`). If so the entry is used (a pruning save keeps
-        it), and stored again when a file was found rewritten with the same
-        content (with that file's new signature)."""
-        refreshed = self._refresh(dependencies)
-        if refreshed is None:
-            return False
-        if refreshed and self._append(key, (result, dependencies)):
-            self._changed = True
-        self._used.add(key)
-        return True
-
-    def _refresh(self, dependencies: Dependencies) -> bool | None:
-        """Whether every query of ``dependencies`` answers now what it
-        answered then: ``None`` when one does not, else whether a file found
-        rewritten with the same content got its new settled ``stat``
-        signature in ``dependencies`` (to be trusted next time)."""
+        then. If so the entry is used (a pruning save keeps it), and stored
+        again when a file was found rewritten with the same content, with
+        that file's new settled ``stat`` signature (to be trusted next time)."""
         refreshed = False
         for (query, answer), signature in dependencies.items():
             now, now_signature = self._answer_now(query, answer, signature)
             if now != answer:
-                return None
+                return False
             if now_signature is not None and now_signature != signature:
                 dependencies[(query, answer)] = now_signature
                 refreshed = True
-        return refreshed
+        if refreshed and self._append(key, (result, dependencies)):
+            self._changed = True
+        self._used.add(key)
+        return True
 
     def _answer_now(self, query: tuple, answer: Hashable, signature: Signature | None) -> tuple[Hashable, Signature | None]:
         """What ``query`` answers now, with the settled ``stat`` signature of
@@ -245,12 +235,10 @@ class Cache:
         answer (the file read and hashed again)."""
         known = self._current.get(query)
         if known is None:
-            if query[0] != "content":
-                known = (self.session.answer(query), None)
-            elif signature is not None and self.session.unchanged_since(query[1], signature):
-                known = (answer, signature)
+            if signature is not None and self.session.unchanged_since(query[1], signature):
+                known = (answer, signature)  # only a content query has a signature
             else:
-                known = self.session.content_answer(query[1], query[2])
+                known = self.session.answer(query)
             if len(self._current) >= ANSWERS_KEPT:
                 self._current.clear()
             self._current[query] = known
@@ -558,8 +546,8 @@ def _open_cache_folder(root: Path) -> int | None:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(CACHE_DIR, 0o755, dir_fd=root_fd)
             folder_fd = os.open(CACHE_DIR, _DIRECTORY_FLAGS, dir_fd=root_fd)
-            _write_file(folder_fd, "CACHEDIR.TAG", CACHEDIR_TAG, replace=False)
-            _write_file(folder_fd, ".gitignore", b"# Automatically created by skill-eval.\n*\n", replace=False)
+            _write_file(folder_fd, "CACHEDIR.TAG", CACHEDIR_TAG)
+            _write_file(folder_fd, ".gitignore", b"# Automatically created by skill-eval.\n*\n")
     except OSError:
         return None  # a link (ELOOP), a file, no permission
     finally:
@@ -604,10 +592,11 @@ def _open_file(folder_fd: int, name: str) -> int | None:
     return None
 
 
-def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) -> None:
-    """Write ``name`` in the cache folder as a new file renamed into place (a
-    concurrent reader sees the old file or the new one); errors are ignored
-    (a cache that cannot be written only costs the next run its time)."""
+def _write_file(folder_fd: int, name: str, data: bytes) -> None:
+    """Write ``name`` in the cache folder, unless it exists, as a new file
+    linked into place (a concurrent reader sees no file or the whole one);
+    errors are ignored (a cache that cannot be written only costs the next
+    run its time)."""
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -619,9 +608,6 @@ def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) ->
             write_all(fd, data)
         finally:
             os.close(fd)
-        if replace:
-            os.rename(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-            return
         with contextlib.suppress(FileExistsError):
             os.link(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
     except OSError:

@@ -96,10 +96,7 @@ def dependencies(session: LintSession, queries: Iterable[tuple]) -> Dependencies
     session answered them."""
     deps = {}
     for query in queries:
-        if query[0] == "content":
-            answer, signature = session.content_answer(query[1], query[2])
-        else:
-            answer, signature = session.answer(query), None
+        answer, signature = session.answer(query)
         deps[(query, answer)] = signature
     return deps
 

@@ -492,11 +492,9 @@ class MarkdownDocument:
     def path_of(self, heading: Heading) -> str | None:
         """The shortest ``step_heading`` that names ``heading`` alone: its text
         when unique, else a ``Parent > Child`` path of :meth:`reference_of`
-        parts; ``None`` when no form tells the heading apart."""
-        index = heading.index
-        if 0 <= index < len(self.headings) and self.headings[index] == heading:
-            return self.heading_paths[index]
-        return self._path_of(heading)
+        parts; ``None`` when no form tells the heading apart. ``heading`` is
+        one of this document's."""
+        return self.heading_paths[heading.index]
 
     @cached_property
     def heading_paths(self) -> tuple[str | None, ...]:

@@ -260,21 +260,25 @@ class LintSession:
             answer = self._answers[key] = _QUERIES[name](self, *args)
             return answer
 
-    def answer(self, query: tuple) -> Hashable:
-        """What ``query`` (as noted while recording) answers now, in this session."""
+    def answer(self, query: tuple) -> tuple[Hashable, tuple | None]:
+        """What ``query`` (as noted while recording) answers now, in this
+        session, with the settled ``stat`` signature of a content query's
+        file (:meth:`content_answer`; ``None`` for any other query)."""
         kind = query[0]
         if kind == "content":
-            return self.content_answer(query[1], query[2])[0]
+            return self.content_answer(query[1], query[2])
         if kind == "resolve":
             joined = self._plain_join(query[1], query[2])
-            return joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
-        if kind == "nearest":
-            return _answer_of(self._nearest_below(query[1], query[2], True))
-        if kind == "below":
-            return tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
-        if kind == "refs":
-            return self.probe_refs(self.known_path(query[1]))
-        return self.query(*query)
+            found = joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
+        elif kind == "nearest":
+            found = _answer_of(self._nearest_below(query[1], query[2], True))
+        elif kind == "below":
+            found = tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
+        elif kind == "refs":
+            found = self.probe_refs(self.known_path(query[1]))
+        else:
+            found = self.query(*query)
+        return found, None
 
     def _plain_join(self, base: str, relative: str) -> str | None:
         """``base/relative`` when :meth:`resolve` would give it, told on text: a
@@ -282,15 +286,16 @@ class LintSession:
         if os.sep in relative or relative in (".", "..", "") or (os.altsep and os.altsep in relative):
             return None
         joined = os.path.join(base, relative)
-        if "\x00" not in relative and _encodable(relative) and self._walked_inside(joined):
-            return joined
         return joined if self._inside(joined) else None
 
     def _inside(self, path: str) -> bool:
-        """Whether ``path`` (absolute, normal) is inside the workspace once its
-        links are followed, as :meth:`_resolve` checks it."""
+        """Whether ``path`` (absolute, normal) is inside the workspace: listed
+        by the CLI's walk, else once its links are followed, as
+        :meth:`_resolve` checks it."""
         if "\x00" in path or not _encodable(path):
             return False
+        if self._walked_inside(path):
+            return True
         try:
             real = self._realpath(path, False)
         except (OSError, RuntimeError, ValueError):
@@ -401,9 +406,7 @@ class LintSession:
         """Whether ``path`` is, by its ``stat``, the file that had the settled
         ``signature`` and still inside the workspace: reading it again would
         answer what it answered then."""
-        if self.reader.signature(path) != signature:
-            return False
-        return self._walked_inside(path) or self._inside(path)
+        return self.reader.signature(path) == signature and self._inside(path)
 
     def _walked_inside(self, path: str) -> bool:
         """Whether the CLI's walk listed ``path`` as no link in a folder it
