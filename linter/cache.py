@@ -369,12 +369,12 @@ class Cache:
             return
         if self._file_fd is not None:
             os.close(self._file_fd)
-        self._file_fd, self._on_disk = self._new_fd, index
-        self._new_fd = self._new_name = None
-        self._new, self._new_size = {}, 0
+        self._file_fd, self._on_disk, self._new_fd = self._new_fd, index, None
+        self._discard_new()
 
     def _discard_new(self) -> None:
-        """Remove the new file unless renamed into place."""
+        """Remove the new file unless renamed into place (none left open), and
+        forget what this run stored in it."""
         if self._new_fd is not None:
             os.close(self._new_fd)
             with contextlib.suppress(OSError):

@@ -271,15 +271,14 @@ def lint_targets(
         artifact = facts.refs[0] if facts is not None else None
         if isinstance(artifact, str):
             checked.add(artifact)
-    if cache is None:
-        return finish(session, diagnostics, probes, skills, specs), checked
     asked: set[tuple] = set()
-    session.record_into(asked)  # what filtering reads (directives) goes into the run record
+    session.record_into(asked if cache is not None else None)  # what filtering reads (directives): for the run record
     try:
         reported = finish(session, diagnostics, probes, skills, specs)
     finally:
         session.record_into(None)
-    cache.note_filtering(dependencies(session, asked))
+    if cache is not None:
+        cache.note_filtering(dependencies(session, asked))
     return reported, checked
 
 
