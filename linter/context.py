@@ -322,7 +322,8 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
     disabled = probe.disabled_codes or _NO_CODES
     errors = errors or _NO_ERRORS
     probe.release_unit()
-    return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
+    facts = ProbeFacts(values, refs, disabled, errors)
+    return with_digest(facts) if digest else facts
 
 
 _NO_CODES: frozenset[str] = frozenset()
@@ -335,16 +336,12 @@ def with_digest(facts: ProbeFacts) -> ProbeFacts:
     """``facts`` with their digest (computed now if they were made without)."""
     if facts.digest:
         return facts
-    return facts._replace(digest=_digest(facts.values, facts.refs, facts.disabled, facts.errors))
-
-
-def _digest(values: dict, refs: tuple, disabled: frozenset, errors: dict) -> bytes:
     import pickle
     from ._hashing import blake2b
 
-    data = pickle.dumps((values, refs, sorted(disabled), [(code, error.message) for code, error in errors.items()]),
-                        protocol=5)
-    return blake2b(data, digest_size=16).digest()
+    data = pickle.dumps((facts.values, facts.refs, sorted(facts.disabled),
+                         [(code, error.message) for code, error in facts.errors.items()]), protocol=5)
+    return facts._replace(digest=blake2b(data, digest_size=16).digest())
 
 
 class WorkspaceContext:
