@@ -25,9 +25,9 @@ ChunkResults = list[tuple[tuple[str, Path], UnitResult]]
 """What a worker sends back for a chunk: each unit with its result."""
 
 PARALLEL_MIN_WORK = 120
-"""Below this much work (:func:`work_of`: a probe weighs one, a SKILL.md
-:data:`SKILL_WORK`), the units are linted in this process: starting a pool
-costs more than it saves (docs/performance.md)."""
+"""Below this much work (a probe weighs one, a SKILL.md :data:`SKILL_WORK`),
+the units are linted in this process: starting a pool costs more than it
+saves (docs/performance.md)."""
 
 SKILL_WORK = 10
 """What linting one SKILL.md weighs against a probe."""
@@ -65,11 +65,6 @@ def start_method_for(threads: bool) -> str:
     return "forkserver" if threads else "fork"
 
 
-def work_of(units: Sequence[Unit]) -> int:
-    """The work of linting ``units``, in probes."""
-    return sum(SKILL_WORK if kind == "skill" else 1 for kind, _path in units)
-
-
 def chunk_size(count: int, workers: int) -> int:
     """Units per chunk for ``count`` units over ``workers`` processes."""
     return min(LARGEST_CHUNK, max(SMALLEST_CHUNK, math.ceil(count / (CHUNKS_PER_WORKER * workers))))
@@ -92,7 +87,7 @@ def run_in_chunks(
     from .engine import lint_units_here
 
     record = cache is not None
-    if workers < 1 or work_of(units) < PARALLEL_MIN_WORK:
+    if workers < 1 or sum(SKILL_WORK if kind == "skill" else 1 for kind, _path in units) < PARALLEL_MIN_WORK:
         chunks = (lint_units_here(session, units[start:start + SERIAL_CHUNK], plan, record)
                   for start in range(0, len(units), SERIAL_CHUNK))
     else:
