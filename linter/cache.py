@@ -322,7 +322,7 @@ class Cache:
         """The new file's descriptor (the file made, under a name of its own, if not yet)."""
         if self._new_fd is None:
             self._new_name = f".{self.file_name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
             self._new_fd = os.open(self._new_name, flags, 0o644, dir_fd=self._folder_fd)
         return self._new_fd
 
@@ -525,7 +525,8 @@ def _library_versions() -> list[str]:
     return sorted(found)
 
 
-_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+"""(No ``O_CLOEXEC`` here or below: every descriptor ``os.open`` makes is non-inheritable.)"""
 
 
 def _open_cache_folder(root: Path) -> int | None:
@@ -536,7 +537,7 @@ def _open_cache_folder(root: Path) -> int | None:
     if not hasattr(os, "O_NOFOLLOW") or os.open not in os.supports_dir_fd:
         return None
     try:
-        root_fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        root_fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return None
     try:
@@ -577,7 +578,7 @@ def _remove_orphans(folder_fd: int) -> None:
 def _open_file(folder_fd: int, name: str) -> int | None:
     """A descriptor of the regular file ``name`` in the cache folder (not a
     link: ``O_NOFOLLOW``) of at most :data:`MAX_CACHE_SIZE` bytes, or ``None``."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(name, flags, dir_fd=folder_fd)
     except OSError:
@@ -598,7 +599,7 @@ def _write_file(folder_fd: int, name: str, data: bytes) -> None:
     errors are ignored (a cache that cannot be written only costs the next
     run its time)."""
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
         fd = os.open(temporary, flags, 0o644, dir_fd=folder_fd)
     except OSError:

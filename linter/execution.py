@@ -77,7 +77,6 @@ def run_in_chunks(
     *,
     workers: int = 0,
     cache: Cache | None = None,
-    start_method: str | None = None,
 ) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``[(unit, result), ...]`` per chunk of ``units``, every unit exactly
     once: in a pool of ``workers`` processes when there are any and the work
@@ -99,7 +98,7 @@ def run_in_chunks(
         skills = [unit for unit in units if unit[0] == "skill"]
         if skills:
             batches.insert(0, skills)  # the heaviest first, so that it does not finish last
-        chunks = _map(session, batches, plan, workers, record, start_method)
+        chunks = _map(session, batches, plan, workers, record)
     for chunk in chunks:
         if cache is not None:  # what it asked goes into the cache, encoded: not kept here as objects
             chunk = [(unit, cache.store(unit, result)) for unit, result in chunk]
@@ -109,8 +108,8 @@ def run_in_chunks(
         yield chunk
 
 
-def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: int, record: bool,
-         start_method: str | None) -> Iterator[list[tuple[Unit, UnitResult]]]:
+def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: int,
+         record: bool) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``executor.map`` of the chunks; from the first chunk whose result
     never comes, the rest are linted here."""
     import multiprocessing
@@ -120,7 +119,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     from .cache import CODEC
     from .engine import lint_units_here
 
-    method = start_method or start_method_for(threading.active_count() > 1)
+    method = start_method_for(threading.active_count() > 1)
     context = multiprocessing.get_context(method)
     if method == "forkserver":
         context.set_forkserver_preload(PRELOAD)
