@@ -302,17 +302,17 @@ class LintSession:
             return False
         return is_below(real, self._real_root)
 
-    def content_answer(self, path: Path | str, limit: int) -> tuple[Hashable, tuple | None]:
+    def content_answer(self, path: str, limit: int) -> tuple[Hashable, tuple | None]:
         """``(answer, stat signature)`` of reading ``path`` with ``limit``, read now
         unless observed already: the answer is ``("bytes", digest)`` or the
         problem's; the signature ``None`` for a file changed within
         :data:`RACY_SECONDS` or not read from disk (an unsaved buffer)."""
-        key = ("content", str(path), limit)
+        key = ("content", path, limit)
         found = self._observed.get(key)
         if found is None:
             observe, self.observe = self.observe, True
             try:
-                self.read_safely(self.known_path(path) if isinstance(path, str) else path, limit)
+                self.read_safely(self.known_path(path), limit)
             finally:
                 self.observe = observe
             found = self._observed[key]
