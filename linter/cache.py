@@ -235,8 +235,9 @@ class Cache:
         answer (the file read and hashed again)."""
         known = self._current.get(query)
         if known is None:
-            if signature is not None and self.session.unchanged_since(query[1], signature):
-                known = (answer, signature)  # only a content query has a signature
+            content = query[0] == "content" and signature is not None
+            if content and self.session.unchanged_since(query[1], signature):
+                known = (answer, signature)
             else:
                 known = self.session.answer(query)
             if len(self._current) >= ANSWERS_KEPT:

@@ -552,8 +552,8 @@ class MarkdownDocument:
         return None
 
     def suggest_headings(self, step_heading: str) -> list[str]:
-        """Up to 3 close headings for a ``step_heading`` that matches none, best first,
-        each as a ``step_heading`` that names exactly that heading.
+        """Up to 3 close headings for a ``step_heading`` that matches none,
+        best first, each as a ``step_heading`` that names exactly that heading.
 
         A case-insensitive equal text comes first, then the headings whose
         rapidfuzz WRatio is at least 60 and either within 8 points of the best
