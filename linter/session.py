@@ -286,16 +286,15 @@ class LintSession:
         if os.sep in relative or relative in (".", "..", "") or (os.altsep and os.altsep in relative):
             return None
         joined = os.path.join(base, relative)
+        if "\x00" not in relative and _encodable(relative) and self._walked_inside(joined):
+            return joined
         return joined if self._inside(joined) else None
 
     def _inside(self, path: str) -> bool:
-        """Whether ``path`` (absolute, normal) is inside the workspace: listed
-        by the CLI's walk, else once its links are followed, as
-        :meth:`_resolve` checks it."""
+        """Whether ``path`` (absolute, normal) is inside the workspace once its
+        links are followed, as :meth:`_resolve` checks it."""
         if "\x00" in path or not _encodable(path):
             return False
-        if self._walked_inside(path):
-            return True
         try:
             real = self._realpath(path, False)
         except (OSError, RuntimeError, ValueError):
@@ -406,7 +405,9 @@ class LintSession:
         """Whether ``path`` is, by its ``stat``, the file that had the settled
         ``signature`` and still inside the workspace: reading it again would
         answer what it answered then."""
-        return self.reader.signature(path) == signature and self._inside(path)
+        if self.reader.signature(path) != signature:
+            return False
+        return self._walked_inside(path) or self._inside(path)
 
     def _walked_inside(self, path: str) -> bool:
         """Whether the CLI's walk listed ``path`` as no link in a folder it
