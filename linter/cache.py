@@ -212,31 +212,21 @@ class Cache:
 
     def _holds(self, key: tuple[str, str], result: Any, dependencies: Dependencies) -> bool:
         """Whether every query of ``key``'s entry answers now what it answered
-        then (:meth:`_refresh`). If so the entry is used (a pruning save keeps
-        it), and stored again when a file was found rewritten with the same
-        content (with that file's new signature)."""
-        refreshed = self._refresh(dependencies)
-        if refreshed is None:
-            return False
-        if refreshed and self._append(key, (result, dependencies)):
-            self._changed = True
-        self._used.add(key)
-        return True
-
-    def _refresh(self, dependencies: Dependencies) -> bool | None:
-        """Whether every query of ``dependencies`` answers now what it
-        answered then: ``None`` when one does not, else whether a file found
-        rewritten with the same content got its new settled ``stat``
-        signature in ``dependencies`` (to be trusted next time)."""
+        then. If so the entry is used (a pruning save keeps it), and stored
+        again when a file was found rewritten with the same content, with
+        that file's new settled ``stat`` signature (to be trusted next time)."""
         refreshed = False
         for (query, answer), signature in dependencies.items():
             now, now_signature = self._answer_now(query, answer, signature)
             if now != answer:
-                return None
+                return False
             if now_signature is not None and now_signature != signature:
                 dependencies[(query, answer)] = now_signature
                 refreshed = True
-        return refreshed
+        if refreshed and self._append(key, (result, dependencies)):
+            self._changed = True
+        self._used.add(key)
+        return True
 
     def _answer_now(self, query: tuple, answer: Hashable, signature: Signature | None) -> tuple[Hashable, Signature | None]:
         """What ``query`` answers now, with the settled ``stat`` signature of
@@ -245,12 +235,11 @@ class Cache:
         answer (the file read and hashed again)."""
         known = self._current.get(query)
         if known is None:
-            if query[0] != "content":
-                known = (self.session.answer(query), None)
-            elif signature is not None and self.session.unchanged_since(query[1], signature):
+            content = query[0] == "content" and signature is not None
+            if content and self.session.unchanged_since(query[1], signature):
                 known = (answer, signature)
             else:
-                known = self.session.content_answer(query[1], query[2])
+                known = self.session.answer(query)
             if len(self._current) >= ANSWERS_KEPT:
                 self._current.clear()
             self._current[query] = known
@@ -334,7 +323,7 @@ class Cache:
         """The new file's descriptor (the file made, under a name of its own, if not yet)."""
         if self._new_fd is None:
             self._new_name = f".{self.file_name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
             self._new_fd = os.open(self._new_name, flags, 0o644, dir_fd=self._folder_fd)
         return self._new_fd
 
@@ -381,12 +370,12 @@ class Cache:
             return
         if self._file_fd is not None:
             os.close(self._file_fd)
-        self._file_fd, self._on_disk = self._new_fd, index
-        self._new_fd = self._new_name = None
-        self._new, self._new_size = {}, 0
+        self._file_fd, self._on_disk, self._new_fd = self._new_fd, index, None
+        self._discard_new()
 
     def _discard_new(self) -> None:
-        """Remove the new file unless renamed into place."""
+        """Remove the new file unless renamed into place (none left open), and
+        forget what this run stored in it."""
         if self._new_fd is not None:
             os.close(self._new_fd)
             with contextlib.suppress(OSError):
@@ -537,7 +526,8 @@ def _library_versions() -> list[str]:
     return sorted(found)
 
 
-_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+"""(No ``O_CLOEXEC`` here or below: every descriptor ``os.open`` makes is non-inheritable.)"""
 
 
 def _open_cache_folder(root: Path) -> int | None:
@@ -548,7 +538,7 @@ def _open_cache_folder(root: Path) -> int | None:
     if not hasattr(os, "O_NOFOLLOW") or os.open not in os.supports_dir_fd:
         return None
     try:
-        root_fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        root_fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return None
     try:
@@ -558,8 +548,8 @@ def _open_cache_folder(root: Path) -> int | None:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(CACHE_DIR, 0o755, dir_fd=root_fd)
             folder_fd = os.open(CACHE_DIR, _DIRECTORY_FLAGS, dir_fd=root_fd)
-            _write_file(folder_fd, "CACHEDIR.TAG", CACHEDIR_TAG, replace=False)
-            _write_file(folder_fd, ".gitignore", b"# Automatically created by skill-eval.\n*\n", replace=False)
+            _write_file(folder_fd, "CACHEDIR.TAG", CACHEDIR_TAG)
+            _write_file(folder_fd, ".gitignore", b"# Automatically created by skill-eval.\n*\n")
     except OSError:
         return None  # a link (ELOOP), a file, no permission
     finally:
@@ -589,7 +579,7 @@ def _remove_orphans(folder_fd: int) -> None:
 def _open_file(folder_fd: int, name: str) -> int | None:
     """A descriptor of the regular file ``name`` in the cache folder (not a
     link: ``O_NOFOLLOW``) of at most :data:`MAX_CACHE_SIZE` bytes, or ``None``."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(name, flags, dir_fd=folder_fd)
     except OSError:
@@ -604,12 +594,13 @@ def _open_file(folder_fd: int, name: str) -> int | None:
     return None
 
 
-def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) -> None:
-    """Write ``name`` in the cache folder as a new file renamed into place (a
-    concurrent reader sees the old file or the new one); errors are ignored
-    (a cache that cannot be written only costs the next run its time)."""
+def _write_file(folder_fd: int, name: str, data: bytes) -> None:
+    """Write ``name`` in the cache folder, unless it exists, as a new file
+    linked into place (a concurrent reader sees no file or the whole one);
+    errors are ignored (a cache that cannot be written only costs the next
+    run its time)."""
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
         fd = os.open(temporary, flags, 0o644, dir_fd=folder_fd)
     except OSError:
@@ -619,9 +610,6 @@ def _write_file(folder_fd: int, name: str, data: bytes, replace: bool = True) ->
             write_all(fd, data)
         finally:
             os.close(fd)
-        if replace:
-            os.rename(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-            return
         with contextlib.suppress(FileExistsError):
             os.link(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
     except OSError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from .config import Config
 from .diagnostics import Diagnostic
@@ -23,10 +23,17 @@ from .session import RECORDS_MAX_SIZE, FileProblem, LintSession, _answer_of
 from .textfile import Span, TextDocument
 from .workspace import OUTPUT_SPEC_FILE, SKILL_FILE
 
+Parsed = TypeVar("Parsed")
+
 __all__ = [
     "RECORDS_MAX_SIZE", "FileProblem", "LintSession", "OutputSpecContext", "ProbeContext", "ProbeFacts",
     "SkillContext", "WorkspaceContext", "compute_probe_facts",
 ]
+
+
+def _parsed(document: TextDocument | FileProblem | None, parse: Callable[[TextDocument], Parsed]) -> Parsed | None:
+    """``parse(document)`` when ``document`` could be read, else ``None``."""
+    return parse(document) if isinstance(document, TextDocument) else None
 
 
 class ProbeContext:
@@ -49,8 +56,7 @@ class ProbeContext:
     @cached_property
     def probe(self) -> ProbeJson | None:
         """The parsed probe.json (``None`` if it cannot be read)."""
-        document = self.document
-        return ProbeJson.parse(document) if isinstance(document, TextDocument) else None
+        return _parsed(self.document, ProbeJson.parse)
 
     @cached_property
     def data(self) -> dict[str, Any] | None:
@@ -181,8 +187,7 @@ class ProbeContext:
     @property
     def skill(self) -> MarkdownDocument | None:
         """The parsed SKILL.md, when it can be read."""
-        document = self.skill_document
-        return markdown_of(document) if isinstance(document, TextDocument) else None
+        return _parsed(self.skill_document, markdown_of)
 
     @cached_property
     def output_spec_document(self) -> TextDocument | FileProblem | None:
@@ -190,8 +195,7 @@ class ProbeContext:
 
     @property
     def output_spec(self) -> OutputSpec | None:
-        document = self.output_spec_document
-        return output_spec_of(document) if isinstance(document, TextDocument) else None
+        return _parsed(self.output_spec_document, output_spec_of)
 
     @property
     def step_heading(self) -> str | None:
@@ -268,8 +272,7 @@ class SkillContext(_FileContext):
 
     @property
     def markdown(self) -> MarkdownDocument | None:
-        document = self.document
-        return markdown_of(document) if isinstance(document, TextDocument) else None
+        return _parsed(self.document, markdown_of)
 
 
 class OutputSpecContext(_FileContext):
@@ -277,8 +280,7 @@ class OutputSpecContext(_FileContext):
 
     @property
     def spec(self) -> OutputSpec | None:
-        document = self.document
-        return output_spec_of(document) if isinstance(document, TextDocument) else None
+        return _parsed(self.document, output_spec_of)
 
     @cached_property
     def skills(self) -> list[MarkdownDocument]:
@@ -320,7 +322,8 @@ def compute_probe_facts(probe: ProbeContext, rules: Iterable, digest: bool = Tru
     disabled = probe.disabled_codes or _NO_CODES
     errors = errors or _NO_ERRORS
     probe.release_unit()
-    return ProbeFacts(values, refs, disabled, errors, _digest(values, refs, disabled, errors) if digest else b"")
+    facts = ProbeFacts(values, refs, disabled, errors)
+    return with_digest(facts) if digest else facts
 
 
 _NO_CODES: frozenset[str] = frozenset()
@@ -333,16 +336,12 @@ def with_digest(facts: ProbeFacts) -> ProbeFacts:
     """``facts`` with their digest (computed now if they were made without)."""
     if facts.digest:
         return facts
-    return facts._replace(digest=_digest(facts.values, facts.refs, facts.disabled, facts.errors))
-
-
-def _digest(values: dict, refs: tuple, disabled: frozenset, errors: dict) -> bytes:
     import pickle
     from ._hashing import blake2b
 
-    data = pickle.dumps((values, refs, sorted(disabled), [(code, error.message) for code, error in errors.items()]),
-                        protocol=5)
-    return blake2b(data, digest_size=16).digest()
+    data = pickle.dumps((facts.values, facts.refs, sorted(facts.disabled),
+                         [(code, error.message) for code, error in facts.errors.items()]), protocol=5)
+    return facts._replace(digest=blake2b(data, digest_size=16).digest())
 
 
 class WorkspaceContext:

@@ -96,10 +96,7 @@ def dependencies(session: LintSession, queries: Iterable[tuple]) -> Dependencies
     session answered them."""
     deps = {}
     for query in queries:
-        if query[0] == "content":
-            answer, signature = session.content_answer(query[1], query[2])
-        else:
-            answer, signature = session.answer(query), None
+        answer, signature = session.answer(query)
         deps[(query, answer)] = signature
     return deps
 
@@ -128,7 +125,6 @@ def lint_paths(
     overrides: dict | None = None,
     jobs: int = 1,
     cache: bool = False,
-    start_method: str | None = None,
 ) -> LintResult:
     """Lint ``paths`` (files or folders), each under its own workspace root.
 
@@ -189,8 +185,7 @@ def lint_paths(
         if replayed is not None:
             diagnostics, checked = replayed
         else:
-            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, start_method=start_method,
-                                                ordered=ordered)
+            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, ordered=ordered)
             if whole_run:
                 store.record_run(run_targets, diagnostics, checked, frozenset(map(str, ordered[0])))
                 store.save(prune=True)
@@ -243,7 +238,6 @@ def lint_targets(
     *,
     jobs: int = 1,
     cache: Cache | None = None,
-    start_method: str | None = None,
     ordered: tuple[list[Path], list[Path], list[Path]] | None = None,
 ) -> tuple[list[Diagnostic], set[str]]:
     """Run the enabled rules over ``targets`` in ``session``; ``scopes``, when
@@ -262,8 +256,7 @@ def lint_targets(
     units.extend((SPEC, path) for path in specs if plan.spec_rules)
     suites = sorted_paths(targets.suites)
     units.extend((SUITE, path) for path in suites if plan.suite_rules)
-    chunks = run_units(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache,
-                       start_method=start_method)
+    chunks = run_units(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache)
     results = dict(itertools.chain.from_iterable(chunks))
     diagnostics = [d for unit in units if unit[0] != FACTS for d in results[unit].diagnostics or ()]
     if probes and plan.workspace_rules:
@@ -274,15 +267,14 @@ def lint_targets(
         artifact = facts.refs[0] if facts is not None else None
         if isinstance(artifact, str):
             checked.add(artifact)
-    if cache is None:
-        return finish(session, diagnostics, probes, skills, specs), checked
     asked: set[tuple] = set()
-    session.record_into(asked)  # what filtering reads (directives) goes into the run record
+    session.record_into(asked if cache is not None else None)  # what filtering reads (directives): for the run record
     try:
         reported = finish(session, diagnostics, probes, skills, specs)
     finally:
         session.record_into(None)
-    cache.note_filtering(dependencies(session, asked))
+    if cache is not None:
+        cache.note_filtering(dependencies(session, asked))
     return reported, checked
 
 
@@ -385,7 +377,6 @@ def run_units(
     *,
     workers: int = 0,
     cache: Cache | None = None,
-    start_method: str | None = None,
 ) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``[(unit, result), ...]`` per chunk of ``units``: first those ``cache``
     still holds, then the rest computed (in ``workers`` worker processes when
@@ -415,7 +406,7 @@ def run_units(
                 session.probe_facts[unit[1]] = found.facts
     for start in range(0, len(served), SERIAL_CHUNK):
         yield served[start:start + SERIAL_CHUNK]
-    yield from run_in_chunks(session, pending, plan, workers=workers, cache=cache, start_method=start_method)
+    yield from run_in_chunks(session, pending, plan, workers=workers, cache=cache)
     yield from run_in_chunks(session, specs, plan, cache=cache)
 
 

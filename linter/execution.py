@@ -25,9 +25,9 @@ ChunkResults = list[tuple[tuple[str, Path], UnitResult]]
 """What a worker sends back for a chunk: each unit with its result."""
 
 PARALLEL_MIN_WORK = 120
-"""Below this much work (:func:`work_of`: a probe weighs one, a SKILL.md
-:data:`SKILL_WORK`), the units are linted in this process: starting a pool
-costs more than it saves (docs/performance.md)."""
+"""Below this much work (a probe weighs one, a SKILL.md :data:`SKILL_WORK`),
+the units are linted in this process: starting a pool costs more than it
+saves (docs/performance.md)."""
 
 SKILL_WORK = 10
 """What linting one SKILL.md weighs against a probe."""
@@ -65,11 +65,6 @@ def start_method_for(threads: bool) -> str:
     return "forkserver" if threads else "fork"
 
 
-def work_of(units: Sequence[Unit]) -> int:
-    """The work of linting ``units``, in probes."""
-    return sum(SKILL_WORK if kind == "skill" else 1 for kind, _path in units)
-
-
 def chunk_size(count: int, workers: int) -> int:
     """Units per chunk for ``count`` units over ``workers`` processes."""
     return min(LARGEST_CHUNK, max(SMALLEST_CHUNK, math.ceil(count / (CHUNKS_PER_WORKER * workers))))
@@ -82,7 +77,6 @@ def run_in_chunks(
     *,
     workers: int = 0,
     cache: Cache | None = None,
-    start_method: str | None = None,
 ) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``[(unit, result), ...]`` per chunk of ``units``, every unit exactly
     once: in a pool of ``workers`` processes when there are any and the work
@@ -92,7 +86,7 @@ def run_in_chunks(
     from .engine import lint_units_here
 
     record = cache is not None
-    if workers < 1 or work_of(units) < PARALLEL_MIN_WORK:
+    if workers < 1 or sum(SKILL_WORK if kind == "skill" else 1 for kind, _path in units) < PARALLEL_MIN_WORK:
         chunks = (lint_units_here(session, units[start:start + SERIAL_CHUNK], plan, record)
                   for start in range(0, len(units), SERIAL_CHUNK))
     else:
@@ -104,7 +98,7 @@ def run_in_chunks(
         skills = [unit for unit in units if unit[0] == "skill"]
         if skills:
             batches.insert(0, skills)  # the heaviest first, so that it does not finish last
-        chunks = _map(session, batches, plan, workers, record, start_method)
+        chunks = _map(session, batches, plan, workers, record)
     for chunk in chunks:
         if cache is not None:  # what it asked goes into the cache, encoded: not kept here as objects
             chunk = [(unit, cache.store(unit, result)) for unit, result in chunk]
@@ -114,8 +108,8 @@ def run_in_chunks(
         yield chunk
 
 
-def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: int, record: bool,
-         start_method: str | None) -> Iterator[list[tuple[Unit, UnitResult]]]:
+def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: int,
+         record: bool) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``executor.map`` of the chunks; from the first chunk whose result
     never comes, the rest are linted here."""
     import multiprocessing
@@ -125,7 +119,7 @@ def _map(session: LintSession, chunks: list[list[Unit]], plan: Plan, workers: in
     from .cache import CODEC
     from .engine import lint_units_here
 
-    method = start_method or start_method_for(threading.active_count() > 1)
+    method = start_method_for(threading.active_count() > 1)
     context = multiprocessing.get_context(method)
     if method == "forkserver":
         context.set_forkserver_preload(PRELOAD)

@@ -411,7 +411,7 @@ class MarkdownDocument:
         self.directives = directives
         self._windows: dict[Heading, Window] = {}
         self._found: dict[str, list[Heading]] = {}
-        self._suggested: dict[tuple[str, int], tuple[str, ...]] = {}
+        self._suggested: dict[str, tuple[str, ...]] = {}
         self._code_lines: dict[str, tuple[tuple[int, str], ...]] = {}
 
     def __repr__(self) -> str:
@@ -492,11 +492,9 @@ class MarkdownDocument:
     def path_of(self, heading: Heading) -> str | None:
         """The shortest ``step_heading`` that names ``heading`` alone: its text
         when unique, else a ``Parent > Child`` path of :meth:`reference_of`
-        parts; ``None`` when no form tells the heading apart."""
-        index = heading.index
-        if 0 <= index < len(self.headings) and self.headings[index] == heading:
-            return self.heading_paths[index]
-        return self._path_of(heading)
+        parts; ``None`` when no form tells the heading apart. ``heading`` is
+        one of this document's."""
+        return self.heading_paths[heading.index]
 
     @cached_property
     def heading_paths(self) -> tuple[str | None, ...]:
@@ -553,9 +551,9 @@ class MarkdownDocument:
                 return candidate if self._names_only(candidate, heading) else None
         return None
 
-    def suggest_headings(self, step_heading: str, limit: int = 3) -> list[str]:
-        """Close headings for a ``step_heading`` that matches none, best first,
-        each as a ``step_heading`` that names exactly that heading.
+    def suggest_headings(self, step_heading: str) -> list[str]:
+        """Up to 3 close headings for a ``step_heading`` that matches none,
+        best first, each as a ``step_heading`` that names exactly that heading.
 
         A case-insensitive equal text comes first, then the headings whose
         rapidfuzz WRatio is at least 60 and either within 8 points of the best
@@ -564,8 +562,7 @@ class MarkdownDocument:
         that no form names alone is never suggested. Computed once per
         document and ``step_heading`` (the probes of a renamed step ask
         alike), remembered for the last 4,096 as :meth:`find_headings` is."""
-        suggest = partial(self._suggest_headings, step_heading, limit)
-        return list(_remembered(self._suggested, (step_heading, limit), suggest))
+        return list(_remembered(self._suggested, step_heading, partial(self._suggest_headings, step_heading)))
 
     @cached_property
     def _plain_paths(self) -> tuple[list[str], list[str]]:
@@ -577,7 +574,7 @@ class MarkdownDocument:
                 plain_of.setdefault(path, " > ".join(map(normalize_heading_text, path.split(" > "))))
         return list(plain_of), list(plain_of.values())
 
-    def _suggest_headings(self, step_heading: str, limit: int) -> tuple[str, ...]:
+    def _suggest_headings(self, step_heading: str) -> tuple[str, ...]:
         """:meth:`suggest_headings`, not remembered."""
         from rapidfuzz import fuzz, process
 
@@ -594,7 +591,7 @@ class MarkdownDocument:
             if score >= best - 8 or -rank[0] > 0.5:
                 ranked.append((rank, references[index]))
         ranked.sort()
-        return tuple(exact + [reference for _rank, reference in ranked])[:limit]
+        return tuple(exact + [reference for _rank, reference in ranked])[:3]
 
     def code_lines_like(self, step_heading: str) -> list[tuple[int, str]]:
         """``(line, block kind)`` of the lines in code or HTML blocks that read

@@ -364,21 +364,10 @@ def linear_pattern(pattern: str):
             "(e.g. {\"not\": {\"matches\": \"^PASS\"}})") from None
 
 
-def unrunnable_pattern(pattern: str) -> str | None:
-    """Why a ``matches`` pattern cannot be graded (:func:`linear_pattern`), or ``None``
-    (also for no regular expression at all: the schema's ``regex`` format reports it)."""
-    if not _is_python_regex(pattern):
-        return None
-    try:
-        linear_pattern(pattern)
-    except UnrunnablePattern as error:
-        return str(error)
-    return None
-
-
 def _unrunnable_patterns(data: Any) -> Iterator[SchemaProblem]:
     """A problem for each ``matches`` pattern of the defects' ``caught_when`` that
-    grading cannot run (:func:`unrunnable_pattern`)."""
+    grading cannot run (:func:`linear_pattern`); not for one that is no regular
+    expression at all (the schema's ``regex`` format reports it)."""
     defects = data.get("defects") if isinstance(data, dict) else None
     for index, defect in enumerate(defects if isinstance(defects, list) else ()):
         caught_when = defect.get("caught_when") if isinstance(defect, dict) else None
@@ -386,10 +375,12 @@ def _unrunnable_patterns(data: Any) -> Iterator[SchemaProblem]:
             path: tuple = ("defects", index, "caught_when", field)
             while isinstance(expectation, dict) and len(expectation) == 1 and "not" in expectation:
                 expectation, path = expectation["not"], (*path, "not")
-            if isinstance(expectation, dict) and isinstance(expectation.get("matches"), str):
-                reason = unrunnable_pattern(expectation["matches"])
-                if reason is not None:
-                    yield SchemaProblem(reason, pointer(*path, "matches"))
+            pattern = expectation.get("matches") if isinstance(expectation, dict) else None
+            if isinstance(pattern, str) and _is_python_regex(pattern):
+                try:
+                    linear_pattern(pattern)
+                except UnrunnablePattern as error:
+                    yield SchemaProblem(str(error), pointer(*path, "matches"))
 
 
 def _schema_problems(data: Any) -> Iterator[SchemaProblem]:

@@ -260,21 +260,25 @@ class LintSession:
             answer = self._answers[key] = _QUERIES[name](self, *args)
             return answer
 
-    def answer(self, query: tuple) -> Hashable:
-        """What ``query`` (as noted while recording) answers now, in this session."""
+    def answer(self, query: tuple) -> tuple[Hashable, tuple | None]:
+        """What ``query`` (as noted while recording) answers now, in this
+        session, with the settled ``stat`` signature of a content query's
+        file (:meth:`content_answer`; ``None`` for any other query)."""
         kind = query[0]
         if kind == "content":
-            return self.content_answer(query[1], query[2])[0]
+            return self.content_answer(query[1], query[2])
         if kind == "resolve":
             joined = self._plain_join(query[1], query[2])
-            return joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
-        if kind == "nearest":
-            return _answer_of(self._nearest_below(query[1], query[2], True))
-        if kind == "below":
-            return tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
-        if kind == "refs":
-            return self.probe_refs(self.known_path(query[1]))
-        return self.query(*query)
+            found = joined if joined is not None else _answer_of(self.resolve(Path(query[1]), query[2]))
+        elif kind == "nearest":
+            found = _answer_of(self._nearest_below(query[1], query[2], True))
+        elif kind == "below":
+            found = tuple(str(path) for path in self.probe_paths_below(Path(query[1])))
+        elif kind == "refs":
+            found = self.probe_refs(self.known_path(query[1]))
+        else:
+            found = self.query(*query)
+        return found, None
 
     def _plain_join(self, base: str, relative: str) -> str | None:
         """``base/relative`` when :meth:`resolve` would give it, told on text: a
@@ -297,17 +301,17 @@ class LintSession:
             return False
         return is_below(real, self._real_root)
 
-    def content_answer(self, path: Path | str, limit: int) -> tuple[Hashable, tuple | None]:
+    def content_answer(self, path: str, limit: int) -> tuple[Hashable, tuple | None]:
         """``(answer, stat signature)`` of reading ``path`` with ``limit``, read now
         unless observed already: the answer is ``("bytes", digest)`` or the
         problem's; the signature ``None`` for a file changed within
         :data:`RACY_SECONDS` or not read from disk (an unsaved buffer)."""
-        key = ("content", str(path), limit)
+        key = ("content", path, limit)
         found = self._observed.get(key)
         if found is None:
             observe, self.observe = self.observe, True
             try:
-                self.read_safely(self.known_path(path) if isinstance(path, str) else path, limit)
+                self.read_safely(self.known_path(path), limit)
             finally:
                 self.observe = observe
             found = self._observed[key]

@@ -156,7 +156,8 @@ def test_findings_do_not_depend_on_how_workers_start(case: Path, method: str, sm
     os.set_blocking(read_end, False)
     monkeypatch.setattr(engine, "lint_units_here", noting)
     serial = lint_paths([case], jobs=1).diagnostics
-    assert full(lint_paths([case], jobs=2, start_method=method).diagnostics) == full(serial)
+    monkeypatch.setattr(execution, "start_method_for", lambda threads: method)
+    assert full(lint_paths([case], jobs=2).diagnostics) == full(serial)
     if method == "fork":  # a worker started otherwise imports the engine afresh, without the patch
         from_pool = os.read(read_end, 1 << 16)
         assert from_pool, "no chunk came from a worker"
