@@ -59,9 +59,13 @@ FLOORS = {
     # SE304's polarity words only in a clause naming the defect's part, never as a contrast: key-leak
     # 109/139 (P 0.858), work 25/582.
     # The stance tables retrained on the grown dev, and a quiz table (quizzes against work and signposts):
-    # dev 222/246 (P 0.978), 108/131 (P 0.991), key-leak 108/139 (P 0.857), work 19/582 (18 SE304's);
-    # leave-one-domain-out, patterns off: 148/246, 86/131 (65/131 without the quiz table), work 20/582.
-    "dev": {"signpost": (0.97, 0.90), "quiz": (0.99, 0.82), "key-leak": (0.85, 0.77), "work": 19},
+    # dev 222/246 (P 0.978), 109/131 (P 1.000), key-leak 109/139 (P 0.858), work 19/582 (18 SE304's);
+    # leave-one-domain-out, patterns off: 149/246, 86/131 (65/131 without the quiz table), work 19/582.
+    # Review fixes: a quiz by the table only when it relates to a defect ("Let me know if you have
+    # questions." was an SE302 error), constituent negation only before a preposition ("not yet tested",
+    # "is not a real test" are leaks again): 222/246 (P 0.974), 103/131, key-leak 109/139 (P 0.838),
+    # work 22/582 (21 SE304's: "not yet translated", "not part of the public write-up").
+    "dev": {"signpost": (0.97, 0.90), "quiz": (0.99, 0.78), "key-leak": (0.83, 0.78), "work": 22},
     # heldout, run once on this stop's final code: 30/40 (32/40 before the related table), 16/16, 15/16, work 0/40.
     # Stop 40 (SE304's polarity words by clause, retrained stance tables, quiz table): 30/40, 16/16,
     # key-leak 13/16 (15/16 before: SE304 reads fewer negations; dev says 29 of 54 false errors gone for
@@ -276,6 +280,9 @@ def test_work_comments_titles_and_alt_text_are_not_answer_keys(tmp_path: Path, e
 
 @pytest.mark.parametrize("extra, leak", [
     ("<!-- criterion 2 was never tested -->", True),  # sentential negation: what the defect's row claims did not happen
+    ("<!-- criterion 2 was not yet tested -->", True),
+    ("<!-- criterion 2 is not a real test -->", True),
+    ("<!-- criterion 2 metrics are kept in statsd and not in the text log -->", False),  # "not in": constituent
     ("<!-- criterion 2 wording is owned by lee, not by the closeout bot -->", False),  # constituent negation: a contrast
     ("<!-- criterion 2 metrics go to statsd, never to the text log -->", False),
     ("![criterion 2 metrics panel, no annotations added yet](panel.png)", False),  # the negation's clause names no part
@@ -544,10 +551,11 @@ def test_a_stance_about_nothing_the_artifact_holds_says_no_flaw_exists(tmp_path:
 
 def test_a_quiz_in_the_shape_of_an_ordinary_request_is_read_by_the_quiz_table(tmp_path: Path, patterns_off) -> None:
     """No verb of finding, no question: what the request asks for (the rows
-    that would not pass) makes it a quiz, by the quiz table's words."""
+    one would reopen) makes it a quiz, by the quiz table's words (a
+    sentence in no labelled or training file)."""
     from skill_eval.linter.rules.artifact._judgement import asks_the_reader, quiz_model, quiz_score, words_of
 
-    sentence = "Mark the rows whose evidence wouldn't get past the QA lead."
+    sentence = "Note which rows you would reopen before the closeout is posted."
     assert not asks_the_reader(sentence)
     assert quiz_score(words_of(sentence)) >= quiz_model()[1]
     found = _lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies")
@@ -559,11 +567,12 @@ def test_a_quiz_in_the_shape_of_an_ordinary_request_is_read_by_the_quiz_table(tm
 @pytest.mark.parametrize("sentence", [
     "Send the closeout to the release manager once it is final.",
     "Mark the closeout as done in the tracker after you post the verdict.",
+    "Let me know if you have questions.",  # above the quiz threshold, but related to no defect
+    "Write down the open questions for the retro.",
 ])
 def test_a_request_for_the_work_is_not_a_quiz(tmp_path: Path, patterns_off, sentence: str) -> None:
-    from skill_eval.linter.rules.artifact._judgement import quiz_model, quiz_score, words_of
-
-    assert quiz_score(words_of(sentence)) < quiz_model()[1]
+    """A request for the work, or a closing line: whatever the quiz table
+    reads, a sentence that relates to no defect is no quiz error."""
     found = _lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies")
     assert not _errors(found, "SE302") and not _errors(found, "SE301"), found
 

@@ -1475,8 +1475,9 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     is there to be found). A sentence whose words read as asking for the
     faults (:func:`quiz_score` at or above its threshold: "Mark the rows
     whose evidence wouldn't get past the QA lead") is a quiz too, whatever
-    its form, unless it names a part that holds no defect (the quiz table
-    reads prose only: :data:`NAMING_KINDS`). Otherwise it is a signpost (SE301) when it
+    its form, when it relates to a defect (its part, its block, or the
+    artifact as a whole; the quiz table reads prose only:
+    :data:`NAMING_KINDS`). Otherwise it is a signpost (SE301) when it
     relates to a defect: it names the defect's part, block or section,
     sits in its row, or points at the artifact as a whole by deixis; or,
     scoring :data:`STANCE_EXISTS` above the threshold, it names no part at
@@ -1511,9 +1512,10 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
     relation = resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
-    if unit.kind in HIDDEN_KINDS and relation.kind in RELATED_KINDS and _NEGATIVE.search(text):
-        return None  # a comment, title or alt text with a flaw word about a defect's part is SE304's
-    if quizzing and relation.kind != "other":
+    if unit.kind in HIDDEN_KINDS and relation.kind in RELATED_KINDS \
+            and _flaw_told(text, structure, anchors, unit.part, located) is not None:
+        return None  # a comment, title or alt text telling a flaw of a defect's part is SE304's
+    if quizzing and relation.relates:
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (quiz {asked:.2f})")
     if relation.kind in RELATED_KINDS:
         score, threshold = related_score, related_threshold
@@ -1773,16 +1775,13 @@ _POLARITY = frozenset({"no", "not", "never", "without", "nothing", "none", "zero
 only of what the defect itself holds. The others ("swallows", "unescaped",
 "dropped", "leaks") judge what they are said of faulty."""
 
-_CONTRAST = re.compile(
-    r"\b(?:not|never)\s+(?:by|with|from|of|in|on|to|at|for|into|onto|through|via|just|only|the|a|an|our|us|their|its|"
-    r"this|that|these|those|part|yet|any more|anymore|since|until|before|after|during|unlike|like|as)\b",
-    re.IGNORECASE,
-)
-"""Constituent negation: "not" or "never" negating the phrase that follows
-it ("added by ravi, not by the bot", "not on this page", "not in the
-scope of ...", "not yet translated", "rounded to the minute, not the
-second"), which sets one fact against another; sentential negation
-("was never run", "not migrated") tells that something did not happen."""
+_CONTRAST = _lazy(r"\b(?:not|never)\s+(?:by|with|from|of|in|on|to|at|for|into|onto|through|via|just|only)\b",
+                  re.IGNORECASE)
+"""Constituent negation: "not" or "never" negating the prepositional phrase
+that follows it ("added by ravi, not by the bot", "not on this page", "not
+in the scope of ..."), which sets one fact against another. Sentential
+negation ("was never run", "not yet tested", "is not a real test") tells
+that something is not so, and counts."""
 
 
 def _flaw_told(text: str, structure: Structure, anchors: Sequence[Anchor], exclude: int | None,
@@ -1791,10 +1790,11 @@ def _flaw_told(text: str, structure: Structure, anchors: Sequence[Anchor], exclu
     (:data:`_NEGATIVE`). A word that only sets polarity (:data:`_POLARITY`:
     "not", "no", "never") counts only in a clause that names a defect's part
     or block itself ("no annotations added yet" beside the name of the
-    defect's panel tells nothing of the panel), and constituent negation
-    never counts (:data:`_CONTRAST`, or "not" right after a comma: "the
-    potassium came from the lab analyser, not from the blood gas machine",
-    "GitHub's spelling of the key, not GitLab's" contrast two facts)."""
+    defect's panel tells nothing of the panel), and neither does constituent
+    negation (:data:`_CONTRAST`) nor a polarity word right after a comma,
+    which sets one fact beside another ("the potassium came from the lab
+    analyser, not from the blood gas machine", "GitHub's spelling of the
+    key, not GitLab's", "traced on staging, no other errors in the window")."""
     clauses = [(m.start(), m.end()) for m in re.finditer(r"[^;,()]+", text)]
     for match in _NEGATIVE.finditer(text):
         word = match.group().lower()

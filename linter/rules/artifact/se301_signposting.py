@@ -62,8 +62,7 @@ class Signposting(Rule):
     *related* table, trained on the labelled sentences that name a
     defect's part, signposts against work), against a threshold of its
     own: attention aimed at that part points at the flaw ("Be careful with
-    the metrics row", "Ask yourself whether the negative control was ever
-    run"), while the same words aimed at anything else are work ("Keep an
+    the metrics row"), while the same words aimed at anything else are work ("Keep an
     eye on the export's disk usage"), and a plain fact about the part is
     work too ("The refunds table was added to the schema in 2021",
     "Lee owns criterion 3 and is on call this week").
