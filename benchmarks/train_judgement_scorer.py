@@ -115,8 +115,8 @@ def load_dev(labels: dict[str, int | None] | None = None, prose_only: bool = Fal
     (benchmarks/phrase_eval/: the lines whose CRC-32 is even of
     :data:`PHRASE_FILES`; domain ``phrase-eval``, never a held-out domain of
     the cross-validation). The phrase benchmark's held-out half is never read.
-    ``prose_only``: none of dev's comments, titles, alt texts and link texts
-    (the quiz table does not read them: _judgement.NAMING_KINDS)."""
+    ``prose_only``: none of dev's comments, titles, alt texts, link texts
+    and table cells (the quiz table does not read them: _judgement.NAMING_KINDS)."""
     import zlib
 
     from judgement_eval import load_items
@@ -124,7 +124,7 @@ def load_dev(labels: dict[str, int | None] | None = None, prose_only: bool = Fal
     labels = LABELS if labels is None else labels
     rows = [(i.domain, i.sentence, labels[i.label]) for i in load_items("dev")
             if labels.get(i.label) is not None and not never_scored(i.position, i.sentence)
-            and not (prose_only and (i.position in HIDDEN_POSITIONS or i.position == "link"))]
+            and not (prose_only and (i.position in HIDDEN_POSITIONS or i.position in ("link", "cell")))]
     for name, label in PHRASE_FILES.items():
         if labels[label] is None:
             continue
@@ -498,7 +498,7 @@ class Trainer:
 
 def quiz_trainer(words: list[str], vectors: np.ndarray, l2: float, l2_words: float | None, precision: float) -> Trainer:
     """The quiz table's trainer: quizzes against work and signposts (:data:`QUIZ_LABELS`)
-    of prose (no comment, title, alt or link text), the same features,
+    of prose (no comment, title, alt or link text, no table cell), the same features,
     penalties, threshold and leave-one-domain-out margin as the stance
     table's, with no related rows (a quiz is read by its words wherever it
     points)."""

@@ -1448,10 +1448,12 @@ def quiz_score(words: Sequence[str]) -> float:
     return bias + sum(map(table.get, words, repeat(0.0))) / max(len(words), 1)
 
 
-NAMING_KINDS = HIDDEN_KINDS | {"link"}
+NAMING_KINDS = HIDDEN_KINDS | {"link", "cell"}
 """Units that name or describe rather than speak to the reader (a comment, a
-title, alt text, a link's text): the quiz table does not read them ("why
-catching OSError loses backups" as a link's text tells a flaw: SE304's)."""
+title, alt text, a link's text, a table cell): the quiz table does not read
+them ("why catching OSError loses backups" as a link's text tells a flaw:
+SE304's; "Password reset mails go out within a minute" in a table of
+changes is a value)."""
 
 RELATED_KINDS = frozenset({"defect", "block"})
 """The relations (:class:`Relation`) under which a sentence is scored with
