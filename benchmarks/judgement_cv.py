@@ -88,6 +88,8 @@ def main() -> int:
         _stance_words.WORDS = {w: float(v) for w, v in zip(words, model.table)}
         _stance_words.RELATED_BIAS, _stance_words.RELATED_THRESHOLD = model.related_bias, model.related_threshold
         _stance_words.RELATED = {w: float(v) for w, v in zip(words, model.related_table)}
+        _stance_words.REQUEST_THRESHOLD = model.request_threshold
+        _stance_words.RELATED_REQUEST_THRESHOLD = model.related_request_threshold
         quiz = quiz_trainer.model(quiz_trainer.domains != held)
         _stance_words.QUIZ_BIAS, _stance_words.QUIZ_THRESHOLD = quiz.bias, quiz.threshold
         _stance_words.QUIZ = {w: float(v) for w, v in zip(words, quiz.table)}

@@ -155,6 +155,39 @@ def related_items(items: list[Item]) -> set[str]:
     return related
 
 
+def left_to_se304(items: list[Item]) -> set[str]:
+    """Names of the items whose inserted comment, title or alt text the
+    linter leaves to SE304 and never scores (_judgement._judge_stance): it
+    names a defect's part or block and tells a flaw of it
+    (_judgement._flaw_told). A hidden text with a flaw word that does not
+    ("queue_depth here is the same metric the alert item names, not a
+    derived one") is scored like any other."""
+    from skill_eval.linter.rules.artifact import _judgement
+
+    artifacts = load_artifacts()
+    left = set()
+    for item in items:
+        if item.position not in ("html", "code", "eol", "title", "alt"):
+            continue
+        artifact = artifacts[item.domain]
+        text, (first, last) = render(artifact, item.position, item.sentence)
+        lines = text.split("\n")
+        anchors = [_judgement.Anchor(f"D{number}", quote, line, line)
+                   for number, quote in enumerate(artifact["quotes"], 1)
+                   for line in [next(n for n, held in enumerate(lines, 1) if quote in held)]]
+        structure = _judgement.structure_of(text)
+        for unit in structure.units:
+            if unit.end_line < first or unit.line > last or unit.kind not in _judgement.HIDDEN_KINDS:
+                continue
+            located = unit.part if unit.kind == "code-comment" and not _judgement.read_sentence(unit.text).weak else None
+            relation = _judgement.resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
+            if relation.kind in _judgement.RELATED_KINDS and _judgement._flaw_told(
+                    unit.text.rstrip(), structure, anchors, unit.part, located) is not None:
+                left.add(item.name)
+            break
+    return left
+
+
 def write_workspace(root: Path, items: list[Item], artifacts: dict[str, dict]) -> dict[str, tuple[Item | None, tuple[int, int]]]:
     """Write one probe per item (and one clean probe per domain) under
     ``root``; return probe name -> (item, inserted lines)."""

@@ -119,11 +119,13 @@ def load_dev(labels: dict[str, int | None] | None = None, prose_only: bool = Fal
     and table cells (the quiz table does not read them: _judgement.NAMING_KINDS)."""
     import zlib
 
-    from judgement_eval import load_items
+    from judgement_eval import left_to_se304, load_items
 
     labels = LABELS if labels is None else labels
-    rows = [(i.domain, i.sentence, labels[i.label]) for i in load_items("dev")
-            if labels.get(i.label) is not None and not never_scored(i.position, i.sentence)
+    items = load_items("dev")
+    left = left_to_se304(items)
+    rows = [(i.domain, i.sentence, labels[i.label]) for i in items
+            if labels.get(i.label) is not None and not never_scored(i.position, i.sentence, i.name in left)
             and not (prose_only and (i.position in HIDDEN_POSITIONS or i.position in ("link", "cell")))]
     for name, label in PHRASE_FILES.items():
         if labels[label] is None:
@@ -139,28 +141,23 @@ HIDDEN_POSITIONS = {"html": "html-comment", "code": "code-comment", "eol": "code
 see as prose, and the linter's kind of unit for each."""
 
 
-def never_scored(position: str, sentence: str) -> bool:
+def never_scored(position: str, sentence: str, left_to_se304: bool) -> bool:
     """Whether the linter never asks the scorer about ``sentence`` at
     ``position``, so that it is neither trained on nor counted in the
     thresholds' margins: a comment, title or alt text of :data:`MIN_WORDS`
-    words or more holding one of SE304's flaw words (_judgement._NEGATIVE:
-    "not", "never", "wrong" ...) is SE304's to judge (_judgement._judge_stance
-    leaves it when it names a defect's part or block: negated facts about
-    the defect's part, "TimeoutError is not retried by the client library
-    itself", read as flaws to the words and raised every fold's thresholds;
-    one pointing at the whole artifact is scored, but none is trained on,
-    the relation being the linter's to tell), and so is any one holding an
-    answer-key marker ("expected:", "the agent", "reviewers should":
-    _judgement._marks_answer)."""
+    words or more that SE304 judges (``left_to_se304``: it names a defect's part or block and tells a flaw
+    of it, judgement_eval.left_to_se304; negated facts about the defect's
+    part, "TimeoutError is not retried by the client library itself", read
+    as flaws to the words and raised every fold's thresholds), or one
+    holding an answer-key marker ("expected:", "the agent", "reviewers
+    should": _judgement._marks_answer)."""
     kind = HIDDEN_POSITIONS.get(position)
     if kind is None:
         return False
     from skill_eval.linter.rules.artifact import _judgement
 
-    unit = _judgement.Unit(kind, sentence, 1, 1, 0)
     words = _judgement.words_of(sentence)
-    return (len(words) >= MIN_WORDS and _judgement._NEGATIVE.search(sentence) is not None) \
-        or _judgement._marks_answer(unit, words)
+    return (left_to_se304 and len(words) >= MIN_WORDS) or _judgement._marks_answer(_judgement.Unit(kind, sentence, 1, 1, 0), words)
 
 
 LABELS: dict[str, int | None] = {"signpost": 1, "quiz": 1, "work": 0, "key-leak": None}
@@ -370,6 +367,9 @@ class Model(NamedTuple):
     related_table: np.ndarray
     related_bias: float
     related_threshold: float
+    request_threshold: float = 0.0
+    """A request's or question's threshold (_judgement.asks_the_reader), and a related one's below."""
+    related_request_threshold: float = 0.0
 
 
 class Trainer:
@@ -398,8 +398,11 @@ class Trainer:
         self.domains = np.array([d for d, _, _ in data])
         self.lengths = np.array([len(words_of(s)) for s in sentences])
         self.related = related_rows(data) if related is None else related
-        self.work = self.labels == 0 if work is None else work
-        """The rows whose scores set the thresholds' margins (:meth:`margin`): work."""
+        self.work = stance_work(data) if work is None else work
+        """The rows whose scores set the thresholds' margins (:meth:`margin`):
+        work (by default :func:`stance_work`'s: no request to the reader)."""
+        self.requests = (self.labels == 0) & ~stance_work(data)
+        """The work rows that are requests or questions to the reader: they set the request thresholds' margins."""
         self.fitted: dict[bytes, Model] = {}
 
     def _own(self, sentences: list[str]) -> list[str]:
@@ -463,7 +466,7 @@ class Trainer:
                          + (part(model.related_table, model.related_bias, ws) if r else 0.0)
                          for ws, r in zip(map(words_of, sentences), related)])
 
-    def margin(self, rows: np.ndarray) -> tuple[float, float]:
+    def margin(self, rows: np.ndarray, work: np.ndarray | None = None) -> tuple[float, float]:
         """How far above its fold's threshold the highest-scoring ``work``
         sentence of dev (of at least :data:`MIN_WORDS` words) scores when the
         model never saw its domain (each dev domain of ``rows`` left out in
@@ -472,11 +475,12 @@ class Trainer:
         The shipped thresholds are the full model's plus these margins, so
         that no work sentence of dev would have been flagged by a model that
         had not seen its domain: the precision the rule needs on a domain
-        nobody tuned."""
+        nobody tuned. ``work``: the work rows counted (default :attr:`work`)."""
+        work_rows = self.work if work is None else work
         margins = [0.0, 0.0]
         for held in held_out_domains([row for row, keep in zip(self.data, rows) if keep]):
             model = self.fit_rows(rows & (self.domains != held))
-            work = rows & (self.domains == held) & self.work & (self.lengths >= MIN_WORDS)
+            work = rows & (self.domains == held) & work_rows & (self.lengths >= MIN_WORDS)
             if not work.any():
                 continue
             picked = np.flatnonzero(work)
@@ -489,11 +493,27 @@ class Trainer:
         return margins[0], margins[1]
 
     def model(self, rows: np.ndarray) -> Model:
-        """The model fitted on ``rows`` with its shipped thresholds (training cut + margin + 0.01)."""
+        """The model fitted on ``rows`` with its shipped thresholds (training
+        cut + margin + 0.01): a statement's by the work statements' margin,
+        a request's by the work requests' (:attr:`requests`)."""
         model = self.fit_rows(rows)
         margin, related_margin = self.margin(rows)
+        request, related_request = self.margin(rows, self.requests)
         return model._replace(threshold=model.threshold + margin + 0.01,
-                              related_threshold=model.related_threshold + related_margin + 0.01)
+                              related_threshold=model.related_threshold + related_margin + 0.01,
+                              request_threshold=model.threshold + request + 0.01,
+                              related_request_threshold=model.related_threshold + related_request + 0.01)
+
+
+def stance_work(data) -> np.ndarray:
+    """The work rows whose scores set the stance thresholds' margins: all
+    but requests and questions to the reader (_judgement.asks_the_reader:
+    "Read through the retry loop and tell me whether it is ready to
+    merge"), which the linter never judges by their stance (a request is a
+    quiz by the quiz table's reading, whose margin counts them)."""
+    from skill_eval.linter.rules.artifact._judgement import asks_the_reader
+
+    return np.array([y == 0 and not asks_the_reader(sentence) for _, sentence, y in data])
 
 
 def quiz_trainer(words: list[str], vectors: np.ndarray, l2: float, l2_words: float | None, precision: float) -> Trainer:
@@ -572,10 +592,13 @@ def main() -> int:
             f'score(sentence) = BIAS + sum(WORDS.get(w, 0) for w in words) / len(words), against THRESHOLD;\n'
             f'for a sentence naming a defect\'s part or block, plus RELATED_BIAS +\n'
             f'sum(RELATED.get(w, 0) for w in words) / len(words), against RELATED_THRESHOLD.\n'
+            f'A request or question to the reader is held to REQUEST_THRESHOLD (RELATED_REQUEST_THRESHOLD).\n'
             f'A quiz (SE302): QUIZ_BIAS + sum(QUIZ.get(w, 0) for w in words) / len(words), against\n'
             f'QUIZ_THRESHOLD (trained on quizzes against work)."""\n\n'
             f"BIAS = {round(model.bias, 4)!r}\nTHRESHOLD = {round(model.threshold, 4)!r}\n"
             f"RELATED_BIAS = {round(model.related_bias, 4)!r}\nRELATED_THRESHOLD = {round(model.related_threshold, 4)!r}\n"
+            f"REQUEST_THRESHOLD = {round(model.request_threshold, 4)!r}\n"
+            f"RELATED_REQUEST_THRESHOLD = {round(model.related_request_threshold, 4)!r}\n"
             f"QUIZ_BIAS = {round(quiz_model.bias, 4)!r}\nQUIZ_THRESHOLD = {round(quiz_model.threshold, 4)!r}\n"
             f"WORDS = {{\n{body},\n}}\n"
             f"RELATED = {{\n{related_body},\n}}\n"
@@ -586,7 +609,8 @@ def main() -> int:
         return 0 if same else 1
     OUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}: {size} + {related_size} + {quiz_size} words, thresholds {model.threshold:.3f}, "
-          f"related {model.related_threshold:.3f}, quiz {quiz_model.threshold:.3f}")
+          f"related {model.related_threshold:.3f}, requests {model.request_threshold:.3f} / "
+          f"{model.related_request_threshold:.3f}, quiz {quiz_model.threshold:.3f}")
     return 0
 
 

@@ -1435,6 +1435,18 @@ def quiz_model() -> tuple[float, float, dict[str, float]]:
     return _QUIZ
 
 
+def request_thresholds() -> tuple[float, float]:
+    """The stance a request or question to the reader must reach to be a
+    quiz, unrelated and related to a defect's part (:mod:`._stance_words`'
+    ``REQUEST_THRESHOLD``, ``RELATED_REQUEST_THRESHOLD``): set, as the
+    statements' thresholds are, by dev's work requests scored by tables that
+    never saw their domain (a request to review the defect's part, "tell me
+    whether it is ready to merge", reads as pointing at it)."""
+    from . import _stance_words
+
+    return _stance_words.REQUEST_THRESHOLD, _stance_words.RELATED_REQUEST_THRESHOLD
+
+
 def quiz_score(words: Sequence[str]) -> float:
     """How much a sentence reads as asking the reader for the faults: a
     third table of the same shape as :func:`stance_score`'s, trained on the
@@ -1471,10 +1483,14 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     the reader (:func:`asks_the_reader`: "Get to the bottom of why the
     night shift's pay came out low", "What is this report not telling the
     customer?") it sends the reader to hunt for the flaw: a quiz (SE302),
-    unless it names a part that holds no defect ("Find the invoice PDF
-    ..."), or it scores :data:`STANCE_SURE` above the threshold ("Work out
-    what the 98.7% is actually measuring": the request itself says a flaw
-    is there to be found). A sentence whose words read as asking for the
+    when it scores at least the requests' own threshold
+    (:func:`request_thresholds`: "Work out what the 98.7% is actually
+    measuring"); one that relates to nothing the artifact holds, at least
+    the statements' ("Let me know if you have questions" is work), and one
+    that names a part that holds no defect, :data:`STANCE_SURE` above it
+    ("Find the invoice PDF ..."). Below, a request asks for the work ("Read
+    through the retry loop and tell me whether it is ready to merge"), and
+    is never a signpost. A sentence whose words read as asking for the
     faults (:func:`quiz_score` at or above its threshold: "Mark the rows
     whose evidence wouldn't get past the QA lead") is a quiz too, whatever
     its form, when it relates to a defect (its part, its block, or the
@@ -1509,7 +1525,8 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     related_threshold = related_model()[1]
     asked = quiz_score(words) if unit.kind not in NAMING_KINDS else None
     quizzing = asked is not None and asked >= quiz_model()[1]
-    if score < threshold and related_score < related_threshold and not quizzing:
+    request, related_request = request_thresholds()
+    if score < min(threshold, request) and related_score < min(related_threshold, related_request) and not quizzing:
         return None  # a few lookups decide it before relating the sentence reads every part
     if _marks_answer(unit, words):
         return None  # "this row carries the seeded defect": SE304's defect marker, not a second finding
@@ -1521,12 +1538,15 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (quiz {asked:.2f})")
     if relation.kind in RELATED_KINDS:
         score, threshold = related_score, related_threshold
+    if asks_the_reader(text):
+        bar = request_thresholds()[relation.kind in RELATED_KINDS]
+        if relation.kind in ("none", "other"):  # it points at nothing the artifact holds, or at a part without a defect
+            bar = max(bar, threshold + (STANCE_SURE if relation.kind == "other" else 0.0))
+        if score < bar:
+            return None  # a request to review ("tell me whether it is ready"), or a task about another part
+        return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
     if score < threshold:
         return None
-    if asks_the_reader(text):
-        if relation.kind == "other" and score < threshold + STANCE_SURE:
-            return None  # a task about a part that holds no defect ("find the invoice PDF ...")
-        return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")
     if not relation.relates:
         relation = _existence(unit, structure, anchors, relation, score)
         if relation is None:
@@ -1681,9 +1701,10 @@ def _names_only_its_place(unit: Unit, part: Part) -> bool:
 
 STANCE_SURE = 1.0
 """How far above the stance threshold a request that names a part holding
-no defect must score to be a quiz all the same: chosen by
-leave-one-domain-out on dev (benchmarks/judgement_cv.py, patterns off:
-quiz recall 0.842 -> 0.895, no work sentence flagged)."""
+no defect must score to be a quiz all the same (and a short unit's stance
+to be a pointer, :func:`_judge_short`): chosen by leave-one-domain-out on
+dev (benchmarks/judgement_cv.py, patterns off: quiz recall 0.842 -> 0.895,
+no work sentence flagged)."""
 
 
 _ASKS = _lazy(
