@@ -1,6 +1,4 @@
-"""output-spec.md: the fields an agent's answer carries, their values and aliases, read
-as fixture-format.md ("output-spec.md") defines them.
-"""
+"""output-spec.md: the fields an agent's answer carries, with values and aliases (fixture-format.md)."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ class OutputField(NamedTuple):
 
 
 class UncodedList(NamedTuple):
-    """A ``Values:`` or ``Aliases:`` line of ``field`` that lists no code span
-    (``Values: PASS, FAIL``): it lists nothing."""
+    """A ``Values:`` or ``Aliases:`` line of ``field`` that lists no code span (so nothing)."""
 
     field: OutputField
     line: int
@@ -68,8 +65,7 @@ class OutputSpec:
 
 
 def output_spec_of(document: "TextDocument") -> OutputSpec:
-    """``document`` parsed as an output spec, once per document
-    (:meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
+    """``document`` parsed as an output spec, once per document."""
     return document.derived(_parse_document)
 
 
