@@ -304,14 +304,9 @@ def parse_runs(path: Path, raw: bytes) -> RunsFile:
 
 def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], dict[str, Any]]:
     """frozen.json's cases keyed by ``(id, version)``; empty when missing or invalid."""
-    if raw is None:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError:
-            return {}
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        data = json.loads((Path(path).read_bytes() if raw is None else raw).decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):  # a UnicodeDecodeError is a ValueError
         return {}
     cases = data.get("cases") if isinstance(data, dict) else None
     frozen: dict[tuple[str, int], dict[str, Any]] = {}
