@@ -252,7 +252,8 @@ def _check_report_destination(args: argparse.Namespace) -> None:
 
 
 def _write(args: argparse.Namespace, text: str, what: str) -> None:
-    """Write ``text`` (the ``what``: report, patch) to ``--output-file``, else to stdout."""
+    """Write ``text`` (the ``what``: report, patch) to ``--output-file`` (a failure: a
+    :class:`UsageError` naming it), else, if any, to stdout."""
     if not args.output_file:
         if text:
             _write_stdout(text, what)
@@ -267,7 +268,7 @@ def _write(args: argparse.Namespace, text: str, what: str) -> None:
 def _write_stdout(text: str, what: str) -> None:
     """Write all of ``text`` to stdout and flush it; a failure other than :class:`BrokenPipeError`
     is a :class:`UsageError`. On a real stdout the bytes go to its descriptor until all are
-    written (the text layer drops what a partial or non-blocking write leaves)."""
+    written (the text layer can lose what a partial or non-blocking write leaves)."""
     import io
 
     stream = sys.stdout

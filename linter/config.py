@@ -80,7 +80,7 @@ class Config(NamedTuple):
     per_file_ignores: Mapping[str, tuple[str, ...]] = EMPTY_MAPPING
     """Glob (relative to the workspace root) -> codes ignored in matching files."""
     exclude: tuple[str, ...] = ()
-    """Globs of folders and fixture files that folder walks leave out (:class:`~skill_eval.linter.workspace.Exclusion`)."""
+    """Globs of folders and fixture files that folder walks leave out (``workspace.Exclusion``)."""
     extend_exclude: tuple[str, ...] = ()
     """More globs, added to ``exclude`` (a later layer's add to an earlier one's)."""
     signposting: PhraseConfig = PhraseConfig()

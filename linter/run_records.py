@@ -362,7 +362,7 @@ ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadabl
 
 
 def zone_of(control: ArmSample, treatment: ArmSample) -> str:
-    """The calibration zone of a sample, checked in the order of docs/report.md ("Zones")."""
+    """The calibration zone of a sample, checked in the order of docs/report.md ("Zones"), ``unreadable`` first."""
     graded = control.reps + treatment.reps
     if graded > 0 and 2 * (control.unreadable + treatment.unreadable) > graded:
         return "unreadable"
