@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+import msgspec
+
 from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,19 +41,14 @@ class UncodedList(NamedTuple):
     """``Values:`` or ``Aliases:``."""
 
 
-class OutputSpec:
+class OutputSpec(msgspec.Struct, frozen=True, eq=False):
     """The parsed output spec. ``duplicates`` are later fields reusing a name;
-    ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans. Read-only."""
+    ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans."""
 
-    def __init__(self, document: MarkdownDocument, fields: dict[str, OutputField],
-                 duplicates: tuple[OutputField, ...], uncoded_lists: tuple[UncodedList, ...]) -> None:
-        self.document = document
-        self.fields = fields
-        self.duplicates = duplicates
-        self.uncoded_lists = uncoded_lists
-
-    def __repr__(self) -> str:
-        return f"OutputSpec({list(self.fields)!r})"
+    document: MarkdownDocument
+    fields: dict[str, OutputField]
+    duplicates: tuple[OutputField, ...]
+    uncoded_lists: tuple[UncodedList, ...]
 
     def lookup(self, name: str) -> OutputField | None:
         """The field called ``name`` or having it as an alias (case-sensitive)."""
