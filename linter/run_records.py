@@ -451,7 +451,7 @@ def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
     return samples
 
 
-def sample_versions(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple[str, int], VersionSample]:
+def sample_versions(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], VersionSample]:
     """Samples per (probe id, version), every agent and content of the version pooled
     (the calibration rules' view; the report's :func:`skill_eval.evals.stats.sample_rows` never pools)."""
-    return sample_by(records, lambda record: (record["probe"], record["version"]), agent)
+    return sample_by(records, lambda record: (record["probe"], record["version"]), None)
