@@ -1,8 +1,5 @@
-"""The skill-eval engine: fixture model, ``extract_skill_section`` and the rules.
-
-This package never imports ``pygls`` or ``lsprotocol``; the language server is a
-thin adapter over it. Heavy dependencies (pyromark, jsonschema) are
-imported only when a file needs them.
+"""The skill-eval engine: fixture model, ``extract_skill_section`` and the rules. It never
+imports the language server's libraries; heavy dependencies are imported only when needed.
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ def __getattr__(name: str):
 
 
 def read_data(name: str) -> str:
-    """The text of the shipped data file ``linter/data/<name>``, read beside this module
-    (the package is installed as plain files; ``importlib.resources`` costs a start)."""
+    """The text of the shipped data file ``linter/data/<name>`` (not ``importlib.resources``: slow to import)."""
     from pathlib import Path
 
     return (Path(__file__).parent / "data" / name).read_text(encoding="utf-8")

@@ -46,8 +46,7 @@ def _jobs(text: str) -> int:
 
 
 def build_parser(prog: str = "skill-eval-lint") -> argparse.ArgumentParser:
-    """The options of ``skill-eval-lint``, named ``prog`` in the help
-    (``skill-eval lint`` when the umbrella command runs it)."""
+    """The options of ``skill-eval-lint``, named ``prog`` in the help."""
     parser = _Parser(
         prog=prog,
         description="Lint skill-eval probes: probe.json, question.md, SKILL.md and output-spec.md. "
@@ -116,9 +115,8 @@ def _print_documentation(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
-    """Run ``skill-eval-lint`` with ``argv`` (its help names it ``prog``); the exit
-    status. stdout is flushed here, so that a reader that went away
-    (``skill-eval-lint . | head -1``) ends the run quietly (:func:`reader_went_away`)."""
+    """Run ``skill-eval-lint`` with ``argv``; the exit status. stdout is flushed here, so that a
+    reader that went away (``skill-eval-lint . | head -1``) ends the run quietly."""
     try:
         try:
             status = _main(argv, prog)
@@ -130,8 +128,7 @@ def main(argv: list[str] | None = None, prog: str = "skill-eval-lint") -> int:
 
 
 def _flushed(status: int) -> int:
-    """``status`` once stdout is flushed; a failure other than :class:`BrokenPipeError`
-    (a full disk) is one line on stderr and :data:`EXIT_ERROR`."""
+    """``status`` once stdout is flushed; a failure (a full disk) is one line on stderr and :data:`EXIT_ERROR`."""
     if sys.stdout is None:
         return status
     try:
@@ -150,8 +147,7 @@ EXIT_BROKEN_PIPE = 141
 
 
 def reader_went_away() -> int:
-    """On a :class:`BrokenPipeError` writing stdout, point stdout at ``/dev/null`` (so that
-    no later flush fails again) and return :data:`EXIT_BROKEN_PIPE` (Python's ``signal`` docs)."""
+    """Point stdout at ``/dev/null`` (no later flush fails again) and return :data:`EXIT_BROKEN_PIPE`."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -240,9 +236,7 @@ def _lint(args: argparse.Namespace) -> int:
 
 
 def _check_report_destination(args: argparse.Namespace) -> None:
-    """Refuse, before anything is linted, a report that could not be written (a
-    :class:`~skill_eval.linter.output.UsageError`): ``--output-file`` a folder or in
-    none, or stdout closed (``>&-``)."""
+    """Refuse, before anything is linted, a report that could not be written (a :class:`UsageError`)."""
     path = args.output_file
     if path is None:
         if sys.stdout is None:
@@ -258,8 +252,8 @@ def _check_report_destination(args: argparse.Namespace) -> None:
 
 
 def _write(args: argparse.Namespace, text: str, what: str) -> None:
-    """Write ``text`` (the ``what``: report, patch) to ``--output-file``, else (if any) to
-    stdout; a failure is a :class:`~skill_eval.linter.output.UsageError` naming the file."""
+    """Write ``text`` (the ``what``: report, patch) to ``--output-file`` (a failure: a
+    :class:`UsageError` naming it), else, if any, to stdout."""
     if not args.output_file:
         if text:
             _write_stdout(text, what)
@@ -272,12 +266,9 @@ def _write(args: argparse.Namespace, text: str, what: str) -> None:
 
 
 def _write_stdout(text: str, what: str) -> None:
-    """Write all of ``text`` (the ``what``: report, patch) to stdout and flush it; a
-    failure other than :class:`BrokenPipeError` is a :class:`~skill_eval.linter.output.UsageError`.
-
-    On a real stdout the bytes go to its descriptor until all are written: the text
-    layer drops what a partial write leaves when unbuffered, and a full non-blocking
-    descriptor fails a buffered write. A stream without a descriptor is written as text."""
+    """Write all of ``text`` to stdout and flush it; a failure other than :class:`BrokenPipeError`
+    is a :class:`UsageError`. On a real stdout the bytes go to its descriptor until all are
+    written (the text layer can lose what a partial or non-blocking write leaves)."""
     import io
 
     stream = sys.stdout
@@ -306,8 +297,7 @@ def _write_stdout(text: str, what: str) -> None:
 
 
 def _print_fix_diff(args: argparse.Namespace, result) -> int:
-    """``--diff``: what one pass of ``--fix`` would write, as a unified patch on stdout
-    (or ``--output-file``), a count on stderr; exit 1 when there is something to fix."""
+    """``--diff``: what one pass of ``--fix`` would write, as a unified patch, and a count on stderr."""
     from .fixes import plan_fixes
     from .output.diff import render
 
@@ -336,8 +326,7 @@ def _hint_unsafe(args: argparse.Namespace, diagnostics) -> None:
 
 
 def _overrides(args: argparse.Namespace) -> dict:
-    """The command line's layer of the config (:func:`~skill_eval.linter.config.resolve_config`);
-    an unknown code in a flag is a :class:`~skill_eval.linter.config.ConfigError`, as in the file."""
+    """The command line's layer of the config; an unknown code in a flag is a ``ConfigError``, as in the file."""
     from .config import check_rule_codes
 
     layer = {}
@@ -350,8 +339,7 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 
 def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roots=()) -> str:
-    """The report in ``--output-format`` (counts per rule with ``--statistics``); only
-    the format's own module is imported."""
+    """The report in ``--output-format`` (``--statistics``: counts per rule), importing only that format's module."""
     from importlib import import_module
 
     kind = args.output_format
@@ -369,16 +357,14 @@ def _render(args: argparse.Namespace, diagnostics, checked: int, fixed: int, roo
 
 
 def entry() -> None:
-    """The ``skill-eval-lint`` console script (and ``python -m``): :func:`main`, then
-    :func:`hard_exit`, with the cyclic garbage collector off throughout."""
+    """The ``skill-eval-lint`` console script: :func:`main`, then :func:`hard_exit`, with no cyclic GC."""
     gc.disable()  # for the rest of the process: a last collection would walk every object the run made
     hard_exit(main())
 
 
 def hard_exit(code: int) -> NoReturn:
-    """Exit with ``code`` once stdout and stderr are flushed, without tearing the
-    interpreter down (freeing a run's objects one by one is a noticeable part of a
-    small run; mypy exits so). A reader of stdout gone makes it :data:`EXIT_BROKEN_PIPE`."""
+    """Exit with ``code`` once stdout and stderr are flushed, without tearing the interpreter
+    down (as mypy does: freeing a run's objects costs a small run); a reader gone: :data:`EXIT_BROKEN_PIPE`."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

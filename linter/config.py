@@ -1,15 +1,11 @@
 """Typed configuration, resolved in the README's order ("Configuration", later wins,
-:func:`resolve_config`): built-in defaults (:class:`Config`), the workspace's
-``skill-eval.toml`` or ``[tool.skill-eval]`` (or the ``--config`` file), then the
-caller's layers (:func:`apply_layer`: the command line, or the editor's settings).
+:func:`resolve_config`): defaults (:class:`Config`), the config file, then the caller's
+layers (:func:`apply_layer`: the command line, or the editor's settings). An unknown key
+or a wrong type is a :class:`ConfigError` naming the file and the key.
 
-The runner's settings are read by the runner from the same file (:attr:`Config.source`):
-its ``[agents.NAME]`` tables (:mod:`skill_eval.evals.agents`) are only checked to be
-tables here, and the runner's keys of ``[suites]`` (``judge``, ``judge-timeout``,
-``distractors``: :mod:`skill_eval.evals.suites`) are accepted and not stored, so that
-editing them changes no :class:`Config` (nor the lint cache keyed by it). Keys are
-spelled as in rules.md; an unknown key or a wrong type is a :class:`ConfigError`
-naming the file and the key.
+The runner reads its own settings from the same file (:attr:`Config.source`): its
+``[agents.NAME]`` tables and ``[suites]`` keys are checked here, not stored, so that
+editing them changes no :class:`Config` (nor the lint cache keyed by it).
 """
 
 from __future__ import annotations
@@ -68,17 +64,14 @@ class CalibrationRule(NamedTuple):
     reps: int = 2
     """Reps per arm: the bounded sample of the control, and of the treatment when it runs."""
     caught_in_every_rep: str = "all-reps"
-    """When a start failed: ``all-reps``, every one of ``reps`` graded (else the arm is
-    undecided); ``graded-reps``, every rep started and the graded ones (at least one) taken."""
+    """When a start failed: ``all-reps``, every rep must be graded (else the arm is undecided);
+    ``graded-reps``, the graded ones (at least one) are taken."""
     max_starts_per_probe: int | None = None
     """The most starts one probe version may cost one agent and model (``None``: no cap)."""
 
 
 class Config(NamedTuple):
-    """Everything that changes what skill-eval reports or runs (an immutable
-    named tuple; the lint cache is keyed by it). The runner's ``[agents.NAME]``
-    tables and ``[suites]`` judge, judge-timeout and distractors are not part of it
-    (:mod:`skill_eval.evals.agents` and :mod:`skill_eval.evals.suites` read them from :attr:`source`)."""
+    """Everything that changes what skill-eval reports or runs (immutable; the lint cache is keyed by it)."""
 
     select: tuple[str, ...] = ()
     """Codes or code prefixes to enable (empty: all rules)."""
@@ -87,8 +80,7 @@ class Config(NamedTuple):
     per_file_ignores: Mapping[str, tuple[str, ...]] = EMPTY_MAPPING
     """Glob (relative to the workspace root) -> codes ignored in matching files."""
     exclude: tuple[str, ...] = ()
-    """Globs of folders and fixture files that folder walks leave out besides the
-    VCS and tool folders (:class:`~skill_eval.linter.workspace.Exclusion`)."""
+    """Globs of folders and fixture files that folder walks leave out (``workspace.Exclusion``)."""
     extend_exclude: tuple[str, ...] = ()
     """More globs, added to ``exclude`` (a later layer's add to an earlier one's)."""
     signposting: PhraseConfig = PhraseConfig()
@@ -203,6 +195,16 @@ def _threshold(value: Any, source: str, key: str) -> float:
     return float(value)
 
 
+def _rule_choice(value: Any, source: str, key: str) -> str:
+    if value not in ("all-reps", "graded-reps"):
+        raise config_error(source, key, f"`{key}` must be \"all-reps\" or \"graded-reps\"")
+    return value
+
+
+def _cap(value: Any, source: str, key: str) -> int | None:
+    return None if value is None else _positive(value, source, key)  # null (editor settings): no cap
+
+
 _positive = functools.partial(integer_at_least, minimum=1)
 
 _PLAIN_KEYS = {
@@ -212,6 +214,8 @@ _PLAIN_KEYS = {
 }
 """The keys that set the :class:`Config` field of their name, each with its reader (in the order checked)."""
 _KNOWN_KEYS = {*_PLAIN_KEYS, "frontmatter", "calibration", "agents", "suites"}
+_RULE_KEYS = {"caught-in-every-rep": _rule_choice, "reps": _positive, "max-starts-per-probe": _cap}
+"""The keys of ``[calibration]`` that set a :class:`CalibrationRule` field, each with its reader."""
 SUITES_KEYS = frozenset({"paths", "judge", "judge-timeout", "distractors"})
 """The keys of ``[suites]`` (docs/format.md): ``paths`` sets :attr:`Config.suite_globs`;
 the others are the runner's (:func:`skill_eval.evals.suites.suite_settings_from_mapping`)."""
@@ -223,9 +227,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<settings>", pat
 
 
 def _fields_set(data: Mapping[str, Any], below: Config, source: str) -> dict[str, Any]:
-    """The :class:`Config` fields that the config-file keys ``data`` set, each with
-    its value over the config ``below``: ``extend-exclude`` adds to its globs, and
-    the keys of ``[calibration]`` replace only themselves."""
+    """The :class:`Config` fields the config-file keys ``data`` set over the config ``below``."""
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         key = sorted(unknown)[0]
@@ -242,22 +244,11 @@ def _fields_set(data: Mapping[str, Any], below: Config, source: str) -> dict[str
             raise config_error(source, "frontmatter", "`[frontmatter]` takes only `allowed-keys`")
         values["frontmatter_allowed_keys"] = string_list(table.get("allowed-keys", []), source, "frontmatter.allowed-keys")
     if "calibration" in data:
-        known = {"max-starts", "reps", "caught-in-every-rep", "max-starts-per-probe"}
-        table = _table(data["calibration"], "calibration", known, source)
+        table = _table(data["calibration"], "calibration", {"max-starts", *_RULE_KEYS}, source)
         if "max-starts" in table:
-            values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts", 0)
-        rule: dict[str, Any] = {}
-        if "caught-in-every-rep" in table:
-            rule["caught_in_every_rep"] = table["caught-in-every-rep"]
-            if rule["caught_in_every_rep"] not in ("all-reps", "graded-reps"):
-                raise config_error(source, "calibration.caught-in-every-rep",
-                                   "`calibration.caught-in-every-rep` must be \"all-reps\" or \"graded-reps\"")
-        if "reps" in table:
-            rule["reps"] = integer_at_least(table["reps"], source, "calibration.reps", 1)
-        if "max-starts-per-probe" in table:  # null (editor settings): no cap
-            cap = table["max-starts-per-probe"]
-            rule["max_starts_per_probe"] = None if cap is None else integer_at_least(
-                cap, source, "calibration.max-starts-per-probe", 1)
+            values["calibration_max_starts"] = integer_at_least(table["max-starts"], source, "calibration.max-starts")
+        rule = {key.replace("-", "_"): read(table[key], source, f"calibration.{key}")
+                for key, read in _RULE_KEYS.items() if key in table}
         if rule:
             values["calibration_rule"] = below.calibration_rule._replace(**rule)
     if "agents" in data and not isinstance(data["agents"], dict):
@@ -274,8 +265,7 @@ CONFIG_MAX_SIZE = 1024 * 1024
 
 
 def _read_config_text(path: Path, below: Path | None = None) -> str:
-    """A config file's text, read like every other file (:func:`~skill_eval.linter.reader.read_regular_file`:
-    at most :data:`CONFIG_MAX_SIZE` bytes, and only below the folder ``below`` if given)."""
+    """A config file's text, read as every other file is (below the folder ``below`` if given)."""
     from .reader import read_regular_file
 
     return read_regular_file(path, CONFIG_MAX_SIZE, below).decode("utf-8-sig")
@@ -309,9 +299,8 @@ def read_config_table(path: Path, below: Path | None = None) -> dict[str, Any]:
 
 
 def has_pyproject_section(path: Path) -> bool:
-    """Whether ``path`` (a pyproject.toml inside its folder) has a ``[tool.skill-eval]``
-    table; one that is no valid TOML counts if it names both (reading it says what is
-    wrong). A textual check first, so that unrelated pyproject files are not parsed."""
+    """Whether ``path`` (a pyproject.toml inside its folder) has a ``[tool.skill-eval]`` table
+    (one that is no valid TOML counts if it names both: reading it says what is wrong)."""
     if not _inside_folder(path):
         return False
     try:
@@ -362,11 +351,10 @@ LAYER_KEYS = frozenset({"extend-select", "extend-ignore"})
 
 
 def apply_layer(config: Config, settings: Mapping[str, Any], source: str) -> Config:
-    """``config`` with the layer ``settings`` (config-file keys) on top: each key replaces
-    the value below it, but ``extend-select``, ``extend-ignore`` and ``extend-exclude`` add
-    to it (an empty ``select``, every rule, stays so), and the keys of ``[calibration]``
-    replace only themselves (the runner's keys of ``[suites]``, accepted here, are layered by
-    :func:`skill_eval.evals.suites.load_suite_settings`). Raises :class:`ConfigError` (naming ``source`` and the key) when invalid."""
+    """``config`` with the layer ``settings`` (config-file keys) on top: each key replaces the
+    value below it, but ``extend-select``, ``extend-ignore`` and ``extend-exclude`` add to it
+    (an empty ``select``, every rule, stays so) and the keys of ``[calibration]`` replace only
+    themselves. A :class:`ConfigError` names ``source`` and the key."""
     if not settings:
         return config
     extend = {key: _codes(settings[key], source, key) for key in LAYER_KEYS if key in settings}

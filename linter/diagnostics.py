@@ -1,8 +1,5 @@
-"""What a rule reports: diagnostics, related locations and fixes.
-
-Typed records (``msgspec.Struct``, frozen and hashable): the one codec
-(:data:`~skill_eval.linter.cache.CODEC`) sends them from worker processes
-and keeps them in the cache file without a hand-written conversion."""
+"""What a rule reports: diagnostics, related locations and fixes, as frozen ``msgspec``
+records that the one codec (:data:`~skill_eval.linter.cache.CODEC`) carries and caches."""
 
 from __future__ import annotations
 
@@ -23,9 +20,8 @@ class Severity(str, enum.Enum):
 
 
 class Record(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """A frozen record of the codec (plain data that holds no cycle, so not
-    tracked by the garbage collector), with the ``_replace`` of the named
-    tuples these were (the language server and evals call it)."""
+    """A frozen record of the codec (no cycle, so untracked by the garbage collector), with
+    the ``_replace`` of the named tuples these were."""
 
     def _replace(self, **changes):
         return msgspec.structs.replace(self, **changes)
@@ -39,8 +35,7 @@ class TextEdit(Record):
 
 
 class Fix(Record):
-    """A change that resolves a diagnostic: ``safe`` fixes are applied by
-    ``--fix`` and the editor's "fix all", unsafe ones offered as quick fixes."""
+    """A change that resolves a diagnostic: ``--fix`` and "fix all" apply ``safe`` ones only."""
 
     title: str
     edits: tuple[TextEdit, ...]

@@ -1,14 +1,9 @@
-"""Applying fixes: one applier for ``skill-eval-lint --fix`` and the editor's
-"fix all" (a quick fix carries one fix's edits as they are).
+"""Applying fixes: one applier for ``skill-eval-lint --fix`` and the editor's "fix all".
 
-:func:`select_fixes` takes the first safe fix of each diagnostic (``unsafe``:
-its first fix; a rule lists its fixes best first), in the diagnostics' order,
-whole or not at all: a fix is left out when one of its edits conflicts with an
-edit taken or with another of its own (overlapping ranges, or two insertions at
-one place; an insertion at either end of a replaced range does not conflict),
-and a fix identical to one taken resolves its diagnostic too. What is left out
-is fixed by a later pass (the CLI re-lints and applies again) or stays reported.
-Files are edited as on disk (:func:`apply_edits`), their byte-order mark kept.
+:func:`select_fixes` takes the first safe fix of each diagnostic (``unsafe``: its first
+fix), in the diagnostics' order, whole or not at all: a fix with an edit that conflicts
+(:func:`edits_conflict`) with one taken or one of its own is left out, for a later pass
+(the CLI re-lints and applies again); a fix identical to one taken resolves its diagnostic too.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Container, Iterable, Sequence
+from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,15 +25,15 @@ _BOM = b"\xef\xbb\xbf"
 
 
 class Selected(NamedTuple):
-    """The fixes :func:`select_fixes` takes: each with the diagnostics it
-    resolves, and every edit to make, by file."""
+    """The fixes :func:`select_fixes` takes, each with the diagnostics it resolves, and their edits by file."""
 
     fixes: list[tuple[Fix, list[Diagnostic]]]
     edits: dict[Path, list[TextEdit]]
 
 
 def edits_conflict(first: TextEdit, second: TextEdit) -> bool:
-    """Whether two edits of one file cannot both be made unambiguously."""
+    """Whether two edits of one file cannot both be made unambiguously (overlapping ranges,
+    or two insertions at one place; an insertion at either end of a replaced range is fine)."""
     a, b = first.span, second.span
     if a.path != b.path:
         return False
@@ -56,16 +52,15 @@ def select_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> Sel
         fix = next((fix for fix in diagnostic.fixes if fix.safe or unsafe), None)
         if fix is None or not fix.edits:
             continue
-        identity = tuple(fix.edits)
-        if identity in index:
-            taken[index[identity]][1].append(diagnostic)
+        own = tuple(fix.edits)
+        if own in index:
+            taken[index[own]][1].append(diagnostic)
             continue
-        own = list(fix.edits)
-        if any(edits_conflict(a, b) for number, a in enumerate(own) for b in own[number + 1:]):
+        if any(edits_conflict(a, b) for a, b in combinations(own, 2)):
             continue
         if any(edits_conflict(edit, other) for edit in own for other in edits.get(edit.span.path, ())):
             continue
-        index[identity] = len(taken)
+        index[own] = len(taken)
         taken.append((fix, [diagnostic]))
         for edit in own:
             edits.setdefault(edit.span.path, []).append(edit)
@@ -78,15 +73,13 @@ def safe_edits(diagnostics: Iterable[Diagnostic]) -> list[TextEdit]:
 
 
 def _line_starts(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` offsets of each line of ``text`` without its break
-    (CRLF, CR and LF each end a line)."""
+    """``(start, end)`` offsets of each line of ``text`` without its break (CRLF, CR or LF)."""
     breaks = [match.span() for match in _LINE_BREAK.finditer(text)]
     return list(zip([0, *(end for _start, end in breaks)], [*(start for start, _end in breaks), len(text)]))
 
 
 def _offset(lines: list[tuple[int, int]], position: Position) -> int:
-    """The offset of a 1-based engine position (clamped to its line, as the
-    engine clamps)."""
+    """The offset of a 1-based engine position (clamped to its line, as the engine clamps)."""
     line = min(max(position.line, 1), len(lines)) - 1
     start, end = lines[line]
     return min(start + max(position.column, 1) - 1, end)
@@ -115,9 +108,8 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
 
 
 class Applied(NamedTuple):
-    """What :func:`apply_fixes` did: how many diagnostics its fixes resolve,
-    the files written, and those not written (unreadable, outside the
-    workspace, changed into something that is no text)."""
+    """What :func:`apply_fixes` did: how many diagnostics its fixes resolve, the files
+    written, and those not (unreadable, outside the workspace, no text)."""
 
     fixed: int
     files: list[Path]
@@ -125,10 +117,8 @@ class Applied(NamedTuple):
 
 
 class Planned(NamedTuple):
-    """What :func:`apply_fixes` would write: per file, ``((root, path), BOM,
-    text before, text after)``; each fix taken with the diagnostics it
-    resolves; the files left out (unreadable now, not UTF-8, outside the
-    workspace)."""
+    """What :func:`apply_fixes` would write: per file, ``((root, path), BOM, text before, text
+    after)``; each fix taken with the diagnostics it resolves; the files left out."""
 
     changes: dict[Path, tuple[tuple[Path, Path], bytes, str, str]]
     taken: list[tuple[Fix, list[Diagnostic]]]
@@ -145,9 +135,7 @@ class Planned(NamedTuple):
 
 
 def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Applied:
-    """Write the fixes :func:`select_fixes` takes into their files
-    (:func:`plan_fixes`), each file whole. Only the fixes of files written
-    count."""
+    """Write the fixes :func:`plan_fixes` plans into their files; only the fixes of files written count."""
     planned = plan_fixes(diagnostics, sessions, unsafe)
     written, skipped = [], list(planned.skipped)
     for path, (real, bom, _before, after) in planned.changes.items():
@@ -161,9 +149,8 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsa
 
 
 def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsafe: bool = False) -> Planned:
-    """The texts the fixes :func:`select_fixes` takes make, nothing written
-    (``--diff`` prints them): a fix is taken only when every file it edits
-    reads as the engine reads it (:func:`_read`) and each edit lies within it."""
+    """The texts the fixes :func:`select_fixes` takes make, nothing written (``--diff`` prints
+    them): a fix is taken only when every file it edits reads (:func:`_read`) and holds its edits."""
     selected = select_fixes(diagnostics, unsafe)
     texts: dict[Path, tuple[tuple[Path, Path], bytes, str]] = {}
     skipped: list[Path] = []
@@ -184,8 +171,7 @@ def plan_fixes(diagnostics: Sequence[Diagnostic], sessions: Sequence = (), unsaf
 
 
 def _within(text: str, edit: TextEdit) -> bool:
-    """Whether both ends of ``edit`` are positions of ``text`` (a line that
-    exists, a column at most one past its end)."""
+    """Whether both ends of ``edit`` are positions of ``text`` (a column at most one past its line's end)."""
     lines = _line_starts(text)
     for position in (edit.span.start, edit.span.end):
         if not 1 <= position.line <= len(lines):
@@ -197,9 +183,8 @@ def _within(text: str, edit: TextEdit) -> bool:
 
 
 def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes, str] | None:
-    """``((root, path), BOM, text)`` of ``path`` when it is, now, a regular UTF-8
-    file within the size limit inside the workspace ``root`` of one of
-    ``sessions``, read afresh below the root only (:class:`~.reader.SealedRoot`)."""
+    """``((root, path), BOM, text)`` of ``path`` when it is now a regular UTF-8 file within the
+    size limit, read afresh below the workspace root of one of ``sessions`` only."""
     from .reader import read_regular_file
 
     for session in sessions:
@@ -215,9 +200,8 @@ def _read(path: Path, sessions: Sequence) -> tuple[tuple[Path, Path], bytes, str
 
 
 def _write(where: tuple[Path, Path], data: bytes) -> None:
-    """Write ``data`` over the regular file ``where`` names (``(root, path)``) in
-    place (inode, mode and links kept), opened below ``root`` only as :func:`_read`
-    read it: never through a link out made since."""
+    """Write ``data`` over the regular file ``where`` (``(root, path)``) in place (inode, mode and
+    links kept), opened below ``root`` only, as :func:`_read` read it."""
     from .reader import _OPEN_FLAGS, SEALED, NotRegularFile, sealed_root, write_all
 
     root, path = where

@@ -1,10 +1,10 @@
-"""output-spec.md: the fields an agent's answer carries, their values and aliases, read
-as fixture-format.md ("output-spec.md") defines them.
-"""
+"""output-spec.md: the fields an agent's answer carries, with values and aliases (fixture-format.md)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
+
+import msgspec
 
 from .markdown import Heading, MarkdownDocument, inline_code_spans, parse_markdown
 
@@ -33,8 +33,7 @@ class OutputField(NamedTuple):
 
 
 class UncodedList(NamedTuple):
-    """A ``Values:`` or ``Aliases:`` line of ``field`` that lists no code span
-    (``Values: PASS, FAIL``): it lists nothing."""
+    """A ``Values:`` or ``Aliases:`` line of ``field`` that lists no code span (so nothing)."""
 
     field: OutputField
     line: int
@@ -42,19 +41,14 @@ class UncodedList(NamedTuple):
     """``Values:`` or ``Aliases:``."""
 
 
-class OutputSpec:
+class OutputSpec(msgspec.Struct, frozen=True, eq=False):
     """The parsed output spec. ``duplicates`` are later fields reusing a name;
-    ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans. Read-only."""
+    ``uncoded_lists`` the ``Values:``/``Aliases:`` lines without code spans."""
 
-    def __init__(self, document: MarkdownDocument, fields: dict[str, OutputField],
-                 duplicates: tuple[OutputField, ...], uncoded_lists: tuple[UncodedList, ...]) -> None:
-        self.document = document
-        self.fields = fields
-        self.duplicates = duplicates
-        self.uncoded_lists = uncoded_lists
-
-    def __repr__(self) -> str:
-        return f"OutputSpec({list(self.fields)!r})"
+    document: MarkdownDocument
+    fields: dict[str, OutputField]
+    duplicates: tuple[OutputField, ...]
+    uncoded_lists: tuple[UncodedList, ...]
 
     def lookup(self, name: str) -> OutputField | None:
         """The field called ``name`` or having it as an alias (case-sensitive)."""
@@ -68,8 +62,7 @@ class OutputSpec:
 
 
 def output_spec_of(document: "TextDocument") -> OutputSpec:
-    """``document`` parsed as an output spec, once per document
-    (:meth:`~skill_eval.linter.textfile.TextDocument.derived`)."""
+    """``document`` parsed as an output spec, once per document."""
     return document.derived(_parse_document)
 
 

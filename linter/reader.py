@@ -1,8 +1,5 @@
-"""The one interface through which the engine reads files (:data:`Reader`).
-
-The linter uses :class:`FileSystemReader`; the language server its subclass
-:class:`~skill_eval.server.overlay.OverlayReader`, which serves unsaved editor
-buffers first. Nothing in the engine opens a file any other way.
+"""The one interface through which the engine reads files (:data:`Reader`): the linter's
+:class:`FileSystemReader`, or the language server's subclass that serves unsaved buffers first.
 """
 
 from __future__ import annotations
@@ -35,10 +32,8 @@ def is_below(path: str, root: str) -> bool:
 
 
 def list_folder(folder: str, links: list[str] | None = None, fd: int | None = None) -> tuple[list[str], list[str]] | None:
-    """``(file names, sub-folder names)`` of ``folder`` from one ``os.scandir``;
-    a symbolic link to a folder is in neither, and ``links``, when given,
-    receives the path of every link. ``None`` when the folder cannot be listed
-    or is itself a link. ``fd``: an open descriptor of ``folder`` (left open)."""
+    """``(file names, sub-folder names)`` of ``folder`` (or its open descriptor ``fd``), a link
+    to a folder in neither and every link's path in ``links``; ``None`` when it cannot be listed."""
     opened = None
     if fd is None and SEALED:
         try:
@@ -82,17 +77,13 @@ def walk_folders(
     root: Path | str, skipped: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
     exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
-    """``(folder, file names, sub-folder names)`` for ``root`` and every folder
-    below it, depth first and sorted, like a top-down ``os.walk`` whose caller
-    may prune the sub-folder list in place. Left out: folders named in
-    ``skipped`` (their paths go to ``pruned`` when given), those ``exclude``
-    is true for, virtual environments (``pyvenv.cfg``) and links to folders
-    (``links`` receives every link's path: :func:`list_folder`).
+    """A top-down, sorted ``os.walk`` of ``root`` (the caller may prune the sub-folder list)
+    leaving out folders named in ``skipped`` (their paths go to ``pruned``), those
+    ``exclude`` is true for, virtual environments and links to folders (:func:`list_folder`).
 
-    Each folder below ``root`` is opened relative to its parent's descriptor
-    with ``O_NOFOLLOW`` (where :data:`SEALED`), so a folder swapped for a link
-    during the walk is not listed; ``below`` (a workspace root): ``root`` is
-    opened below it only (:meth:`SealedRoot.open`)."""
+    Each folder is opened relative to its parent's descriptor with ``O_NOFOLLOW`` (where
+    :data:`SEALED`): one swapped for a link meanwhile is not listed. ``below``: ``root`` is
+    opened below that workspace root only (:meth:`SealedRoot.open`)."""
     top = os.fspath(root)
     try:
         if not SEALED:
@@ -145,13 +136,11 @@ def walk_folders(
 
 
 class NotRegularFile(OSError):
-    """A path that names a FIFO, a device or a socket: never read (a FIFO would
-    block the reader until a writer came; ``/dev/zero`` never ends)."""
+    """A path that names a FIFO, a device or a socket: never read."""
 
 
 class FileTooLarge(OSError):
-    """A file over the size limit it was read with; ``size`` is its size in
-    bytes (as ``fstat`` tells it, or as far as it was read)."""
+    """A file over the size limit it was read with; ``size`` is its size in bytes (as far as known)."""
 
     def __init__(self, path: Path | str, size: int, limit: int) -> None:
         super().__init__(f"{os.fspath(path)}: {size:,} bytes, over the {limit:,}-byte size limit")
@@ -170,13 +159,9 @@ _KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device
 
 
 def read_regular_file(path: Path | str, limit: int | None = None, root: Path | str | None = None) -> bytes:
-    """The bytes of the regular file ``path``, read safely: opened with
-    ``O_NONBLOCK`` (a FIFO cannot block), its type and size checked with
-    ``fstat`` before any read (:class:`NotRegularFile`,
-    :class:`IsADirectoryError`, :class:`FileTooLarge`), and at most ``limit``
-    + 1 bytes read, with one ``os.read`` for a small file (docs/performance.md).
-    ``root``: opened below that folder only (:meth:`SealedRoot.open`;
-    :class:`OutsideRoot`, nothing outside opened), else by name."""
+    """The bytes of the regular file ``path`` (else :class:`NotRegularFile`,
+    :class:`IsADirectoryError`), at most ``limit`` (else :class:`FileTooLarge`), opened
+    without blocking on a FIFO; with ``root``, below that folder only (else :class:`OutsideRoot`)."""
     if root is not None and SEALED:
         fd = sealed_root(root).open(os.fspath(path))
     else:
@@ -234,13 +219,10 @@ file, ``ENOTDIR`` with ``O_DIRECTORY``; FreeBSD: ``EMLINK``; NetBSD ``EFTYPE``).
 class SealedRoot:
     """A folder (a workspace root) whose files are opened without ever leaving it.
 
-    Every path is opened relative to a descriptor of the root, one component
-    at a time with ``O_NOFOLLOW``, so a file or folder swapped for a link
-    meanwhile cannot lead the open outside. A path on which a link is met is
-    resolved as text (``realpath``) and its real path opened so from the root,
-    if inside it, else :class:`OutsideRoot`. A forked child starts its own
-    descriptor. On Linux a path with no link on it is opened in one ``openat2``
-    call instead (:func:`_linux_openat2`)."""
+    Every path is opened from the root's descriptor one component at a time with
+    ``O_NOFOLLOW`` (on Linux, in one ``openat2`` call: :func:`_linux_openat2`), so a link
+    swapped in meanwhile cannot lead outside. A path with a link on it is opened by its
+    real path, if inside the root, else :class:`OutsideRoot`."""
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -259,8 +241,7 @@ class SealedRoot:
         self._root_fd = self._root_id = None
 
     def _root_descriptor(self) -> int:
-        """The root's descriptor, opened again when the root's path no longer
-        names the folder it was opened as."""
+        """The root's descriptor, opened again when the root's path names another folder now."""
         if self._root_fd is not None and _identity(self.root) == self._root_id:
             return self._root_fd
         _close(self._root_fd)
@@ -272,9 +253,8 @@ class SealedRoot:
         return fd
 
     def open(self, path: str, flags: int = _FILE_FLAGS) -> int:
-        """A new descriptor of ``path`` (absolute and normal), opened with
-        ``flags`` (holding ``O_NOFOLLOW``) below the root only, else
-        :class:`OutsideRoot`; ``ELOOP`` for a link loop."""
+        """A new descriptor of ``path`` (absolute and normal) opened with ``flags`` (holding
+        ``O_NOFOLLOW``) below the root only, else :class:`OutsideRoot`."""
         with self._lock:
             relative = self._relative(path)
             if relative is None:
@@ -291,9 +271,8 @@ class SealedRoot:
             return self._resolved(relative, flags, path) if fd is None else fd
 
     def _relative(self, path: str) -> str | None:
-        """``path`` relative to the root ('/'-separated; empty for the root
-        itself), from its text, or from its real path when its text is not
-        below the root's (``None``: outside)."""
+        """``path`` relative to the root ('/'-separated), from its text or else its real path;
+        ``None`` when outside."""
         if is_below(path, self.root):
             relative = path[len(self.root):].lstrip(os.sep)
         else:
@@ -306,11 +285,8 @@ class SealedRoot:
         return relative.replace(os.sep, "/")
 
     def _open_components(self, parts: list[str], flags: int) -> int | None:
-        """A new descriptor of the path whose components below the root are
-        ``parts``, opened from the root's descriptor one component at a time
-        with ``O_NOFOLLOW``, the last with ``flags``, every other one as a
-        folder; ``None`` when one of them is a link (or ``.`` or ``..``):
-        nothing is opened through it."""
+        """A new descriptor of the path ``parts`` below the root, opened one component at a
+        time with ``O_NOFOLLOW`` (the last with ``flags``); ``None`` when one is a link, ``.`` or ``..``."""
         fd = os.dup(self._root_descriptor())
         try:
             for index, name in enumerate(parts):
@@ -330,11 +306,9 @@ class SealedRoot:
             _close(fd)
 
     def _resolved(self, relative: str, flags: int, shown: str) -> int:
-        """Open ``relative`` (below the root), on which a link was met: its
-        real path, resolved as text, below the root's real path (else
-        :class:`OutsideRoot`), opened as :meth:`_open_components` opens. A
-        component that is a link by then (a loop, or a link swapped in since)
-        fails with ``ELOOP``; a new descriptor."""
+        """A new descriptor of ``relative``, on which a link was met: its real path, if below
+        the root's (else :class:`OutsideRoot`), opened by :meth:`_open_components` (a link
+        there by then: ``ELOOP``)."""
         self._root_descriptor()
         real = os.path.realpath(os.path.join(self.root, relative))
         if not is_below(real, self._real_root):
@@ -349,11 +323,9 @@ class SealedRoot:
 
 
 def _linux_openat2() -> Callable[[int, str, int], int | None] | None:
-    """Linux's ``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``: a
-    path opened below a folder descriptor in one system call that fails, with
-    nothing opened, when any component is a link or leads out (14 vs 23 us an
-    open one folder at a time). ``None`` off Linux or on an
-    architecture whose system-call number is not 437."""
+    """Linux's ``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``: a path below a folder
+    descriptor opened in one system call (14 vs 23 us), nothing opened when a component is a
+    link or leads out. ``None`` off Linux or where its system-call number is not 437."""
     if sys.platform != "linux" or os.uname().machine not in _OPENAT2_MACHINES or sys.maxsize < 2**32:
         return None
     import ctypes
@@ -367,8 +339,7 @@ def _linux_openat2() -> Callable[[int, str, int], int | None] | None:
     hows: dict[int, tuple] = {}
 
     def openat2(dir_fd: int, relative: str, flags: int) -> int | None:
-        """A new descriptor, or ``None``: not opened so (a link met, no such
-        file, any error: the caller opens it the slow way, which tells why)."""
+        """A new descriptor, or ``None``: the caller opens it the slow way, which tells why."""
         global _openat2
         how = hows.get(flags)
         if how is None:
@@ -450,8 +421,7 @@ class FileSystemReader:
     """Where the engine gets file contents and folder listings: straight from disk."""
 
     def read_bytes(self, path: Path, limit: int | None = None, root: Path | str | None = None) -> bytes:
-        """The file's bytes, as :func:`read_regular_file` reads them (below
-        ``root`` when given); :class:`OSError` when it cannot be read."""
+        """The file's bytes, as :func:`read_regular_file` reads them."""
         return read_regular_file(path, limit, root)
 
     def is_file(self, path: Path) -> bool:
@@ -459,9 +429,8 @@ class FileSystemReader:
         return os.path.isfile(path)
 
     def signature(self, path: Path) -> tuple[int, int, int, int, int] | None:
-        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file
-        ``path`` from its ``lstat``, or ``None``: no such file, not a regular
-        file, or not read from disk (a buffer)."""
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file ``path`` from its
+        ``lstat``, or ``None`` (not a regular file on disk)."""
         try:
             status = os.lstat(path)
         except (OSError, ValueError):
@@ -478,9 +447,8 @@ class FileSystemReader:
         self, root: Path, names: frozenset[str], pruned: list[str] | None = None, links: list[str] | None = None,
         exclude: Callable[[str], bool] | None = None, below: Path | str | None = None,
     ) -> Iterator[Path]:
-        """Every file below ``root`` whose name is in ``names`` and that
-        ``exclude`` does not match, depth first and sorted, from
-        :func:`walk_folders` over :data:`SKIPPED_FOLDERS` (which tells the other arguments)."""
+        """Every file below ``root`` named one of ``names`` that ``exclude`` does not match, as
+        :func:`walk_folders` over :data:`SKIPPED_FOLDERS` walks."""
         for folder, files, _subfolders in walk_folders(root, SKIPPED_FOLDERS, pruned, links, exclude, below):
             for name in sorted(names.intersection(files)):
                 if exclude is None or not exclude(os.path.join(folder, name)):

@@ -1,6 +1,5 @@
-"""The typed records of a unit's lint (:class:`UnitResult`, with a probe's
-:class:`ProbeFacts`): what the one codec (:data:`~skill_eval.linter.cache.CODEC`)
-carries from worker processes and keeps in the cache."""
+"""The typed records of a unit's lint (:class:`UnitResult`, :class:`ProbeFacts`) that the
+one codec (:data:`~skill_eval.linter.cache.CODEC`) carries and caches."""
 
 from __future__ import annotations
 
@@ -16,18 +15,14 @@ Ref = Union[str, Problem, None]
 
 
 class FactValues(dict):
-    """Rule code -> that rule's :meth:`~skill_eval.linter.rules.base.Rule.probe_facts`:
-    the codec decodes each value as its rule's
-    :attr:`~skill_eval.linter.rules.base.Rule.facts_type`."""
+    """Rule code -> that rule's ``probe_facts``, each decoded as its rule's ``facts_type``."""
 
 
 class ProbeFacts(Record):
-    """What the engine keeps of one probe (``compute_probe_facts``): the map
-    step of the workspace-wide rules, and the language server's reverse index."""
+    """What the engine keeps of one probe: the workspace-wide rules' map step, and the server's reverse index."""
 
     values: FactValues
-    """Rule code -> the rule's :meth:`~skill_eval.linter.rules.base.Rule.probe_facts`
-    (``None``: nothing to compare)."""
+    """Rule code -> the rule's ``probe_facts`` (``None``: nothing to compare)."""
     refs: tuple[Ref, Ref, Ref]
     """Where the artifact, skill and output spec are (``LintSession.probe_refs``)."""
     disabled: frozenset[str]
@@ -35,8 +30,7 @@ class ProbeFacts(Record):
     errors: dict[str, Diagnostic]
     """Rule code -> SE000 for probe.json when the rule's ``probe_facts`` crashed."""
     digest: bytes = b""
-    """A digest of all the above (the cache keeps the workspace-wide rules'
-    findings while every probe's stays the same)."""
+    """A digest of all the above (the cache keeps workspace-wide findings while every probe's stays)."""
 
 
 Signature = tuple[int, int, int, int, int]
@@ -55,5 +49,4 @@ class UnitResult(Record):
     facts: Optional[ProbeFacts] = None
     """A probe's facts (``None`` for a SKILL.md or output-spec.md)."""
     deps: Optional[Dependencies] = None
-    """When recorded for the cache: every query the unit asked, with its
-    answer and (for a file's content) the file's ``stat`` signature."""
+    """For the cache: every query the unit asked, with its answer and (a file's content) the file's signature."""

@@ -1,11 +1,6 @@
-"""Run records and frozen cases, read: what the calibration rules SE502-SE506,
-the runner and the report need.
-
-The runner writes the records (:mod:`skill_eval.evals.records`, which also holds
-their typed form and JSON Schema); docs/format.md ("Run records") gives their
-fields and how a file reads (:func:`parse_runs`: starts paired with their
-outcomes, torn lines, fields of the wrong type, schema 1 files). :func:`zone_of`
-classifies a sample as docs/report.md ("Zones") does.
+"""Run records and frozen cases, read as docs/format.md ("Run records") says: what
+the calibration rules SE502-SE506, the runner and the report need. The runner writes
+them (:mod:`skill_eval.evals.records`, with their typed form and JSON Schema).
 """
 
 from __future__ import annotations
@@ -21,11 +16,11 @@ from .reader import TOOL_FOLDERS
 
 ARMS = ("control", "treatment")
 
-_NOT_A_START = (b'{"schema":2,"type":"outcome"', b'{"schema":2,"type":"plan"', b'{"schema":2,"type":"decision"')
-"""How a torn outcome, plan or decision line begins (the writer,
-:func:`skill_eval.evals.records.encode_record`, keeps these keys first)."""
 _NOT_STARTS = ("outcome", "plan", "decision")
 """The record types that are never starts."""
+_NOT_A_START = tuple(b'{"schema":2,"type":"%s"' % kind.encode() for kind in _NOT_STARTS)
+"""How a torn outcome, plan or decision line begins (the writer,
+:func:`skill_eval.evals.records.encode_record`, keeps these keys first)."""
 
 _IDENTITY_FIELDS: dict[str, Any] = {
     "probe": str, "version": int, "probe_sha256": str, "artifact_sha256": str, "skill_sha256": str | None,
@@ -102,16 +97,13 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def calibration_rule_record(rule) -> dict[str, Any]:
-    """The ``calibration_rule`` object written into the records a
-    :class:`~skill_eval.linter.config.CalibrationRule` governs (the config's
-    spelling of its keys)."""
+    """The ``calibration_rule`` object of the records a :class:`~skill_eval.linter.config.CalibrationRule` governs."""
     return {"reps": rule.reps, "caught-in-every-rep": rule.caught_in_every_rep,
             "max-starts-per-probe": rule.max_starts_per_probe}
 
 
 def calibration_rule_sha256(record: dict[str, Any]) -> str:
-    """The SHA-256 of a ``calibration_rule`` object (canonical JSON: sorted
-    keys, no spaces): the ``calibration_rule_sha256`` of the records it governs."""
+    """The ``calibration_rule_sha256`` of the records ``record`` governs: its canonical JSON's SHA-256."""
     return sha256_bytes(json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
@@ -141,12 +133,8 @@ def frozen_path(suite: Path) -> Path:
 
 
 def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
-    """The runs files of one suite (one skill's ``evals/runs/*.jsonl``), sorted.
-
-    With the workspace ``root``, the folder is opened below it only, no link
-    followed (:class:`~skill_eval.linter.reader.SealedRoot`): an ``evals/runs``
-    that links out of the workspace lists nothing. Without it, the folder is
-    opened by name, not through a link of its own name."""
+    """The runs files of one suite (one skill's ``evals/runs/*.jsonl``), sorted; with the
+    workspace ``root``, listed below it only (an ``evals/runs`` linking out lists nothing)."""
     from .reader import list_folder, walk_folders
 
     folder = runs_folder(suite)
@@ -161,10 +149,8 @@ def suite_runs_files(suite: Path, root: Path | None = None) -> list[Path]:
 
 
 def find_runs_files(root: Path, links: list[str] | None = None) -> list[Path]:
-    """Every ``evals/runs/*.jsonl`` below the workspace ``root``, sorted, walked
-    as :func:`~skill_eval.linter.reader.walk_folders` walks (no tool folder, virtual
-    environment or link to a folder entered). ``links``, when given, receives every
-    symbolic link met (see :func:`runs_links`)."""
+    """Every ``evals/runs/*.jsonl`` below the workspace ``root``, sorted, as
+    :func:`~skill_eval.linter.reader.walk_folders` walks; ``links`` receives every link met."""
     from .reader import walk_folders
 
     found: list[Path] = []
@@ -189,11 +175,8 @@ def runs_links(links: Iterable[str]) -> list[str]:
 
 
 def runs_files_in(pruned: Iterable[str]) -> list[Path]:
-    """:func:`find_runs_files` of a workspace root from the folders a walk of
-    it for fixtures left out by name (:data:`~skill_eval.linter.reader.SKIPPED_FOLDERS`,
-    which holds ``runs``; the walks agree on everything else), without walking
-    the workspace again: an ``evals/runs`` folder's runs files are listed, any
-    other ``runs`` folder is searched as :func:`find_runs_files` would."""
+    """:func:`find_runs_files` of a workspace root from the folders its fixture walk
+    left out by name (``pruned``: :data:`~skill_eval.linter.reader.SKIPPED_FOLDERS`), without walking it again."""
     from .reader import list_folder
 
     found: list[Path] = []
@@ -228,9 +211,6 @@ class RunsFile(msgspec.Struct):
     decisions: list[tuple[int, dict[str, Any]]] = []
     """``skill-eval calibrate``'s observations (never starts)."""
 
-    def __repr__(self) -> str:
-        return f"RunsFile({self.path!r}, {len(self.records)} records, torn lines {self.torn})"
-
     @property
     def starts(self) -> int:
         """Starts this file stands for: one per logical record, one per torn line."""
@@ -238,12 +218,9 @@ class RunsFile(msgspec.Struct):
 
 
 def odd_field(record: dict[str, Any]) -> str | None:
-    """Where a parsed run record holds a value whose JSON type is not the one
-    docs/format.md gives its record type (msgspec's path to it, such as
-    ``$.defects[0]``), or ``None`` when there is none.
-
-    Only the fields readers use are checked (with the items of their lists): a
-    missing or unknown field, and a record type of a later schema, are not odd."""
+    """msgspec's path (such as ``$.defects[0]``) to a value of a field readers use whose
+    JSON type is not docs/format.md's, or ``None``: missing and unknown fields and record
+    types are not odd."""
     kind = record.get("type")
     if kind is not None and type(kind) is not str:
         return "type"
@@ -260,8 +237,7 @@ def odd_field(record: dict[str, Any]) -> str | None:
 
 
 def _without_surrogate_keys(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` without the keys that hold a lone surrogate (no field is named so), in it
-    and in a plan's ``lint`` entries (the objects msgspec matches to fields)."""
+    """``record`` (and a plan's ``lint`` entries) without the keys holding a lone surrogate."""
     def kept(entry: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in entry.items() if key.encode("utf-8", "replace").decode() == key}
 
@@ -272,14 +248,10 @@ def _without_surrogate_keys(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_runs(path: Path, raw: bytes) -> RunsFile:
-    """The starts of a runs file from its bytes (no file access: callers read
-    through whatever opener they trust), read as docs/format.md ("Run records") says.
-
-    A line that is no JSON object, a record with a field of the wrong JSON type
-    (:func:`odd_field`), and a start, outcome or schema 1 record without a
-    ``probe`` string are set aside, never read further: in
-    :attr:`RunsFile.torn_other` when its type (or, torn, its first bytes) shows an
-    outcome, a plan or a decision, else in :attr:`RunsFile.torn` (a start)."""
+    """The starts of a runs file from its bytes (callers read them through the opener they
+    trust). A line that is no JSON object, has an :func:`odd_field`, or is a start,
+    outcome or schema 1 record without a ``probe`` string is set aside in
+    :attr:`RunsFile.torn` (a start) or :attr:`RunsFile.torn_other`."""
     result = RunsFile(path)
     starts: dict[str, int] = {}
     outcomes: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -332,14 +304,9 @@ def parse_runs(path: Path, raw: bytes) -> RunsFile:
 
 def read_frozen(path: Path, raw: bytes | None = None) -> dict[tuple[str, int], dict[str, Any]]:
     """frozen.json's cases keyed by ``(id, version)``; empty when missing or invalid."""
-    if raw is None:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError:
-            return {}
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        data = json.loads((Path(path).read_bytes() if raw is None else raw).decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):  # a UnicodeDecodeError is a ValueError
         return {}
     cases = data.get("cases") if isinstance(data, dict) else None
     frozen: dict[tuple[str, int], dict[str, Any]] = {}
@@ -361,10 +328,8 @@ def is_interrupted(record: dict[str, Any]) -> bool:
 
 
 def record_passed(record: dict[str, Any]) -> bool | None:
-    """Whether an ``ok`` record's answer caught what the probe asks for: every
-    defect (a floor or kind-less probe), or a count within ``band`` (a band
-    probe). ``None`` when not ok, and for a ``contaminated`` start (it saw the
-    answer key: never a catch, nor a miss), whatever its status says."""
+    """Whether an ``ok`` record's answer caught every defect (a band probe: a count within
+    ``band``); ``None`` when not ok or ``contaminated`` (it saw the answer key)."""
     if record.get("status") != "ok" or record.get("contaminated"):
         return None
     caught = record.get("caught") or []
@@ -377,9 +342,8 @@ def record_passed(record: dict[str, Any]) -> bool | None:
 
 
 class ArmSample(msgspec.Struct):
-    """One arm's graded reps of one sample, and its failed starts.
-    ``unreadable``: of the graded reps, those whose answer had no field the
-    output spec names (``answer_source: "none"``): graded, as misses."""
+    """One arm's graded reps of one sample, and its failed starts. ``unreadable``: graded
+    reps whose answer had no field the output spec names (misses)."""
 
     reps: int = 0
     caught: int = 0
@@ -398,9 +362,7 @@ ZONES = ("ceiling", "window", "floor", "adverse", "mixed", "pending", "unreadabl
 
 
 def zone_of(control: ArmSample, treatment: ArmSample) -> str:
-    """The calibration zone of a sample, checked in the order of docs/report.md
-    ("Zones"): ``unreadable`` first (more than half of the graded reps of both
-    arms had an unread answer: misses that are unread answers are no floor)."""
+    """The calibration zone of a sample, checked in the order of docs/report.md ("Zones"), ``unreadable`` first."""
     graded = control.reps + treatment.reps
     if graded > 0 and 2 * (control.unreadable + treatment.unreadable) > graded:
         return "unreadable"
@@ -418,9 +380,7 @@ def zone_of(control: ArmSample, treatment: ArmSample) -> str:
 
 
 class VersionSample(msgspec.Struct):
-    """The graded sample of one probe version (or, as the report's
-    :class:`skill_eval.evals.stats.RowSample`, of one report row: one
-    version, one content, one agent and model)."""
+    """The graded sample of one probe version (or of a report row: :class:`skill_eval.evals.stats.RowSample`)."""
 
     probe: str
     version: int
@@ -442,19 +402,15 @@ _REP_FIELDS = ("probe", "version", "probe_sha256", "artifact_sha256", "skill_sha
 
 
 def rep_identity(record: dict[str, Any]) -> tuple:
-    """What makes two records the same rep, the runner's resume key: its
-    :data:`_REP_FIELDS` (docs/format.md, "Rep identity"); ``skill_tree_sha256``
-    last, so the earlier positions keep their meaning, and ``None`` in records
-    written before the tree was hashed."""
+    """What makes two records the same rep, the runner's resume key (docs/format.md,
+    "Rep identity"); ``skill_tree_sha256`` last, ``None`` in records older than it."""
     return tuple(map(record.get, _REP_FIELDS))
 
 
 def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
               sample_type: type[VersionSample] | None = None) -> dict[tuple, VersionSample]:
-    """Group records with ``group(record)`` into samples of ``sample_type``
-    (:class:`VersionSample` by default) and grade each rep once: its
-    outcome is its latest ``ok`` record; a rep that never ended ok counts its
-    latest failure. Starts count every record."""
+    """Records grouped by ``group(record)`` into samples of ``sample_type``, each rep graded
+    once: by its latest ``ok`` record, else its latest failure. Starts count every record."""
     samples: dict[tuple, VersionSample] = {}
     outcomes: dict[tuple, tuple[tuple, bool, bool]] = {}
     failures: dict[tuple, tuple[tuple, dict[str, Any]]] = {}
@@ -495,8 +451,7 @@ def sample_by(records: Iterable[dict[str, Any]], group, agent: str | None,
     return samples
 
 
-def sample_versions(records: Iterable[dict[str, Any]], agent: str | None = None) -> dict[tuple[str, int], VersionSample]:
-    """Samples per (probe id, version), every agent and content of the version
-    together (the calibration rules' view of a version's history; the report
-    uses :func:`skill_eval.evals.stats.sample_rows`, which never pools)."""
-    return sample_by(records, lambda record: (record["probe"], record["version"]), agent)
+def sample_versions(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], VersionSample]:
+    """Samples per (probe id, version), every agent and content of the version pooled
+    (the calibration rules' view; the report's :func:`skill_eval.evals.stats.sample_rows` never pools)."""
+    return sample_by(records, lambda record: (record["probe"], record["version"]), None)

@@ -1,10 +1,5 @@
-"""skill-creator eval suites: ``evals.json`` and trigger sets, as read on disk.
-
-The formats are anthropics/skills' skill-creator's, plus what public skill
-repositories ship besides; docs/format.md ("skill-creator suites") gives
-their shapes and where they are found (:func:`is_walked_suite`,
-:func:`is_named_suite`). Parsing never raises: every problem is a
-:class:`SuiteProblem` with the span it is reported at.
+"""skill-creator eval suites (``evals.json`` and trigger sets), read as docs/format.md
+("skill-creator suites") says. Parsing never raises: every problem is a :class:`SuiteProblem`.
 """
 
 from __future__ import annotations
@@ -40,9 +35,8 @@ def is_named_suite(path: Path) -> bool:
 
 
 def is_walked_suite(path: Path) -> bool:
-    """Whether a folder walk that met ``path`` (named one of
-    :data:`SUITE_NAMES`) reads it as a suite: it lies in a folder named
-    ``evals`` or one level below one."""
+    """Whether a folder walk reads ``path`` as a suite: named one of :data:`SUITE_NAMES`, in
+    a folder named ``evals`` or one level below one."""
     return path.name in SUITE_NAMES and "evals" in (path.parent.name, path.parent.parent.name)
 
 
@@ -122,9 +116,8 @@ class Suite:
 
 
 def parse_suite(document: TextDocument) -> Suite:
-    """The suite in ``document`` (never raises): a CSV file, or a JSON file
-    read as a trigger set when its name says so or (named otherwise) it holds
-    a list, else as an eval suite."""
+    """The suite in ``document``: a CSV file, or a JSON file read as a trigger set when its
+    name says so or (named otherwise) it holds a list, else as an eval suite."""
     from .probejson import ProbeJson
 
     suite = Suite(document)
@@ -198,22 +191,9 @@ def _read_evals(suite: Suite, data: Any) -> None:
 
 def _read_eval(suite: Suite, index: int, entry: dict) -> EvalCase:
     where = ("evals", index)
-    eval_id, prompt, expected = entry.get("id"), entry.get("prompt"), entry.get("expected_output")
-    if eval_id is None:
-        suite._problem("SE802", suite.key_span(*where), f"evals[{index}] has no `id`: give it a unique "
-                       "integer")
-    elif isinstance(eval_id, bool) or not isinstance(eval_id, int):
-        suite._wrong_type(eval_id, "skill-creator's ids are integers", *where, "id")
-        eval_id = None
-    if prompt is None:
-        suite._problem("SE802", suite.key_span(*where),
-                       f"evals[{index}] has no `prompt`: nothing to give the agent")
-    elif not isinstance(prompt, str):
-        suite._wrong_type(prompt, "it must be a string", *where, "prompt")
-        prompt = None
-    if expected is not None and not isinstance(expected, str):
-        suite._wrong_type(expected, "it must be a string", *where, "expected_output")
-        expected = None
+    eval_id = _field(suite, entry, where, "id", "skill-creator's ids are integers", "give it a unique integer")
+    prompt = _field(suite, entry, where, "prompt", "it must be a string", "nothing to give the agent")
+    expected = _field(suite, entry, where, "expected_output", "it must be a string")
     files: list[tuple[int, str]] = []
     raw_files = entry.get("files")
     if raw_files is not None and not isinstance(raw_files, list):
@@ -236,6 +216,18 @@ def _read_eval(suite: Suite, index: int, entry: dict) -> EvalCase:
         else:
             expectations.append((position, text))
     return EvalCase(index, eval_id, prompt, expected, tuple(files), tuple(expectations), key)
+
+
+def _field(suite: Suite, entry: dict, where: tuple, key: str, wanted: str, missing: str = "") -> Any:
+    """``entry[key]`` when it is an integer (``id``) or a string, else ``None`` and an SE802
+    (a missing one too, when ``missing`` says why it is needed)."""
+    value = entry.get(key)
+    if value is None and missing:
+        suite._problem("SE802", suite.key_span(*where), f"evals[{where[1]}] has no `{key}`: {missing}")
+    elif value is not None and (isinstance(value, bool) or not isinstance(value, int if key == "id" else str)):
+        suite._wrong_type(value, wanted, *where, key)
+        return None
+    return value
 
 
 def _expectation_text(item: Any) -> str | None:
@@ -340,8 +332,7 @@ def _parse_csv(suite: Suite) -> None:
 
 
 def _cell_span(document: TextDocument, line: int, value: str) -> Span:
-    """The span of a CSV cell's ``value`` on ``line`` (the whole line when it
-    is not found as written, e.g. with doubled quotes)."""
+    """The span of a CSV cell's ``value`` on ``line`` (the whole line when not found as written)."""
     text = document.lines[line - 1] if 0 < line <= len(document.lines) else ""
     at = text.find(value) if value else -1
     if at < 0 or "\n" in value:
@@ -353,8 +344,7 @@ def _cell_span(document: TextDocument, line: int, value: str) -> Span:
 
 
 def implied_skill_name(path: Path) -> str | None:
-    """The skill a suite names by where it is, when it carries no
-    ``skill_name``: ``evals/<skill>/prompts.csv``, ``evals/<skill>.prompts.csv``."""
+    """The skill a suite's place names: ``evals/<skill>/prompts.csv``, ``evals/<skill>.prompts.csv``."""
     name = path.name
     if name.endswith(".prompts.csv") and len(name) > len(".prompts.csv"):
         return name[: -len(".prompts.csv")]
@@ -375,8 +365,7 @@ def relative_to_root(path: Path, root: Path) -> str:
 
 
 class SuiteContext:
-    """One suite file, read through a :class:`~skill_eval.linter.session.LintSession`,
-    and the skill it is of."""
+    """One suite file, read through a :class:`~skill_eval.linter.session.LintSession`, and its skill."""
 
     def __init__(self, session, path: Path) -> None:
         self.session = session
@@ -396,9 +385,8 @@ class SuiteContext:
 
     @cached_property
     def _skill(self) -> tuple[Path | None, bool]:
-        """The SKILL.md of the suite: the nearest above it (then ``True``: the
-        suite lies in its folder), or (a suite kept outside the skill's folder)
-        the one whose folder or front-matter ``name`` is :attr:`wanted_name`."""
+        """The suite's SKILL.md, with whether the suite lies in its folder: the nearest above
+        it, else the one whose folder or front-matter ``name`` is :attr:`wanted_name`."""
         from .session import FileProblem
         from .workspace import SKILL_FILE
 
@@ -422,8 +410,7 @@ class SuiteContext:
 
     @property
     def wanted_name(self) -> str | None:
-        """The skill this suite says it is of: ``skill_name``, or the name
-        its place implies (:func:`implied_skill_name`)."""
+        """The skill this suite says it is of: ``skill_name``, or :func:`implied_skill_name`."""
         suite = self.suite
         if suite is not None and suite.skill_name:
             return suite.skill_name
@@ -431,8 +418,7 @@ class SuiteContext:
 
     @property
     def skill_root(self) -> Path:
-        """What ``files`` are relative to: the skill's folder, else the
-        folder above the suite's ``evals`` folder."""
+        """What ``files`` are relative to: the skill's folder, else the one above the suite's ``evals`` folder."""
         skill = self.skill_path
         if skill is not None:
             return skill.parent
@@ -448,8 +434,7 @@ class SuiteContext:
 
 
 def _front_matter_string(session, path: Path, key: str, resolved: bool = False) -> str | None:
-    """The string ``key`` of the front matter of the SKILL.md at ``path``
-    (``None`` when it has none or is unreadable)."""
+    """The string ``key`` of the SKILL.md front matter at ``path`` (``None`` when none or unreadable)."""
     from .rules.frontmatter._parse import parsed_front_matter, usable
 
     loaded = session.load(path, resolved=resolved)
@@ -459,8 +444,7 @@ def _front_matter_string(session, path: Path, key: str, resolved: bool = False) 
 
 
 def skills_named(session, name: str) -> tuple[str, ...]:
-    """The SKILL.md files of the workspace whose folder's name or
-    front-matter ``name`` is ``name`` (the session query ``skill-named``)."""
+    """The workspace's SKILL.md files whose folder's or front-matter ``name`` is ``name``."""
     from .workspace import SKILL_FILE
 
     walked = session._walked_fixtures
@@ -474,12 +458,8 @@ def skills_named(session, name: str) -> tuple[str, ...]:
 
 
 def configured_suites(path: Path, root: Path, globs: tuple[str, ...], exclude=None) -> set[Path]:
-    """The files below ``path`` (a folder, or one file) that the config's
-    ``[suites] paths`` globs name: patterns relative to the workspace root
-    ``root``, matched as ``per-file-ignores`` globs are (:mod:`fnmatch`; a
-    leading ``/`` ignored). A folder is walked as discovery walks (VCS and
-    tool folders, ``runs`` and the config's excluded folders left out, no
-    link to a folder followed)."""
+    """The files below ``path`` (a folder, or one file) that the config's ``[suites] paths``
+    globs (relative to the workspace ``root``, :mod:`fnmatch`) name, walked as discovery walks."""
     if not globs:
         return set()
     import fnmatch

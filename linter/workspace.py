@@ -1,10 +1,4 @@
-"""Where things are: the workspace root and the fixtures below a path.
-
-The workspace root (fixture-format.md, "Layout"; docs/format.md) is the
-nearest folder above the linted path holding ``skill-eval.toml``, a
-``pyproject.toml`` with ``[tool.skill-eval]``, or ``.git``; else that of the
-nearest ``SKILL.md``; else the linted path itself.
-"""
+"""Where things are: the workspace root (:func:`find_workspace_root`) and the fixtures below a path."""
 
 from __future__ import annotations
 
@@ -35,7 +29,9 @@ def absolute(path: Path | str) -> Path:
 
 
 def find_workspace_root(path: Path) -> Path:
-    """The workspace root for ``path`` (a file or a folder)."""
+    """The workspace root of ``path`` (docs/format.md): the nearest folder above it holding
+    ``skill-eval.toml``, a ``pyproject.toml`` with ``[tool.skill-eval]``, or ``.git``; else that
+    of the nearest ``SKILL.md``; else ``path`` itself (a file's folder)."""
     path = absolute(path)
     start = path if path.is_dir() else path.parent
     for folder in (start, *start.parents):
@@ -47,17 +43,15 @@ def find_workspace_root(path: Path) -> Path:
 
 
 class Targets(msgspec.Struct):
-    """What to lint below some paths: probe files, skills, output specs and
-    skill-creator suites (:mod:`.suites`)."""
+    """What to lint below some paths: probe files, skills, output specs and skill-creator suites."""
 
     probes: set[Path] = msgspec.field(default_factory=set)
     skills: set[Path] = msgspec.field(default_factory=set)
     output_specs: set[Path] = msgspec.field(default_factory=set)
     pruned: list[str] | None = None
-    """When these came from walking a folder: the folders that walk left out
-    by name (``runs``, ``node_modules``...), for :func:`~skill_eval.linter.run_records.runs_files_in`."""
+    """From a folder walk: the folders it left out by name (for ``run_records.runs_files_in``)."""
     links: list[str] | None = None
-    """When these came from walking a folder: every symbolic link it listed."""
+    """From a folder walk: every symbolic link it listed."""
     suites: set[Path] = msgspec.field(default_factory=set)
 
     def update(self, other: "Targets") -> None:
@@ -74,10 +68,9 @@ def sorted_paths(paths: Iterable[Path]) -> list[Path]:
 
 
 class Exclusion:
-    """The config's ``exclude`` and ``extend-exclude`` patterns, as a test of a
-    path a folder walk meets: true to leave it out. A glob (:mod:`fnmatch`)
-    without ``/`` matches a name anywhere below the root; one with ``/`` the
-    path relative to the workspace root (a leading or trailing ``/`` ignored)."""
+    """The config's ``exclude`` and ``extend-exclude`` globs as a test of a path a folder walk
+    meets (true: leave it out): one without ``/`` matches a name, one with ``/`` the path
+    relative to the workspace root."""
 
     __slots__ = ("root", "names", "paths")
 

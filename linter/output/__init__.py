@@ -10,8 +10,7 @@ FORMATS = ("text", "full", "json", "sarif", "github")
 
 
 def default_format(stream, to_file: bool) -> str:
-    """``full`` (source lines and carets) when the report goes to a terminal, else
-    ``text`` (one line per finding, what pre-commit, CI and scripts read)."""
+    """``full`` (source lines and carets) when the report goes to a terminal, else ``text``."""
     if to_file:
         return "text"
     try:
@@ -25,8 +24,7 @@ class UsageError(Exception):
 
 
 def encodable(text: str) -> str:
-    """``text`` with what UTF-8 cannot encode (lone surrogates: a file name's undecodable
-    bytes) as its backslash escape (``\\udc80``), so that a report is always valid UTF-8."""
+    """``text`` with each lone surrogate (a file name's undecodable byte) as its backslash escape."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -35,8 +33,7 @@ def encodable(text: str) -> str:
 
 
 def encodable_json(document: str) -> str:
-    """A JSON document made valid UTF-8: each lone surrogate (in a string) as its
-    ``\\uXXXX`` escape, the same JSON value."""
+    """A JSON document with each lone surrogate as its ``\\uXXXX`` escape (the same JSON value)."""
     try:
         document.encode("utf-8")
     except UnicodeEncodeError:
@@ -47,9 +44,8 @@ def encodable_json(document: str) -> str:
 
 
 def display_path(path: Path, base: Path | None = None) -> str:
-    """``path`` relative to ``base`` (default: the current folder), as ``os.path.relpath``
-    gives it; a relative path as it is, an absolute one with no relative form (another
-    drive) normalized."""
+    """An absolute ``path`` relative to ``base`` (default: the current folder) when it has such a
+    form; a relative one as it is."""
     text = os.fspath(path)
     if not os.path.isabs(text):
         return text

@@ -1,6 +1,4 @@
-"""``--diff``: the safe fixes as a unified patch (ruff's ``--diff``), each file named by
-its display path on both sides (``patch -p0``), made by :func:`difflib.unified_diff`.
-"""
+"""``--diff``: the safe fixes as a unified patch (ruff's ``--diff``, ``patch -p0``)."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ def render(changes: Iterable[tuple[Path, str, str]]) -> str:
 
 
 def _lines(text: str) -> list[str]:
-    """``text`` split after each ``\n`` (not at U+2028 and form feeds, as ``str.splitlines``
-    does); a last line without one gets one and ``diff``'s "no newline" marker."""
+    """``text`` split after each ``\n`` only; a last line without one gets one and ``diff``'s "no newline" marker."""
     parts = text.split("\n")
     lines = [part + "\n" for part in parts[:-1]]
     if parts[-1]:

@@ -1,9 +1,6 @@
-"""``--output-format full``: ruff's ``full`` format, the default on a terminal.
-
-Each diagnostic is the ``text`` line, then the source line it points at with a
-caret under the span, the fix's title as a ``= help:`` line, and its related
-locations. Source lines are read as the engine reads files; a file that cannot
-be, or is reported as unreadable or outside the workspace, gets the line alone.
+"""``--output-format full``: ruff's ``full`` format, the default on a terminal: each
+diagnostic's ``text`` line, the source line with a caret under the span, the fix's title
+as ``= help:``, and its related locations.
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ TAB_WIDTH = 4
 
 def render(diagnostics: Sequence[Diagnostic], checked: int, fixed: int = 0, style: Style = PLAIN,
            with_summary: bool = True, roots: Sequence[Path] = ()) -> str:
-    """The report. Source lines are read below the nearest of ``roots`` (the lint's
-    workspace roots) that holds the file, never outside it."""
+    """The report, source lines read below the nearest of ``roots`` (the workspace roots) only."""
     sources: dict[Path, list[str] | None] = {}
     lines: list[str] = []
     roots = sorted(roots, key=lambda root: len(root.parts), reverse=True)  # the nearest root first
@@ -73,8 +69,7 @@ MAX_SHOWN = 160
 
 
 def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
-    """``text`` cut to at most :data:`MAX_SHOWN` characters around
-    ``start:end`` (the span's start kept in view), with the new offsets."""
+    """``text`` cut to at most :data:`MAX_SHOWN` characters around ``start:end``, with the new offsets."""
     if len(text) <= MAX_SHOWN:
         return text, start, end
     first = max(0, min(start - MAX_SHOWN // 4, len(text) - MAX_SHOWN))
@@ -98,9 +93,8 @@ def _source_lines(path: Path, root: Path) -> list[str] | None:
 
 
 def _display(text: str, start: int, end: int) -> tuple[str, int, int]:
-    """``text`` as shown (tabs expanded, control characters as ``?``) and the
-    display column and width of its characters ``start:end`` (East Asian
-    wide characters take two columns, combining marks none)."""
+    """``text`` as shown (tabs expanded, control characters as ``?``) and the display column
+    and width of its characters ``start:end`` (wide characters take two columns)."""
     import unicodedata
 
     shown: list[str] = []

@@ -1,5 +1,4 @@
-"""``--output-format json``: a list of objects with ruff's field names, written by
-msgspec (docs/performance.md)."""
+"""``--output-format json``: a list of objects with ruff's field names, written by msgspec."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def as_dict(d: Diagnostic) -> dict:
 
 
 def _json(value: Any) -> str:
-    """``value`` as JSON indented by two spaces, as ``json.dumps`` writes it (non-ASCII as
-    is; a lone surrogate, which msgspec does not encode, as its ``\\uXXXX`` escape)."""
+    """``value`` as ``json.dumps(value, indent=2, ensure_ascii=False)`` writes it (a lone surrogate escaped)."""
     try:
         return msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8")
     except UnicodeEncodeError:
@@ -48,8 +46,7 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def render_statistics(diagnostics: Sequence[Diagnostic]) -> str:
-    """``--statistics --output-format json``: ``[{"code", "name", "count"}, ...]``,
-    the most frequent first."""
+    """``--statistics --output-format json``: ``[{"code", "name", "count"}, ...]``, the most frequent first."""
     from .text import statistics
 
     return _json([{"code": code, "name": name, "count": count} for code, name, count in statistics(diagnostics)])

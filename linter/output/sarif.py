@@ -1,7 +1,5 @@
-"""``--output-format sarif``: SARIF 2.1.0 for GitHub code scanning and other viewers,
-built with Microsoft's ``sarif-om`` and serialized with ``jschema-to-python`` (as
-cfn-lint does), imported only when this format is chosen.
-"""
+"""``--output-format sarif``: SARIF 2.1.0, built with Microsoft's ``sarif-om`` and serialized
+with ``jschema-to-python`` (as cfn-lint does)."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ INSTALL_LINE = "pip install 'sarif-om>=1.0.4' 'jschema-to-python>=1.2.3'"
 
 def artifact_uri(path: Path) -> str:
     """The ``artifactLocation.uri`` of ``path`` (SARIF 2.1.0 §3.10.2): :func:`~.display_path`'s
-    path as a relative reference, or a ``file:`` URI when absolute; every byte but ``/``
-    and RFC 3986's unreserved characters percent-encoded, as ``as_uri`` does."""
+    path percent-encoded as a relative reference, or a ``file:`` URI when absolute."""
     text = display_path(path)
     if os.path.isabs(text):
         return Path(text).as_uri()

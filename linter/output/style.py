@@ -1,6 +1,5 @@
-"""Colour for the human formats (``text``, ``full``): whether to use it, and plain
-ANSI SGR codes (``rich``, which the runner's progress bar uses, costs ~50 ms of CPU to
-import: more than a small lint's start-up, docs/performance.md).
+"""Colour for the human formats (``text``, ``full``): whether to use it, and plain ANSI SGR
+codes (importing ``rich`` costs ~50 ms of CPU: more than a small lint's start-up).
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ SEVERITY_COLOURS = {"error": RED, "warning": YELLOW, "info": CYAN}
 
 
 def colour_wanted(stream) -> bool:
-    """Whether to write colour to ``stream``: not with ``NO_COLOR`` set (no-color.org), yes
-    with ``FORCE_COLOR`` set (force-color.org), not with ``TERM=dumb``, else on a terminal."""
+    """Whether to write colour to ``stream``: ``NO_COLOR``, ``FORCE_COLOR``, ``TERM=dumb``, else a terminal."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
