@@ -1,23 +1,14 @@
 """The on-disk cache: one file per workspace root and config in
-``.skill-eval-cache/``, as ruff's (docs/performance.md, docs/architecture.md).
+``.skill-eval-cache/``, as ruff's (the layout and its figures:
+docs/architecture.md, docs/performance.md).
 
 Each unit's entry keeps every query the unit asked of its session with its
-answer, and serves only while every one answers the same: a file's answer is
-its content's digest, spared by a settled ``stat`` signature (git's index:
-:data:`~skill_eval.linter.session.RACY_SECONDS`). A whole-workspace lint also
-leaves its run record (:meth:`Cache.replay`), one more entry. The file is
-typed MessagePack (:data:`CODEC`): loading it runs no code a workspace could
-plant. It is written to a new name and renamed, and opened without following
-links.
-
-The cache file is its entries, each one MessagePack value ``(result,
-dependencies)``, then their index (:class:`CacheIndex`: where each entry
-lies) and the index's offset as 8 bytes. A run reads the index, then each
-entry it looks up on its own (``pread``). The entries it stores go straight
-to the new file (a new name in the folder), which gets the unchanged entries
-copied from the old one, the index, and is renamed into place. Neither file
-nor their entries are held in memory (a scan of 10,000 probes held ~50 MB of
-them: docs/performance.md).
+answer, and serves only while every one answers the same (a file's answer is
+its content's digest, spared by a settled ``stat`` signature). The file is
+typed MessagePack (:data:`CODEC`): its entries, their index
+(:class:`CacheIndex`) and the index's offset as 8 bytes. A run reads each
+entry it looks up on its own (``pread``) and writes a new file, renamed into
+place, opened without following links.
 """
 
 from __future__ import annotations
@@ -175,11 +166,6 @@ class Cache:
         self._file_fd = fd
         self._on_disk = index.entries
 
-    def keys(self) -> set[tuple[str, str]]:
-        """The unit keys the cache holds (read, stored and not pruned)."""
-        self._load()
-        return set(self._on_disk) | set(self._new)
-
     def _entry(self, key: tuple[str, str], kind: Any) -> tuple[Any, Dependencies] | None:
         """``key``'s entry decoded as ``(kind, dependencies)`` (``kind``
         ``msgspec.Raw``: the result left encoded), from the file being written
@@ -328,15 +314,11 @@ class Cache:
         return self._new_fd
 
     def save(self, prune: bool = False) -> None:
-        """Write the cache file if this run changed it: the entries it did
-        not change are copied from the file read (in runs of adjacent ones)
-        into the new file after those it stored, then the index, and the new
-        file is renamed into place (and is the file read from then on).
-        ``prune``: the run covered the whole workspace, so entries it did not
-        use are of files that are gone and are dropped. The run record is kept
-        only by a run that replayed or wrote it: any other run that writes
-        found something changed or new, and a run on a few files (pre-commit)
-        would otherwise copy it each time."""
+        """Write the cache file if this run changed it: after the entries it
+        stored, those it did not change, copied from the file read, then the
+        index; the new file is renamed into place. ``prune``: the run covered
+        the whole workspace, so entries it did not use are dropped. The run
+        record is kept only by a run that replayed or wrote it."""
         if not self._loaded:
             return
         if prune:
@@ -431,9 +413,6 @@ class Codec:
 
     def __init__(self) -> None:
         self.encode = msgspec.msgpack.Encoder(enc_hook=self._enc_hook).encode
-        self.decode_dependencies = msgspec.msgpack.Decoder(Dependencies, ext_hook=self._ext_hook).decode
-        """A unit's :data:`~skill_eval.linter.records.Dependencies` from their
-        encoding (queries name paths as text: no path is made)."""
         self._fact_types: dict[str, Any] = {}
 
     def decode(self, data: bytes, kind: Any, path_of: Callable[[str], Path] = Path) -> Any:

@@ -39,13 +39,11 @@ _Value = TypeVar("_Value")
 
 
 class Token(NamedTuple):
-    """One token of a parse, shaped as markdown-it-py's block tokens are
-    where this project reads them (``type``, ``tag``, ``map``, ``content``,
-    ``info``, :meth:`attrGet`): ``map`` is the 0-based ``[first, end)`` line
-    range; an ``inline`` token's ``content`` is its source (container marks
-    and indentation dropped) and its ``children`` are ``text``,
-    ``code_inline``, ``html_inline``, ``softbreak`` and ``hardbreak`` tokens
-    (an image's alt text is text, links and emphasis leave their text)."""
+    """One token of a parse, shaped as markdown-it-py's block tokens: ``map``
+    is the 0-based ``[first, end)`` line range; an ``inline`` token's
+    ``content`` is its source (container marks and indentation dropped), its
+    ``children`` ``text``, ``code_inline``, ``html_inline``, ``softbreak`` and
+    ``hardbreak`` tokens (links, emphasis and images leave their text)."""
 
     type: str
     map: tuple[int, int] | None = None

@@ -586,13 +586,10 @@ class LintSession:
     # -- after changes (the language server) ----------------------------------------------
 
     def forget_many(self, paths: Iterable[Path]) -> None:
-        """Drop what this session cached about each of ``paths`` after it
-        changed, was created or deleted, in one pass over the caches: its
-        text, every context that read it, and, for a SKILL.md or
-        output-spec.md, the probes below its folder (the language server's
-        way to stay current without re-reading the workspace). The facts of
-        the probes dropped go too; those of other probes that read a
-        forgotten file are the caller's to drop (:meth:`forget_facts`)."""
+        """Drop, in one pass, what this session keeps about each of ``paths``
+        (changed, created or deleted): its text, every context (and facts)
+        that read it and, for a SKILL.md or output-spec.md, the probes below
+        its folder. Other probes' facts are the caller's to drop (:meth:`forget_facts`)."""
         paths = set(paths)
         if not paths:
             return

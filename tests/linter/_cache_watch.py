@@ -16,6 +16,16 @@ def cache_files(root: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
 
 
+def stored_keys(root: Path) -> set[tuple[str, str]]:
+    """The unit keys of the workspace's cache file, read by its layout (the
+    index at the offset its last 8 bytes give), not by the cache."""
+    from skill_eval.linter.cache import CODEC, CacheIndex
+
+    [path] = [path for path in (root / CACHE_DIR).iterdir() if path.name.startswith("cache-") and "." not in path.name]
+    data = path.read_bytes()
+    return set(CODEC.decode(data[int.from_bytes(data[-8:], "little"):-8], CacheIndex).entries)
+
+
 class RuleRuns:
     """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
     none when every unit is served from the cache."""
