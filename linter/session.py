@@ -475,14 +475,6 @@ class LintSession:
         candidate = os.path.join(real_parent, name)
         return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
-    def takes_directives(self, path: Path, fixture_paths: set[str]) -> bool:
-        """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: a SKILL.md
-        or output spec (``fixture_paths``: those the probes reference) does; an
-        artifact never does (it travels to the agent byte for byte)."""
-        if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
-            return True
-        return path.suffix.lower() == ".md" and str(path) in fixture_paths
-
     def nearest(self, start: Path, name: str, remember: bool = True) -> Path | None:
         """The nearest ``name`` walking up from ``start`` to the workspace root,
         memoized per folder (``remember=False``: only the folders above ``start``)."""
