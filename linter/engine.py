@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .config import Config
 from .diagnostics import Diagnostic
+from .execution import run_in_chunks
 from .records import Dependencies, ProbeFacts, UnitResult
 from .reader import FileSystemReader, Reader
 from .session import LintSession, session_query
@@ -184,7 +185,7 @@ def lint_paths(
         if replayed is not None:
             diagnostics, checked = replayed
         else:
-            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, ordered=ordered)
+            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store)
             if whole_run:
                 store.record_run(run_targets, diagnostics, checked, frozenset(map(str, ordered[0])))
                 store.save(prune=True)
@@ -212,8 +213,7 @@ def _discover(path: Path, root: Path, reader: Reader, config: Config) -> Targets
 
 def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
     """The probes, SKILL.md and output-spec files of ``targets``, each in
-    :func:`~skill_eval.linter.workspace.sorted_paths` order: sorted once per
-    lint (a sort of a large workspace's probes is not cheap: docs/performance.md)."""
+    :func:`~skill_eval.linter.workspace.sorted_paths` order."""
     return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
 
 
@@ -237,15 +237,12 @@ def lint_targets(
     *,
     jobs: int = 1,
     cache: Cache | None = None,
-    ordered: tuple[list[Path], list[Path], list[Path]] | None = None,
 ) -> tuple[list[Diagnostic], set[str]]:
     """Run the enabled rules over ``targets`` in ``session``; ``scopes``, when
-    given, limits the run to rules' checks of those scopes. ``ordered``: the
-    targets' paths as :func:`_ordered` gives them, when the caller sorted them.
-    The facts of every probe the run reads are kept in ``session.probe_facts``.
+    given, limits the run to rules' checks of those scopes. The facts of every probe the run reads are kept in ``session.probe_facts``.
     Returns the findings (filtered, sorted, deduplicated) and the files checked."""
     plan = Plan(session.config, scopes)
-    probes, skills, specs = ordered if ordered is not None else _ordered(targets)
+    probes, skills, specs = _ordered(targets)
     compare = bool(probes and plan.checks[WORKSPACE] and plan.fact_rules)
     units: list[Unit] = [(PROBE, path) for path in probes] if plan.checks[PROBE] or compare else []
     if compare:
@@ -255,7 +252,7 @@ def lint_targets(
     units.extend((SPEC, path) for path in specs if plan.checks[SPEC])
     suites = sorted_paths(targets.suites)
     units.extend((SUITE, path) for path in suites if plan.checks[SUITE])
-    chunks = run_units(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache)
+    chunks = run_in_chunks(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache)
     results = dict(itertools.chain.from_iterable(chunks))
     diagnostics = [d for unit in units if unit[0] != FACTS for d in results[unit].diagnostics or ()]
     if probes and plan.checks[WORKSPACE]:
@@ -363,54 +360,14 @@ def lint_probe_chunks(
 
     plan = Plan(session.config, frozenset({Scope.PROBE}))
     units = [(PROBE, path) for path in sorted_paths(probe_paths)]
-    for chunk in run_units(session, units, plan, workers=workers, cache=cache):
+    for chunk in run_in_chunks(session, units, plan, workers=workers, cache=cache):
         paths = [unit[1] for unit, _result in chunk]
         found = [d for _unit, result in chunk for d in result.diagnostics or ()]
         yield paths, finish(session, found, paths)
 
 
-def run_units(
-    session: LintSession,
-    units: Sequence[Unit],
-    plan: Plan,
-    *,
-    workers: int = 0,
-    cache: Cache | None = None,
-) -> Iterator[list[tuple[Unit, UnitResult]]]:
-    """``[(unit, result), ...]`` per chunk of ``units``: first those ``cache``
-    still holds, then the rest computed (in ``workers`` worker processes when
-    that pays off, :func:`~skill_eval.linter.execution.run_in_chunks`). Probe
-    facts are kept in ``session.probe_facts`` as they come; the output-spec
-    units, which read them, are linted last, here."""
-    from .execution import SERIAL_CHUNK, run_in_chunks
-
-    served: list[tuple[Unit, UnitResult]] = []
-    pending: list[Unit] = []
-    specs: list[Unit] = []
-    facts_only = not plan.checks[PROBE]
-    # output-spec units last: their cached answers name the probes' references,
-    # read from the facts the probes before them left in the session
-    for unit in sorted(units, key=lambda unit: unit[0] == SPEC):
-        if unit[0] == FACTS or (facts_only and unit[0] == PROBE):
-            known = session.probe_facts.get(unit[1])
-            if known is not None:  # computed earlier in this session (the language server's)
-                served.append((unit, UnitResult(None if unit[0] == FACTS else (), known)))
-                continue
-        found = cache.lookup(unit) if cache is not None else None
-        if found is None:
-            (specs if unit[0] == SPEC else pending).append(unit)
-        else:
-            served.append((unit, found))
-            if found.facts is not None:
-                session.probe_facts[unit[1]] = found.facts
-    for start in range(0, len(served), SERIAL_CHUNK):
-        yield served[start:start + SERIAL_CHUNK]
-    yield from run_in_chunks(session, pending, plan, workers=workers, cache=cache)
-    yield from run_in_chunks(session, specs, plan, cache=cache)
-
-
 def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, record: bool) -> list[tuple[Unit, UnitResult]]:
-    """One chunk of :func:`~skill_eval.linter.execution.run_in_chunks` here:
+    """One chunk of :func:`~skill_eval.linter.execution.run_in_chunks` computed here:
     each unit's result (with ``record``, every query it asked), rule by rule
     over the chunk. A recorded probe gets a fresh context, so that nothing it
     reads is served from a memo filled unrecorded."""

@@ -386,17 +386,6 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
     return front, "\n" * (close + 1) + "\n".join(lines[close + 1 :])
 
 
-def _remembered(memo: dict, key: object, compute: Callable[[], _Value]) -> _Value:
-    """``memo[key]``, from ``compute()`` when ``memo`` lacks it; ``memo`` holds
-    the last 4,096 keys' at most (it is emptied when full)."""
-    found = memo.get(key)
-    if found is None:
-        if len(memo) >= 4096:
-            memo.clear()
-        found = memo[key] = compute()
-    return found
-
-
 class MarkdownDocument:
     """The parsed structure of one markdown text (cached by content). Read-only."""
 
@@ -408,12 +397,21 @@ class MarkdownDocument:
         self.blocks = blocks
         self.directives = directives
         self._windows: dict[Heading, Window] = {}
-        self._found: dict[str, list[Heading]] = {}
-        self._suggested: dict[str, tuple[str, ...]] = {}
-        self._code_lines: dict[str, tuple[tuple[int, str], ...]] = {}
+        self._memo: dict[tuple[Callable, str], object] = {}
 
     def __repr__(self) -> str:
         return f"MarkdownDocument({len(self.headings)} headings, {len(self.blocks)} blocks)"
+
+    def _remembered(self, compute: Callable[[str], _Value], step_heading: str) -> _Value:
+        """``compute(step_heading)``, remembered for the last 4,096 queries of
+        this document (the memo is emptied when full)."""
+        key = (compute.__func__, step_heading)
+        found = self._memo.get(key)
+        if found is None:
+            if len(self._memo) >= 4096:
+                self._memo.clear()
+            found = self._memo[key] = compute(step_heading)
+        return found
 
     @cached_property
     def lines(self) -> list[str]:
@@ -451,7 +449,7 @@ class MarkdownDocument:
         """Headings matching ``step_heading`` (exact text, or a ``Parent > Child``
         path), from indexes by text, remembered for the last 4,096 queries
         (:attr:`heading_paths` stays linear). The list is shared: do not change it."""
-        return _remembered(self._found, step_heading, partial(self._find_headings, step_heading))
+        return self._remembered(self._find_headings, step_heading)
 
     @cached_property
     def _by_text(self) -> dict[str, list[Heading]]:
@@ -560,7 +558,7 @@ class MarkdownDocument:
         that no form names alone is never suggested. Computed once per
         document and ``step_heading`` (the probes of a renamed step ask
         alike), remembered for the last 4,096 as :meth:`find_headings` is."""
-        return list(_remembered(self._suggested, step_heading, partial(self._suggest_headings, step_heading)))
+        return list(self._remembered(self._suggest_headings, step_heading))
 
     @cached_property
     def _plain_paths(self) -> tuple[list[str], list[str]]:
@@ -595,7 +593,7 @@ class MarkdownDocument:
         """``(line, block kind)`` of the lines in code or HTML blocks that read
         like the heading ``step_heading`` names (``## Step 3`` in a fenced
         example), found once per document and ``step_heading`` (the last 4,096)."""
-        return list(_remembered(self._code_lines, step_heading, partial(self._code_lines_like, step_heading)))
+        return list(self._remembered(self._code_lines_like, step_heading))
 
     def _code_lines_like(self, step_heading: str) -> tuple[tuple[int, str], ...]:
         """:meth:`code_lines_like`, not remembered."""
