@@ -64,11 +64,6 @@ _CHILD_TYPES = {"Text": "text", "Code": "code_inline", "InlineHtml": "html_inlin
 _OPENS = {"Item": "list_item_open", "BlockQuote": "blockquote_open", "Table": "table_open"}
 _CLOSES = {"Item": ("list_item_close",), "BlockQuote": ("blockquote_close",), "Table": ("table_close",),
            "TableRow": ("tr_close",), "TableHead": ("tr_close", "thead_close")}
-_FIELDLESS = {kind: Token(kind) for kind in ("th_open", "td_open", "softbreak", "hardbreak", "ordered_list_close",
-                                             "bullet_list_close", *{kind for kinds in _CLOSES.values() for kind in kinds})}
-"""The tokens that hold nothing but their type, made once: a parse makes many, and
-each :class:`Token` built is a Python-level call (the others are built with
-positional arguments, faster than keywords: ~20% of an artifact's parse)."""
 
 
 def block_tokens(text: str) -> list[Token]:
@@ -125,7 +120,7 @@ def block_tokens(text: str) -> list[Token]:
         if kind == "cell":  # ``where``: the 0-based line of its row
             stop = data.find(b"|", end, ends[where])  # the cell's pipe (a collapsed link's `[]` is outside its range)
             content = data[start : ends[where] if stop < 0 else stop].decode().strip().replace("\\|", "|")
-            tokens.extend((_FIELDLESS[f"{cell}_open"], Token("inline", (where, where + 1), content, "", tuple(children))))
+            tokens.extend((Token(f"{cell}_open"), Token("inline", (where, where + 1), content, "", tuple(children))))
             return
         first, last = lines_of(where) if kind != "paragraph" else (line_of(start) - 1, line_of(max(end - 1, start)))
         if kind == "paragraph":
@@ -149,7 +144,7 @@ def block_tokens(text: str) -> list[Token]:
                 tokens.append(Token("hr", lines_of(where)))
             else:
                 group[2] = where["end"]
-                group[3].append(_FIELDLESS[event.lower()])
+                group[3].append(Token(event.lower()))
             continue
         kind, = event  # an event is a one-key dict
         value = event[kind]
@@ -198,7 +193,7 @@ def block_tokens(text: str) -> list[Token]:
         elif tag == "List":
             index, end = lists.pop()
             tokens[index] = tokens[index]._replace(map=(tokens[index].map[0], end))
-            tokens.append(_FIELDLESS["ordered_list_close" if value["List"] else "bullet_list_close"])
+            tokens.append(Token("ordered_list_close" if value["List"] else "bullet_list_close"))
         elif tag in ("CodeBlock", "HtmlBlock"):
             info, opened, texts = code
             code = None
@@ -209,7 +204,7 @@ def block_tokens(text: str) -> list[Token]:
                 tokens.append(Token("fence", lines_of(opened), "".join(texts), fence.lstrip(fence[0])))
         elif tag in _CLOSES:
             quotes -= tag == "BlockQuote"
-            tokens.extend(map(_FIELDLESS.__getitem__, _CLOSES[tag]))
+            tokens.extend(Token(kind) for kind in _CLOSES[tag])
     if group is not None:
         flush()
     return tokens
