@@ -1,23 +1,14 @@
 """The on-disk cache: one file per workspace root and config in
-``.skill-eval-cache/``, as ruff's (docs/performance.md, docs/architecture.md).
+``.skill-eval-cache/``, as ruff's (the layout and its figures:
+docs/architecture.md, docs/performance.md).
 
 Each unit's entry keeps every query the unit asked of its session with its
-answer, and serves only while every one answers the same: a file's answer is
-its content's digest, spared by a settled ``stat`` signature (git's index:
-:data:`~skill_eval.linter.session.RACY_SECONDS`). A whole-workspace lint also
-leaves its run record (:meth:`Cache.replay`), one more entry. The file is
-typed MessagePack (:data:`CODEC`): loading it runs no code a workspace could
-plant. It is written to a new name and renamed, and opened without following
-links.
-
-The cache file is its entries, each one MessagePack value ``(result,
-dependencies)``, then their index (:class:`CacheIndex`: where each entry
-lies) and the index's offset as 8 bytes. A run reads the index, then each
-entry it looks up on its own (``pread``). The entries it stores go straight
-to the new file (a new name in the folder), which gets the unchanged entries
-copied from the old one, the index, and is renamed into place. Neither file
-nor their entries are held in memory (a scan of 10,000 probes held ~50 MB of
-them: docs/performance.md).
+answer, and serves only while every one answers the same (a file's answer is
+its content's digest, spared by a settled ``stat`` signature). The file is
+typed MessagePack (:data:`CODEC`): its entries, their index
+(:class:`CacheIndex`) and the index's offset as 8 bytes. A run reads each
+entry it looks up on its own (``pread``) and writes a new file, renamed into
+place, opened without following links.
 """
 
 from __future__ import annotations
@@ -38,7 +29,7 @@ import msgspec
 
 from .diagnostics import Diagnostic
 from .reader import write_all
-from .records import Dependencies, FactValues, ProbeFacts, Signature, UnitResult
+from .records import Dependencies, FactValues, Signature, UnitResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config
@@ -65,15 +56,6 @@ class CacheIndex(msgspec.Struct, array_like=True):
     dependencies, dependencies)`` (:data:`~skill_eval.linter.records.Dependencies`)."""
 
     entries: dict[tuple[str, str], tuple[int, int]]
-
-
-class _FactsOnly(msgspec.Struct, array_like=True):
-    """A :class:`~skill_eval.linter.records.UnitResult` decoded without its
-    findings (a facts-only unit needs only the facts)."""
-
-    diagnostics: msgspec.Raw
-    facts: Optional[ProbeFacts]
-    deps: msgspec.Raw
 
 
 _TRAILER = struct.Struct("<Q")
@@ -115,11 +97,10 @@ class Cache:
         self.session = session
         self._folder_fd: int | None = folder_fd
         self.file_name = f"cache-{key}"
-        self._file_fd: int | None = None
+        self._file_fd, self._on_disk = _read_index(folder_fd, self.file_name)
         """The cache file as this run found it (open till :meth:`close`: a
-        concurrent run may rename another over it)."""
-        self._on_disk: dict[tuple[str, str], tuple[int, int]] = {}
-        """Unit key -> ``(offset, length)`` of its entry in that file."""
+        concurrent run may rename another over it), and its index: unit key
+        -> ``(offset, length)`` of its entry."""
         self._new_fd: int | None = None
         self._new_name: str | None = None
         self._new_size = 0
@@ -133,7 +114,6 @@ class Cache:
         self._changed = False
         """Whether this run stored an entry or a new signature (the file is then written)."""
         self._used: set[tuple[str, str]] = set()
-        self._loaded = False
         self._unrecorded = False
         """Whether a unit's result came without its queries: no run record is then written."""
         self._filtering: dict[tuple, tuple] = {}
@@ -151,34 +131,6 @@ class Cache:
             return None
         _remove_orphans(folder_fd)
         return cls(session, folder_fd, _key(session.root, session.config))
-
-    def _load(self) -> None:
-        """Open the cache file and read its index (an unreadable file is an empty cache)."""
-        if self._loaded:
-            return
-        self._loaded = True
-        fd = _open_file(self._folder_fd, self.file_name)
-        if fd is None:
-            return
-        try:
-            size = os.fstat(fd).st_size
-            (index_at,) = _TRAILER.unpack(os.pread(fd, _TRAILER.size, size - _TRAILER.size))
-            if not 0 <= index_at <= size - _TRAILER.size:
-                raise ValueError("index outside the file")
-            index = _INDEX_DECODER.decode(os.pread(fd, size - _TRAILER.size - index_at, index_at))
-            if any(not (0 <= offset and 0 < length and offset + length <= index_at)
-                   for offset, length in index.entries.values()):
-                raise ValueError("entry outside the file")
-        except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
-            os.close(fd)
-            return
-        self._file_fd = fd
-        self._on_disk = index.entries
-
-    def keys(self) -> set[tuple[str, str]]:
-        """The unit keys the cache holds (read, stored and not pruned)."""
-        self._load()
-        return set(self._on_disk) | set(self._new)
 
     def _entry(self, key: tuple[str, str], kind: Any) -> tuple[Any, Dependencies] | None:
         """``key``'s entry decoded as ``(kind, dependencies)`` (``kind``
@@ -203,9 +155,8 @@ class Cache:
         """The cached result of ``unit`` when every answer it recorded is the
         answer now, else ``None``. A facts-only entry serves a facts-only unit
         (which is given only the facts)."""
-        self._load()
         key = _unit_key(unit)
-        entry = self._entry(key, _FactsOnly if unit[0] == "facts" else UnitResult)
+        entry = self._entry(key, UnitResult)
         if entry is None or (unit[0] == "probe" and entry[0].diagnostics is None) or not self._holds(key, *entry):
             return None
         return UnitResult(None, entry[0].facts) if unit[0] == "facts" else entry[0]
@@ -251,7 +202,6 @@ class Cache:
         if result.deps is None:
             self._unrecorded = True
             return result
-        self._load()
         key = _unit_key(unit)
         kept = msgspec.structs.replace(result, deps=None)
         if not self._append(key, (kept, result.deps)):
@@ -269,7 +219,6 @@ class Cache:
         ``targets`` (:func:`~skill_eval.linter.engine._targets_digest`) when
         every query its run record depends on answers the same now
         (:meth:`_holds`), else ``None``."""
-        self._load()
         entry = self._entry(RUN_KEY, RunRecord)
         if entry is None or entry[0].targets != targets or not self._holds(RUN_KEY, *entry):
             return None
@@ -328,17 +277,11 @@ class Cache:
         return self._new_fd
 
     def save(self, prune: bool = False) -> None:
-        """Write the cache file if this run changed it: the entries it did
-        not change are copied from the file read (in runs of adjacent ones)
-        into the new file after those it stored, then the index, and the new
-        file is renamed into place (and is the file read from then on).
-        ``prune``: the run covered the whole workspace, so entries it did not
-        use are of files that are gone and are dropped. The run record is kept
-        only by a run that replayed or wrote it: any other run that writes
-        found something changed or new, and a run on a few files (pre-commit)
-        would otherwise copy it each time."""
-        if not self._loaded:
-            return
+        """Write the cache file if this run changed it: after the entries it
+        stored, those it did not change, copied from the file read, then the
+        index; the new file is renamed into place. ``prune``: the run covered
+        the whole workspace, so entries it did not use are dropped. The run
+        record is kept only by a run that replayed or wrote it."""
         if prune:
             for entries in (self._on_disk, self._new):
                 gone = [key for key in entries if key not in self._used]
@@ -431,9 +374,6 @@ class Codec:
 
     def __init__(self) -> None:
         self.encode = msgspec.msgpack.Encoder(enc_hook=self._enc_hook).encode
-        self.decode_dependencies = msgspec.msgpack.Decoder(Dependencies, ext_hook=self._ext_hook).decode
-        """A unit's :data:`~skill_eval.linter.records.Dependencies` from their
-        encoding (queries name paths as text: no path is made)."""
         self._fact_types: dict[str, Any] = {}
 
     def decode(self, data: bytes, kind: Any, path_of: Callable[[str], Path] = Path) -> Any:
@@ -574,6 +514,27 @@ def _remove_orphans(folder_fd: int) -> None:
                         os.unlink(name, dir_fd=folder_fd)
                 except (OSError, OverflowError):  # alive (another user's), or no such number
                     pass
+
+
+def _read_index(folder_fd: int, name: str) -> tuple[int | None, dict[tuple[str, str], tuple[int, int]]]:
+    """The descriptor of the cache file ``name`` and its index (``None`` and
+    none when it is missing or unreadable: an empty cache)."""
+    fd = _open_file(folder_fd, name)
+    if fd is None:
+        return None, {}
+    try:
+        size = os.fstat(fd).st_size
+        (index_at,) = _TRAILER.unpack(os.pread(fd, _TRAILER.size, size - _TRAILER.size))
+        if not 0 <= index_at <= size - _TRAILER.size:
+            raise ValueError("index outside the file")
+        index = _INDEX_DECODER.decode(os.pread(fd, size - _TRAILER.size - index_at, index_at))
+        if any(not (0 <= offset and 0 < length and offset + length <= index_at)
+               for offset, length in index.entries.values()):
+            raise ValueError("entry outside the file")
+    except Exception:  # noqa: BLE001 - an unreadable cache is an empty one
+        os.close(fd)
+        return None, {}
+    return fd, index.entries
 
 
 def _open_file(folder_fd: int, name: str) -> int | None:

@@ -117,23 +117,17 @@ class ProbeContext:
     def value_span(self, *parts: str | int) -> Span:
         """The span of the value at ``parts`` (e.g. ``"defects", 0, "quote"``)."""
         positions = self.positions
-        if positions is None:
-            return Span.file_start(self.json_path)
-        return positions.value_span(pointer(*parts))
+        return Span.file_start(self.json_path) if positions is None else positions.value_span(pointer(*parts))
 
     def key_span(self, *parts: str | int) -> Span:
         positions = self.positions
-        if positions is None:
-            return Span.file_start(self.json_path)
-        return positions.key_span(pointer(*parts))
+        return Span.file_start(self.json_path) if positions is None else positions.key_span(pointer(*parts))
 
     def edit_span(self, *parts: str | int, key: bool = False) -> Span | None:
         """Where a fix may edit the value (with ``key``, the key) at ``parts``,
         or ``None`` (:meth:`~skill_eval.linter.probejson.JsonPositions.edit_span`)."""
         positions = self.positions
-        if positions is None:
-            return None
-        return positions.edit_span(pointer(*parts), key=key)
+        return None if positions is None else positions.edit_span(pointer(*parts), key=key)
 
     def _reference(self, key: str, default_name: str | None, walk_name: str | None) -> Path | FileProblem | None:
         if self.data is None:

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 
 from .config import Config
 from .diagnostics import Diagnostic
+from .execution import run_in_chunks
 from .records import Dependencies, ProbeFacts, UnitResult
 from .reader import FileSystemReader, Reader
 from .session import LintSession, session_query
 from .textfile import TextDocument
-from .workspace import PROBE_FILE, Exclusion, Targets, absolute, discover, find_workspace_root, sorted_paths
+from .workspace import (OUTPUT_SPEC_FILE, PROBE_FILE, SKILL_FILE, Exclusion, Targets, absolute, discover,
+                        find_workspace_root, sorted_paths)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache import Cache
@@ -79,13 +81,11 @@ class Plan:
         self.scopes = frozenset(Scope) if scopes is None else scopes
         """The scopes whose checks run: with the config, what rebuilds this plan in a worker."""
         self.rules = enabled_rules(config)
-        by_scope = {scope: [rule for rule in self.rules if scope in rule.scopes() and scope in self.scopes]
-                    for scope in Scope}
-        self.probe_rules = by_scope[Scope.PROBE]
-        self.skill_rules = by_scope[Scope.SKILL]
-        self.spec_rules = by_scope[Scope.OUTPUT_SPEC]
-        self.workspace_rules = by_scope[Scope.WORKSPACE]
-        self.suite_rules = by_scope[Scope.SUITE]
+        scope_of = {PROBE: Scope.PROBE, SKILL: Scope.SKILL, SPEC: Scope.OUTPUT_SPEC, SUITE: Scope.SUITE,
+                    WORKSPACE: Scope.WORKSPACE}
+        self.checks = {kind: [rule for rule in self.rules if scope in rule.scopes() and scope in self.scopes]
+                       for kind, scope in scope_of.items()}
+        """Kind of unit -> the rules that check it, in the order of a chunk's passes."""
         self.fact_rules = fact_rules(self.rules)
         """Every enabled rule that compares probes, whatever the scopes: facts
         kept in a session (or the cache) then serve any later lint."""
@@ -158,7 +158,7 @@ def lint_paths(
         root_config = configs[root]
         ordered = _ordered(targets)
         walked = whole.get(root)
-        if walked is None and Plan(root_config).workspace_rules:
+        if walked is None and Plan(root_config).checks[WORKSPACE]:
             # The workspace-wide rules compare the targets with every probe (a
             # pre-commit run on a few files): walk the workspace once, so that
             # the session knows its probes, folders, links and runs folders.
@@ -185,7 +185,7 @@ def lint_paths(
         if replayed is not None:
             diagnostics, checked = replayed
         else:
-            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store, ordered=ordered)
+            diagnostics, checked = lint_targets(session, targets, jobs=jobs, cache=store)
             if whole_run:
                 store.record_run(run_targets, diagnostics, checked, frozenset(map(str, ordered[0])))
                 store.save(prune=True)
@@ -213,8 +213,7 @@ def _discover(path: Path, root: Path, reader: Reader, config: Config) -> Targets
 
 def _ordered(targets: Targets) -> tuple[list[Path], list[Path], list[Path]]:
     """The probes, SKILL.md and output-spec files of ``targets``, each in
-    :func:`~skill_eval.linter.workspace.sorted_paths` order: sorted once per
-    lint (a sort of a large workspace's probes is not cheap: docs/performance.md)."""
+    :func:`~skill_eval.linter.workspace.sorted_paths` order."""
     return sorted_paths(targets.probes), sorted_paths(targets.skills), sorted_paths(targets.output_specs)
 
 
@@ -238,28 +237,25 @@ def lint_targets(
     *,
     jobs: int = 1,
     cache: Cache | None = None,
-    ordered: tuple[list[Path], list[Path], list[Path]] | None = None,
 ) -> tuple[list[Diagnostic], set[str]]:
     """Run the enabled rules over ``targets`` in ``session``; ``scopes``, when
-    given, limits the run to rules' checks of those scopes. ``ordered``: the
-    targets' paths as :func:`_ordered` gives them, when the caller sorted them.
-    The facts of every probe the run reads are kept in ``session.probe_facts``.
+    given, limits the run to rules' checks of those scopes. The facts of every probe the run reads are kept in ``session.probe_facts``.
     Returns the findings (filtered, sorted, deduplicated) and the files checked."""
     plan = Plan(session.config, scopes)
-    probes, skills, specs = ordered if ordered is not None else _ordered(targets)
-    compare = bool(probes and plan.workspace_rules and plan.fact_rules)
-    units: list[Unit] = [(PROBE, path) for path in probes] if plan.probe_rules or compare else []
+    probes, skills, specs = _ordered(targets)
+    compare = bool(probes and plan.checks[WORKSPACE] and plan.fact_rules)
+    units: list[Unit] = [(PROBE, path) for path in probes] if plan.checks[PROBE] or compare else []
     if compare:
         linted = set(probes)
         units.extend((FACTS, path) for path in session.all_probe_paths if path not in linted)
-    units.extend((SKILL, path) for path in skills if plan.skill_rules)
-    units.extend((SPEC, path) for path in specs if plan.spec_rules)
+    units.extend((SKILL, path) for path in skills if plan.checks[SKILL])
+    units.extend((SPEC, path) for path in specs if plan.checks[SPEC])
     suites = sorted_paths(targets.suites)
-    units.extend((SUITE, path) for path in suites if plan.suite_rules)
-    chunks = run_units(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache)
+    units.extend((SUITE, path) for path in suites if plan.checks[SUITE])
+    chunks = run_in_chunks(session, units, plan, workers=jobs if jobs > 1 else 0, cache=cache)
     results = dict(itertools.chain.from_iterable(chunks))
     diagnostics = [d for unit in units if unit[0] != FACTS for d in results[unit].diagnostics or ()]
-    if probes and plan.workspace_rules:
+    if probes and plan.checks[WORKSPACE]:
         diagnostics.extend(_workspace_pass(session, probes, plan, cache))
     checked = {str(path) for path in itertools.chain(probes, skills, specs, suites)}
     for path in probes:
@@ -297,7 +293,7 @@ def _workspace_pass(session: LintSession, probes: list[Path], plan: Plan, cache:
         if cache is not None:  # the facts' digest is only ever read from the cache
             session.record_into(queries)
             session.query("facts", linted)
-        diagnostics = [d for rule in plan.workspace_rules for d in _run(rule, workspace, session.root, None)]
+        diagnostics = [d for rule in plan.checks[WORKSPACE] for d in _run(rule, workspace, session.root, None)]
         diagnostics.extend(workspace.fact_errors)
     finally:
         session.record_into(None)
@@ -334,7 +330,7 @@ def finish(session: LintSession, diagnostics: list[Diagnostic], probes: Iterable
     filtered (config, per-probe ``x-skill-eval-disable``, directives), sorted
     and deduplicated."""
     fixture_paths: set[str] = set()
-    if any(d.path.suffix.lower() == ".md" and d.path.name not in ("SKILL.md", "output-spec.md") for d in diagnostics):
+    if any(d.path.suffix.lower() == ".md" and d.path.name not in (SKILL_FILE, OUTPUT_SPEC_FILE) for d in diagnostics):
         # Only a finding in a custom-named .md can need this set (is that file a
         # skill or spec, which honours directives, or an artifact, which does not?).
         fixture_paths = {str(path) for path in (*skills, *specs)}
@@ -364,54 +360,14 @@ def lint_probe_chunks(
 
     plan = Plan(session.config, frozenset({Scope.PROBE}))
     units = [(PROBE, path) for path in sorted_paths(probe_paths)]
-    for chunk in run_units(session, units, plan, workers=workers, cache=cache):
+    for chunk in run_in_chunks(session, units, plan, workers=workers, cache=cache):
         paths = [unit[1] for unit, _result in chunk]
         found = [d for _unit, result in chunk for d in result.diagnostics or ()]
         yield paths, finish(session, found, paths)
 
 
-def run_units(
-    session: LintSession,
-    units: Sequence[Unit],
-    plan: Plan,
-    *,
-    workers: int = 0,
-    cache: Cache | None = None,
-) -> Iterator[list[tuple[Unit, UnitResult]]]:
-    """``[(unit, result), ...]`` per chunk of ``units``: first those ``cache``
-    still holds, then the rest computed (in ``workers`` worker processes when
-    that pays off, :func:`~skill_eval.linter.execution.run_in_chunks`). Probe
-    facts are kept in ``session.probe_facts`` as they come; the output-spec
-    units, which read them, are linted last, here."""
-    from .execution import SERIAL_CHUNK, run_in_chunks
-
-    served: list[tuple[Unit, UnitResult]] = []
-    pending: list[Unit] = []
-    specs: list[Unit] = []
-    facts_only = not plan.probe_rules
-    # output-spec units last: their cached answers name the probes' references,
-    # read from the facts the probes before them left in the session
-    for unit in sorted(units, key=lambda unit: unit[0] == SPEC):
-        if unit[0] == FACTS or (facts_only and unit[0] == PROBE):
-            known = session.probe_facts.get(unit[1])
-            if known is not None:  # computed earlier in this session (the language server's)
-                served.append((unit, UnitResult(None if unit[0] == FACTS else (), known)))
-                continue
-        found = cache.lookup(unit) if cache is not None else None
-        if found is None:
-            (specs if unit[0] == SPEC else pending).append(unit)
-        else:
-            served.append((unit, found))
-            if found.facts is not None:
-                session.probe_facts[unit[1]] = found.facts
-    for start in range(0, len(served), SERIAL_CHUNK):
-        yield served[start:start + SERIAL_CHUNK]
-    yield from run_in_chunks(session, pending, plan, workers=workers, cache=cache)
-    yield from run_in_chunks(session, specs, plan, cache=cache)
-
-
 def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, record: bool) -> list[tuple[Unit, UnitResult]]:
-    """One chunk of :func:`~skill_eval.linter.execution.run_in_chunks` here:
+    """One chunk of :func:`~skill_eval.linter.execution.run_in_chunks` computed here:
     each unit's result (with ``record``, every query it asked), rule by rule
     over the chunk. A recorded probe gets a fresh context, so that nothing it
     reads is served from a memo filled unrecorded."""
@@ -430,11 +386,9 @@ def lint_units_here(session: LintSession, units: Sequence[Unit], plan: Plan, rec
             contexts[unit] = SuiteContext(session, path)
         else:
             contexts[unit] = session.skill(path) if kind == SKILL else session.output_spec(path)
-    passes = {PROBE: plan.probe_rules, SKILL: plan.skill_rules, SPEC: plan.spec_rules,
-              SUITE: plan.suite_rules}
     facts: dict[Unit, ProbeFacts] = {}
     try:
-        for kind, rules in passes.items():
+        for kind, rules in plan.checks.items():
             members = [(contexts[unit], found[unit], queries[unit], unit[1],
                         contexts[unit].folder if kind == PROBE else None)
                        for unit in units if unit[0] == kind]
@@ -465,8 +419,12 @@ def _is_reported(diagnostic: Diagnostic, session: LintSession, fixture_paths: se
         disabled = facts.disabled if facts is not None else session.probe(json_path).disabled_codes
         if diagnostic.code in disabled:
             return False
-    if diagnostic.code != "SE000" and session.takes_directives(diagnostic.path, fixture_paths):
-        loaded = session.load(diagnostic.path)
+    # directives are honoured in a SKILL.md or output spec (``fixture_paths``: those the probes
+    # reference), never in an artifact (it travels to the agent byte for byte)
+    path = diagnostic.path
+    if diagnostic.code != "SE000" and (path.name in (SKILL_FILE, OUTPUT_SPEC_FILE) or (
+            path.suffix.lower() == ".md" and str(path) in fixture_paths)):
+        loaded = session.load(path)
         if isinstance(loaded, TextDocument) and "skill-eval" in loaded.text:
             from .markdown import markdown_of
 

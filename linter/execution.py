@@ -79,10 +79,41 @@ def run_in_chunks(
     cache: Cache | None = None,
 ) -> Iterator[list[tuple[Unit, UnitResult]]]:
     """``[(unit, result), ...]`` per chunk of ``units``, every unit exactly
-    once: in a pool of ``workers`` processes when there are any and the work
-    reaches :data:`PARALLEL_MIN_WORK`, else here. Probe facts are kept in
-    ``session.probe_facts`` as they come; with ``cache``, every query a unit
+    once: first those ``cache`` still holds (or, for a facts-only unit, the
+    session has the facts of), then the rest computed, in a pool of
+    ``workers`` processes when there are any and the work reaches
+    :data:`PARALLEL_MIN_WORK`, else here. Probe facts are kept in
+    ``session.probe_facts`` as they come; the output-spec units, which read
+    them, are linted last, here. With ``cache``, every query a computed unit
     asks is recorded and its result stored there."""
+    served: list[tuple[Unit, UnitResult]] = []
+    pending: list[Unit] = []
+    specs: list[Unit] = []
+    facts_only = not plan.checks["probe"]
+    # output-spec units last: their cached answers name the probes' references,
+    # read from the facts the probes before them left in the session
+    for unit in sorted(units, key=lambda unit: unit[0] == "spec"):
+        if unit[0] == "facts" or (facts_only and unit[0] == "probe"):
+            known = session.probe_facts.get(unit[1])
+            if known is not None:  # computed earlier in this session (the language server's)
+                served.append((unit, UnitResult(None if unit[0] == "facts" else (), known)))
+                continue
+        found = cache.lookup(unit) if cache is not None else None
+        if found is None:
+            (specs if unit[0] == "spec" else pending).append(unit)
+        else:
+            served.append((unit, found))
+            if found.facts is not None:
+                session.probe_facts[unit[1]] = found.facts
+    for start in range(0, len(served), SERIAL_CHUNK):
+        yield served[start:start + SERIAL_CHUNK]
+    yield from _computed(session, pending, plan, workers, cache)
+    yield from _computed(session, specs, plan, 0, cache)
+
+
+def _computed(session: LintSession, units: Sequence[Unit], plan: Plan, workers: int,
+              cache: Cache | None) -> Iterator[list[tuple[Unit, UnitResult]]]:
+    """:func:`run_in_chunks` of the units it does not serve."""
     from .engine import lint_units_here
 
     record = cache is not None

@@ -39,13 +39,11 @@ _Value = TypeVar("_Value")
 
 
 class Token(NamedTuple):
-    """One token of a parse, shaped as markdown-it-py's block tokens are
-    where this project reads them (``type``, ``tag``, ``map``, ``content``,
-    ``info``, :meth:`attrGet`): ``map`` is the 0-based ``[first, end)`` line
-    range; an ``inline`` token's ``content`` is its source (container marks
-    and indentation dropped) and its ``children`` are ``text``,
-    ``code_inline``, ``html_inline``, ``softbreak`` and ``hardbreak`` tokens
-    (an image's alt text is text, links and emphasis leave their text)."""
+    """One token of a parse, shaped as markdown-it-py's block tokens: ``map``
+    is the 0-based ``[first, end)`` line range; an ``inline`` token's
+    ``content`` is its source (container marks and indentation dropped), its
+    ``children`` ``text``, ``code_inline``, ``html_inline``, ``softbreak`` and
+    ``hardbreak`` tokens (links, emphasis and images leave their text)."""
 
     type: str
     map: tuple[int, int] | None = None
@@ -66,11 +64,6 @@ _CHILD_TYPES = {"Text": "text", "Code": "code_inline", "InlineHtml": "html_inlin
 _OPENS = {"Item": "list_item_open", "BlockQuote": "blockquote_open", "Table": "table_open"}
 _CLOSES = {"Item": ("list_item_close",), "BlockQuote": ("blockquote_close",), "Table": ("table_close",),
            "TableRow": ("tr_close",), "TableHead": ("tr_close", "thead_close")}
-_FIELDLESS = {kind: Token(kind) for kind in ("th_open", "td_open", "softbreak", "hardbreak", "ordered_list_close",
-                                             "bullet_list_close", *{kind for kinds in _CLOSES.values() for kind in kinds})}
-"""The tokens that hold nothing but their type, made once: a parse makes many, and
-each :class:`Token` built is a Python-level call (the others are built with
-positional arguments, faster than keywords: ~20% of an artifact's parse)."""
 
 
 def block_tokens(text: str) -> list[Token]:
@@ -127,7 +120,7 @@ def block_tokens(text: str) -> list[Token]:
         if kind == "cell":  # ``where``: the 0-based line of its row
             stop = data.find(b"|", end, ends[where])  # the cell's pipe (a collapsed link's `[]` is outside its range)
             content = data[start : ends[where] if stop < 0 else stop].decode().strip().replace("\\|", "|")
-            tokens.extend((_FIELDLESS[f"{cell}_open"], Token("inline", (where, where + 1), content, "", tuple(children))))
+            tokens.extend((Token(f"{cell}_open"), Token("inline", (where, where + 1), content, "", tuple(children))))
             return
         first, last = lines_of(where) if kind != "paragraph" else (line_of(start) - 1, line_of(max(end - 1, start)))
         if kind == "paragraph":
@@ -151,7 +144,7 @@ def block_tokens(text: str) -> list[Token]:
                 tokens.append(Token("hr", lines_of(where)))
             else:
                 group[2] = where["end"]
-                group[3].append(_FIELDLESS[event.lower()])
+                group[3].append(Token(event.lower()))
             continue
         kind, = event  # an event is a one-key dict
         value = event[kind]
@@ -200,7 +193,7 @@ def block_tokens(text: str) -> list[Token]:
         elif tag == "List":
             index, end = lists.pop()
             tokens[index] = tokens[index]._replace(map=(tokens[index].map[0], end))
-            tokens.append(_FIELDLESS["ordered_list_close" if value["List"] else "bullet_list_close"])
+            tokens.append(Token("ordered_list_close" if value["List"] else "bullet_list_close"))
         elif tag in ("CodeBlock", "HtmlBlock"):
             info, opened, texts = code
             code = None
@@ -211,7 +204,7 @@ def block_tokens(text: str) -> list[Token]:
                 tokens.append(Token("fence", lines_of(opened), "".join(texts), fence.lstrip(fence[0])))
         elif tag in _CLOSES:
             quotes -= tag == "BlockQuote"
-            tokens.extend(map(_FIELDLESS.__getitem__, _CLOSES[tag]))
+            tokens.extend(Token(kind) for kind in _CLOSES[tag])
     if group is not None:
         flush()
     return tokens
@@ -388,17 +381,6 @@ def split_front_matter(text: str) -> tuple[FrontMatter | None, str]:
     return front, "\n" * (close + 1) + "\n".join(lines[close + 1 :])
 
 
-def _remembered(memo: dict, key: object, compute: Callable[[], _Value]) -> _Value:
-    """``memo[key]``, from ``compute()`` when ``memo`` lacks it; ``memo`` holds
-    the last 4,096 keys' at most (it is emptied when full)."""
-    found = memo.get(key)
-    if found is None:
-        if len(memo) >= 4096:
-            memo.clear()
-        found = memo[key] = compute()
-    return found
-
-
 class MarkdownDocument:
     """The parsed structure of one markdown text (cached by content). Read-only."""
 
@@ -410,12 +392,21 @@ class MarkdownDocument:
         self.blocks = blocks
         self.directives = directives
         self._windows: dict[Heading, Window] = {}
-        self._found: dict[str, list[Heading]] = {}
-        self._suggested: dict[str, tuple[str, ...]] = {}
-        self._code_lines: dict[str, tuple[tuple[int, str], ...]] = {}
+        self._memo: dict[tuple[Callable, str], object] = {}
 
     def __repr__(self) -> str:
         return f"MarkdownDocument({len(self.headings)} headings, {len(self.blocks)} blocks)"
+
+    def _remembered(self, compute: Callable[[str], _Value], step_heading: str) -> _Value:
+        """``compute(step_heading)``, remembered for the last 4,096 queries of
+        this document (the memo is emptied when full)."""
+        key = (compute.__func__, step_heading)
+        found = self._memo.get(key)
+        if found is None:
+            if len(self._memo) >= 4096:
+                self._memo.clear()
+            found = self._memo[key] = compute(step_heading)
+        return found
 
     @cached_property
     def lines(self) -> list[str]:
@@ -453,7 +444,7 @@ class MarkdownDocument:
         """Headings matching ``step_heading`` (exact text, or a ``Parent > Child``
         path), from indexes by text, remembered for the last 4,096 queries
         (:attr:`heading_paths` stays linear). The list is shared: do not change it."""
-        return _remembered(self._found, step_heading, partial(self._find_headings, step_heading))
+        return self._remembered(self._find_headings, step_heading)
 
     @cached_property
     def _by_text(self) -> dict[str, list[Heading]]:
@@ -562,7 +553,7 @@ class MarkdownDocument:
         that no form names alone is never suggested. Computed once per
         document and ``step_heading`` (the probes of a renamed step ask
         alike), remembered for the last 4,096 as :meth:`find_headings` is."""
-        return list(_remembered(self._suggested, step_heading, partial(self._suggest_headings, step_heading)))
+        return list(self._remembered(self._suggest_headings, step_heading))
 
     @cached_property
     def _plain_paths(self) -> tuple[list[str], list[str]]:
@@ -597,7 +588,7 @@ class MarkdownDocument:
         """``(line, block kind)`` of the lines in code or HTML blocks that read
         like the heading ``step_heading`` names (``## Step 3`` in a fenced
         example), found once per document and ``step_heading`` (the last 4,096)."""
-        return list(_remembered(self._code_lines, step_heading, partial(self._code_lines_like, step_heading)))
+        return list(self._remembered(self._code_lines_like, step_heading))
 
     def _code_lines_like(self, step_heading: str) -> tuple[tuple[int, str], ...]:
         """:meth:`code_lines_like`, not remembered."""

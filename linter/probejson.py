@@ -431,7 +431,3 @@ def schema_main(argv: list[str] | None = None) -> int:
         return 2
     sys.stdout.write(read_data(SCHEMA_NAME))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(schema_main(sys.argv[1:]))

@@ -475,14 +475,6 @@ class LintSession:
         candidate = os.path.join(real_parent, name)
         return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
-    def takes_directives(self, path: Path, fixture_paths: set[str]) -> bool:
-        """Whether ``path`` honours ``<!-- skill-eval: ... -->`` directives: a SKILL.md
-        or output spec (``fixture_paths``: those the probes reference) does; an
-        artifact never does (it travels to the agent byte for byte)."""
-        if path.name in (SKILL_FILE, OUTPUT_SPEC_FILE):
-            return True
-        return path.suffix.lower() == ".md" and str(path) in fixture_paths
-
     def nearest(self, start: Path, name: str, remember: bool = True) -> Path | None:
         """The nearest ``name`` walking up from ``start`` to the workspace root,
         memoized per folder (``remember=False``: only the folders above ``start``)."""
@@ -586,13 +578,10 @@ class LintSession:
     # -- after changes (the language server) ----------------------------------------------
 
     def forget_many(self, paths: Iterable[Path]) -> None:
-        """Drop what this session cached about each of ``paths`` after it
-        changed, was created or deleted, in one pass over the caches: its
-        text, every context that read it, and, for a SKILL.md or
-        output-spec.md, the probes below its folder (the language server's
-        way to stay current without re-reading the workspace). The facts of
-        the probes dropped go too; those of other probes that read a
-        forgotten file are the caller's to drop (:meth:`forget_facts`)."""
+        """Drop, in one pass, what this session keeps about each of ``paths``
+        (changed, created or deleted): its text, every context (and facts)
+        that read it and, for a SKILL.md or output-spec.md, the probes below
+        its folder. Other probes' facts are the caller's to drop (:meth:`forget_facts`)."""
         paths = set(paths)
         if not paths:
             return

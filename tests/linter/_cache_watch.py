@@ -16,6 +16,21 @@ def cache_files(root: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
 
 
+def stored_keys(root: Path) -> set[tuple[str, str]]:
+    """The unit keys of the cache file of the workspace's root and config,
+    read by its layout (the index at the offset its last 8 bytes give), not
+    by the cache (which only names the file)."""
+    from skill_eval.linter.cache import CODEC, Cache, CacheIndex
+    from skill_eval.linter.config import load_config
+    from skill_eval.linter.reader import FileSystemReader
+    from skill_eval.linter.session import LintSession
+
+    cache = Cache.open(LintSession(root, load_config(root), FileSystemReader()))
+    data = (root / CACHE_DIR / cache.file_name).read_bytes()
+    cache.close()
+    return set(CODEC.decode(data[int.from_bytes(data[-8:], "little"):-8], CacheIndex).entries)
+
+
 class RuleRuns:
     """Counts the rules the engine runs (its ``_run`` of one rule on one unit):
     none when every unit is served from the cache."""

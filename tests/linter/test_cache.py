@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _cache_watch import RuleRuns, cache_files
+from _cache_watch import RuleRuns, cache_files, stored_keys
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -673,19 +673,9 @@ def test_lints_running_at_once_share_the_cache_safely(tmp_path: Path) -> None:
 
     cache = Cache.open(LintSession(root, load_config(root), FileSystemReader()))
     left = sorted(path.name for path in (root / CACHE_DIR).iterdir())
-    assert {key for key in cache.keys() if key[0] == "probe"} == {
+    assert {key for key in stored_keys(root) if key[0] == "probe"} == {
         ("probe", str(path)) for path in root.glob("skills/*/evals/probes/*/probe.json")}, (cache.file_name, left)
     assert not [name for name in left if name.endswith(".tmp")], left
-
-
-def _stored(root: Path) -> tuple[set, dict]:
-    """The unit keys (and signatures: none kept apart) the cache of ``root`` holds on disk."""
-    from skill_eval.linter.config import load_config
-    from skill_eval.linter.reader import FileSystemReader
-    from skill_eval.linter.session import LintSession
-
-    cache = Cache.open(LintSession(root, load_config(root), FileSystemReader(), observe=True))
-    return cache.keys(), {}
 
 
 def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_path: Path) -> None:
@@ -701,8 +691,7 @@ def test_a_large_lint_from_the_command_line_leaves_an_entry_for_every_unit(tmp_p
     assert first.returncode == 0, first.stderr
     probes = sorted(root.glob("skills/*/evals/probes/*/probe.json"))
     assert len(probes) > 1000
-    entries, _signatures = _stored(root)
-    assert {key for key in entries if key[0] == "probe"} == {("probe", str(path)) for path in probes}
+    assert {key for key in stored_keys(root) if key[0] == "probe"} == {("probe", str(path)) for path in probes}
     target = probes[len(probes) // 2]
     with_cache = subprocess.run([*command, str(target)], capture_output=True, text=True, timeout=300)
     without = subprocess.run([*command, "--no-cache", str(target)], capture_output=True, text=True, timeout=300)

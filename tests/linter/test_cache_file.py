@@ -17,6 +17,7 @@ from skill_eval.linter import session as session_module
 from skill_eval.linter.cache import CACHE_DIR, CODEC, Cache, CacheIndex
 from skill_eval.linter.config import load_config
 from skill_eval.linter.engine import lint_paths
+from skill_eval.linter.records import Dependencies
 from skill_eval.linter.reader import FileSystemReader
 from skill_eval.linter.session import LintSession
 
@@ -59,10 +60,10 @@ def test_the_file_holds_an_entry_per_unit_decoding_to_its_result(root: Path) -> 
     found = entries(root)
     assert {key for key in found if key[0] == "probe"} == {("probe", str(path)) for path in probes(root)}
     run, deps = CODEC.decode(found.pop(cache_module.RUN_KEY), tuple[cache_module.RunRecord, msgspec.Raw])
-    assert full(run.diagnostics) == without and CODEC.decode_dependencies(deps), "the run record: its findings and queries"
+    assert full(run.diagnostics) == without and CODEC.decode(deps, Dependencies), "the run record: its findings and queries"
     for key, data in found.items():
         result, deps = CODEC.decode(data, tuple[cache_module.UnitResult, msgspec.Raw])
-        queries = CODEC.decode_dependencies(deps)
+        queries = CODEC.decode(deps, Dependencies)
         if key[0] == "probe":
             assert ("content", key[1], load_config(root).max_file_size) in {query for query, _answer in queries}
             assert result.facts is not None and result.diagnostics is not None

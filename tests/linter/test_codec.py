@@ -108,7 +108,7 @@ def test_cache_files_decode_as_written(pairs: dict, entries: dict, findings: lis
     decoded = {key: CODEC.decode(encoded, tuple[UnitResult, msgspec.Raw]) for key, encoded in encoded_entries.items()}
     _same({key: result for key, (result, _encoded) in decoded.items()}, entries)
     for _result, encoded in decoded.values():
-        _same(CODEC.decode_dependencies(encoded), pairs)
+        _same(CODEC.decode(encoded, Dependencies), pairs)
     record, queries = CODEC.decode(CODEC.encode((RunRecord("0" * 32, findings, ["a", "b"]), pairs)),
                                    tuple[RunRecord, Dependencies])
     _same(record.diagnostics, findings)
