@@ -178,22 +178,6 @@ class ProbeJson:
         """The positions of this file's keys and values (none when it does not parse)."""
         return JsonPositions(self.document, parsed=self.data is not None)
 
-    def value_span(self, json_pointer: str) -> Span:
-        """:meth:`JsonPositions.value_span`."""
-        return self.positions().value_span(json_pointer)
-
-    def key_span(self, json_pointer: str) -> Span:
-        """:meth:`JsonPositions.key_span`."""
-        return self.positions().key_span(json_pointer)
-
-    def edit_span(self, json_pointer: str, key: bool = False) -> Span | None:
-        """:meth:`JsonPositions.edit_span`."""
-        return self.positions().edit_span(json_pointer, key)
-
-    def object_span(self, json_pointer: str) -> Span:
-        """:meth:`JsonPositions.object_span`."""
-        return self.positions().object_span(json_pointer)
-
     def problem_span(self, problem: SchemaProblem, positions: "JsonPositions | None" = None) -> Span:
         """Where a schema problem is reported (``positions``: this file's, if
         the caller holds them already)."""

@@ -93,13 +93,13 @@ class Suite:
         """The span of the JSON value at ``parts`` (the first line when the file is no JSON)."""
         from .probejson import pointer
 
-        return self.first_line_span() if self.json is None else self.json.value_span(pointer(*parts))
+        return self.first_line_span() if self.json is None else self.json.positions().value_span(pointer(*parts))
 
     def key_span(self, *parts: str | int) -> Span:
         """The span of the key of the JSON value at ``parts`` (the first line when the file is no JSON)."""
         from .probejson import pointer
 
-        return self.first_line_span() if self.json is None else self.json.key_span(pointer(*parts))
+        return self.first_line_span() if self.json is None else self.json.positions().key_span(pointer(*parts))
 
     def first_line_span(self) -> Span:
         """The span of the file's first line (at least one column)."""
@@ -175,7 +175,7 @@ def _read_evals(suite: Suite, data: Any) -> None:
                        f"`skill_name` is {_type_name(skill_name)}: it must be a string")
     evals = data.get("evals")
     if evals is None:
-        suite._problem("SE802", suite.json.object_span(""), "the suite has no `evals` array: nothing to run")
+        suite._problem("SE802", suite.json.positions().object_span(""), "the suite has no `evals` array: nothing to run")
         return
     if not isinstance(evals, list):
         suite._problem("SE802", suite.value_span("evals"),

@@ -521,26 +521,26 @@ def disable_edit(state: "WorkspaceState", probe_path: Path, code: str) -> TextEd
     probe = context.probe
     if probe is None or not isinstance(probe.data, dict):
         return None
-    document = probe.document
+    document, positions = probe.document, probe.positions()
     value = probe.data.get(DISABLE_KEY)
     quoted = json.dumps(code)
     if isinstance(value, list):
         if code in value:
             return None
         if value:
-            end = probe.value_span(pointer(DISABLE_KEY, len(value) - 1)).end
+            end = positions.value_span(pointer(DISABLE_KEY, len(value) - 1)).end
             return TextEdit(Span(probe_path, end, end), f", {quoted}")
-        span = probe.value_span(pointer(DISABLE_KEY))
+        span = positions.value_span(pointer(DISABLE_KEY))
         inside = document.position(document.offset(span.start) + 1)
         return TextEdit(Span(probe_path, inside, inside), quoted)
     if value is not None:
         return None  # not a list: SE002 reports it
-    root = probe.value_span("")
+    root = positions.value_span("")
     after_brace = document.position(document.offset(root.start) + 1)
     entry = f'"{DISABLE_KEY}": [{quoted}]'
     if not probe.data:
         return TextEdit(Span(probe_path, after_brace, after_brace), entry)
-    first = probe.key_span(pointer(next(iter(probe.data))))
+    first = positions.key_span(pointer(next(iter(probe.data))))
     if first.start.line != root.start.line:
         indent = document.lines[first.start.line - 1][: first.start.column - 1]
         indent = indent if not indent.strip() else "  "

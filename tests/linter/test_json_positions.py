@@ -98,35 +98,35 @@ def test_a_missing_pointer_stands_at_its_nearest_parent() -> None:
     text = '{\n  "defects": [\n    {"id": "D1"}\n  ],\n  "id": "p"\n}\n'
     probe = ProbeJson.parse(TextDocument(PATH, text))
     document = probe.document
-    assert _text_at(document, probe.value_span("/defects/0/quote")) == '{"id": "D1"}'
-    assert _text_at(document, probe.key_span("/defects/0/quote")) == '{"id": "D1"}'
-    assert _text_at(document, probe.key_span("/defects/7")) == '"defects"'
-    assert _text_at(document, probe.value_span("/id/x")) == '"p"'
-    assert probe.edit_span("/defects/0/quote") is None
-    assert probe.edit_span("/defects/0", key=True) is None  # an array item has no key
-    assert probe.object_span("") == Span.at(PATH, 1, 1, 1, 2)
+    assert _text_at(document, probe.positions().value_span("/defects/0/quote")) == '{"id": "D1"}'
+    assert _text_at(document, probe.positions().key_span("/defects/0/quote")) == '{"id": "D1"}'
+    assert _text_at(document, probe.positions().key_span("/defects/7")) == '"defects"'
+    assert _text_at(document, probe.positions().value_span("/id/x")) == '"p"'
+    assert probe.positions().edit_span("/defects/0/quote") is None
+    assert probe.positions().edit_span("/defects/0", key=True) is None  # an array item has no key
+    assert probe.positions().object_span("") == Span.at(PATH, 1, 1, 1, 2)
 
 
 def test_the_last_of_duplicate_keys_is_the_one_the_data_holds() -> None:
     text = '{"id": "first", "id": "second"}'
     probe = ProbeJson.parse(TextDocument(PATH, text))
     assert probe.data == {"id": "second"}
-    assert _text_at(probe.document, probe.value_span("/id")) == '"second"'
+    assert _text_at(probe.document, probe.positions().value_span("/id")) == '"second"'
 
 
 def test_an_escaped_key_is_found_by_its_value() -> None:
     text = '{"se\\u0065ded_defects": 3, "\\u00e9t\\u00e9": [1]}'
     probe = ProbeJson.parse(TextDocument(PATH, text))
     assert probe.data == {"seeded_defects": 3, "été": [1]}
-    assert _text_at(probe.document, probe.edit_span("/seeded_defects")) == "3"
-    assert _text_at(probe.document, probe.edit_span("/seeded_defects", key=True)) == '"se\\u0065ded_defects"'
-    assert _text_at(probe.document, probe.value_span(pointer("été", 0))) == "1"
+    assert _text_at(probe.document, probe.positions().edit_span("/seeded_defects")) == "3"
+    assert _text_at(probe.document, probe.positions().edit_span("/seeded_defects", key=True)) == '"se\\u0065ded_defects"'
+    assert _text_at(probe.document, probe.positions().value_span(pointer("été", 0))) == "1"
 
 
 def test_columns_count_characters_not_bytes() -> None:
     text = '{"é€😀": "x", "b": [true]}'
     probe = ProbeJson.parse(TextDocument(PATH, text))
-    assert probe.value_span("/b/0") == Span.at(PATH, 1, 20, 1, 24)
+    assert probe.positions().value_span("/b/0") == Span.at(PATH, 1, 20, 1, 24)
 
 
 @pytest.mark.parametrize("text, message, position", [
@@ -154,10 +154,10 @@ def test_what_python_reads_and_msgspec_refuses_is_read_as_before(text: str, data
     assert probe.syntax_error is None
     if data is None:
         assert probe.data["x"] != probe.data["x"]  # NaN
-        assert probe.value_span("/x").start == Position(1, 1)
+        assert probe.positions().value_span("/x").start == Position(1, 1)
     else:
         assert probe.data == data
-        assert probe.value_span("/x").start == Position(1, 7)
+        assert probe.positions().value_span("/x").start == Position(1, 7)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -70,7 +70,7 @@ class SuiteSkillMismatch(Rule):
             return
         name = context.skill_field("name") or skill.parent.name
         if unicodedata.normalize("NFKC", suite.skill_name) != unicodedata.normalize("NFKC", name):
-            edit = suite.json.edit_span("/skill_name") if suite.json is not None else None
+            edit = suite.json.positions().edit_span("/skill_name") if suite.json is not None else None
             fixes = (Fix(f"Change skill_name to {name!r}", (TextEdit(edit, json.dumps(name)),)),) if edit else ()
             yield self.diagnostic(span, f"`skill_name` is {suite.skill_name!r}, but the skill this suite is in is named "
                                   f"{name!r}: skill-creator's `skill_name` matches the skill's front-matter name",
