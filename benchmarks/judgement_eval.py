@@ -176,9 +176,10 @@ def left_to_se304(items: list[Item]) -> set[str]:
                    for number, quote in enumerate(artifact["quotes"], 1)
                    for line in [next(n for n, held in enumerate(lines, 1) if quote in held)]]
         structure = _judgement.structure_of(text)
+        kind = {"html": "html-comment", "code": "code-comment", "eol": "code-comment"}.get(item.position, item.position)
         for unit in structure.units:
-            if unit.end_line < first or unit.line > last or unit.kind not in _judgement.HIDDEN_KINDS:
-                continue
+            if unit.end_line < first or unit.line > last or unit.kind != kind:
+                continue  # another hidden unit on the line (a link title's line holds an image's alt text too)
             located = unit.part if unit.kind == "code-comment" and not _judgement.read_sentence(unit.text).weak else None
             relation = _judgement.resolve(unit.text, structure, anchors, exclude=unit.part, located=located)
             if relation.kind in _judgement.RELATED_KINDS and _judgement._flaw_told(

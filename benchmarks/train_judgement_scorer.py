@@ -145,19 +145,26 @@ def never_scored(position: str, sentence: str, left_to_se304: bool) -> bool:
     """Whether the linter never asks the scorer about ``sentence`` at
     ``position``, so that it is neither trained on nor counted in the
     thresholds' margins: a comment, title or alt text of :data:`MIN_WORDS`
-    words or more that SE304 judges (``left_to_se304``: it names a defect's part or block and tells a flaw
-    of it, judgement_eval.left_to_se304; negated facts about the defect's
-    part, "TimeoutError is not retried by the client library itself", read
-    as flaws to the words and raised every fold's thresholds), or one
-    holding an answer-key marker ("expected:", "the agent", "reviewers
-    should": _judgement._marks_answer)."""
+    words or more that SE304 judges (``left_to_se304``: it names a
+    defect's part or block and tells a flaw of it,
+    judgement_eval.left_to_se304; negated facts about the defect's part,
+    "TimeoutError is not retried by the client library itself", read as
+    flaws to the words and raised every fold's thresholds), or one holding
+    an answer-key marker ("expected:", "the agent", "reviewers should":
+    _judgement._marks_answer). A code comment, which the linter does not
+    read by its stance, is trained on all the same: the tables learn from
+    it that the code's words are work, and its score counts in the margins
+    (left out, the related threshold fell 2.25 -> 1.35 and "The metrics
+    criterion is the smallest one in the ticket." read as a signpost)."""
     kind = HIDDEN_POSITIONS.get(position)
     if kind is None:
         return False
     from skill_eval.linter.rules.artifact import _judgement
 
     words = _judgement.words_of(sentence)
-    return (left_to_se304 and len(words) >= MIN_WORDS) or _judgement._marks_answer(_judgement.Unit(kind, sentence, 1, 1, 0), words)
+    if len(words) >= MIN_WORDS and left_to_se304:
+        return True
+    return _judgement._marks_answer(_judgement.Unit(kind, sentence, 1, 1, 0), words)
 
 
 LABELS: dict[str, int | None] = {"signpost": 1, "quiz": 1, "work": 0, "key-leak": None}
@@ -509,8 +516,8 @@ def stance_work(data) -> np.ndarray:
     """The work rows whose scores set the stance thresholds' margins: all
     but requests and questions to the reader (_judgement.asks_the_reader:
     "Read through the retry loop and tell me whether it is ready to
-    merge"), which the linter never judges by their stance (a request is a
-    quiz by the quiz table's reading, whose margin counts them)."""
+    merge"), which the linter holds to thresholds of their own
+    (:attr:`Trainer.requests`: REQUEST_THRESHOLD, RELATED_REQUEST_THRESHOLD)."""
     from skill_eval.linter.rules.artifact._judgement import asks_the_reader
 
     return np.array([y == 0 and not asks_the_reader(sentence) for _, sentence, y in data])

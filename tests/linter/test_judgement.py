@@ -65,6 +65,10 @@ FLOORS = {
     # questions." was an SE302 error), constituent negation only before a preposition ("not yet tested",
     # "is not a real test" are leaks again): 222/246 (P 0.974), 103/131, key-leak 109/139 (P 0.838),
     # work 22/582 (21 SE304's: "not yet translated", "not part of the public write-up").
+    # Stop 41: requests held to thresholds set by work requests, statements by work statements; code
+    # comments not read by the stance (no dev signpost in one was found by it; "back off, then try again"
+    # on a retry line was an error); the trainer leaves out exactly what the linter leaves to SE304:
+    # dev 223/246 (P 0.974), 103/131, key-leak 109/139, work 22/582.
     "dev": {"signpost": (0.97, 0.90), "quiz": (0.99, 0.78), "key-leak": (0.83, 0.78), "work": 22},
     # heldout, run once on this stop's final code: 30/40 (32/40 before the related table), 16/16, 15/16, work 0/40.
     # Stop 40 (SE304's polarity words by clause, retrained stance tables, quiz table): 30/40, 16/16,
@@ -701,3 +705,33 @@ def test_a_plain_fact_about_the_defect_part_is_work(tmp_path: Path, patterns_off
     words = WORD.findall(sentence.lower())
     assert stance_score(sentence, words) + related_stance(words) < related_model()[1]
     assert not _errors(_lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies"), "SE301")
+
+
+RETRY_DIFF = """# PR 4471: retry uploads to the archive bucket
+
+Uploads to the archive bucket fail about once a day on a transient timeout. This change retries them.
+
+```python
+def upload(blob, client, attempts=3):
+    for attempt in range(attempts):
+        try:
+            return client.put(blob)
+        except TimeoutError:  # {comment}
+            time.sleep(2 ** attempt)
+```
+
+Please approve or request changes.
+"""
+
+
+@pytest.mark.parametrize("comment", ["back off, then try again", "wait a little longer before each new attempt"])
+def test_a_code_comment_describing_the_code_is_not_read_by_its_stance(tmp_path: Path, comment: str) -> None:
+    """A comment on the defect's own code line that says what the code does
+    is the code's material, not a pointer: the stance tables read prose,
+    and their words for a retry ("try again") are a reviewer's words for a
+    second look ("back off, then try again" scored 6.3 above the related
+    threshold and was an SE301 error). A comment that tells the flaw is
+    still SE304's."""
+    assert not _errors(_lint(tmp_path / "a", RETRY_DIFF.format(comment=comment), "except TimeoutError:"), "SE301")
+    leak = _lint(tmp_path / "b", RETRY_DIFF.format(comment="swallows the timeout: no log, no re-raise"), "except TimeoutError:")
+    assert _errors(leak, "SE304"), leak

@@ -1483,15 +1483,14 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     the reader (:func:`asks_the_reader`: "Get to the bottom of why the
     night shift's pay came out low", "What is this report not telling the
     customer?") it sends the reader to hunt for the flaw: a quiz (SE302),
-    when it scores at least the requests' own threshold
-    (:func:`request_thresholds`: "Work out what the 98.7% is actually
-    measuring"); one that relates to nothing the artifact holds, at least
-    the statements' ("Let me know if you have questions" is work), and one
-    that names a part that holds no defect, :data:`STANCE_SURE` above it
-    ("Find the invoice PDF ..."). Below, a request asks for the work ("Read
-    through the retry loop and tell me whether it is ready to merge"), and
-    is never a signpost. A sentence whose words read as asking for the
-    faults (:func:`quiz_score` at or above its threshold: "Mark the rows
+    when it scores at least the statements' threshold and the requests'
+    own (:func:`request_thresholds`: "Work out what the 98.7% is actually
+    measuring"), and one that names a part that holds no defect
+    :data:`STANCE_SURE` above the statements' ("Find the invoice PDF
+    ..."). Below, a request asks for the work ("Read through the retry
+    loop and tell me whether it is ready to merge", "Let me know if you
+    have questions"), and is never a signpost. A sentence whose words read
+    as asking for the faults (:func:`quiz_score` at or above its threshold: "Mark the rows
     whose evidence wouldn't get past the QA lead") is a quiz too, whatever
     its form, when it relates to a defect (its part, its block, or the
     artifact as a whole; the quiz table reads prose only:
@@ -1503,7 +1502,10 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     (:func:`_existence`). A statement about a part that holds no defect,
     or about something the artifact does not hold, is never judged here,
     whatever its score. A unit of fewer than :data:`STANCE_MIN_WORDS`
-    words is read by :func:`_judge_short`. Never judged: a comment, a title
+    words is read by :func:`_judge_short`. Never judged: a longer code
+    comment (it describes the code in the code's words: "back off, then
+    try again" on a retry loop's line scored 6.3 above the threshold, and
+    no signpost of dev in a code comment is found by its stance), a comment, a title
     or alt text holding one of SE304's flaw words (:data:`_NEGATIVE`: "not",
     "never", "wrong", "still" ...) that names a defect's part or block
     (SE304 reads it, :func:`_judge_hidden`; to the words, "TimeoutError is
@@ -1519,6 +1521,8 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
         return None  # a fragment that runs on ("one of these rows is")
     if len(words) < STANCE_MIN_WORDS:
         return _judge_short(unit, structure, anchors, located, words)
+    if unit.kind == "code-comment":
+        return None  # it speaks the code's words ("back off, then try again" on a retry line), not the reader's
     score = stance_score(text, words)
     threshold = stance_model()[1]
     related_score = score + related_stance(words)
@@ -1539,9 +1543,9 @@ def _judge_stance(unit: Unit, structure: Structure, anchors: Sequence[Anchor], l
     if relation.kind in RELATED_KINDS:
         score, threshold = related_score, related_threshold
     if asks_the_reader(text):
-        bar = request_thresholds()[relation.kind in RELATED_KINDS]
-        if relation.kind in ("none", "other"):  # it points at nothing the artifact holds, or at a part without a defect
-            bar = max(bar, threshold + (STANCE_SURE if relation.kind == "other" else 0.0))
+        bar = max(threshold, request_thresholds()[relation.kind in RELATED_KINDS])
+        if relation.kind == "other":  # a part that holds no defect
+            bar = max(bar, threshold + STANCE_SURE)
         if score < bar:
             return None  # a request to review ("tell me whether it is ready"), or a task about another part
         return Judgement("SE302", True, unit, relation, f"asks the agent to hunt for a fault (stance {score:.2f})")

@@ -32,17 +32,20 @@ class QuizFraming(Rule):
     words: SE301's stance scorer (trained on signposts and quizzes against
     work, `benchmarks/train_judgement_scorer.py`) says whether the words
     point at a flaw. A request to the reader (an imperative of finding,
-    telling or trying, "can you ...", a question) whose words point at a
-    flaw is a quiz, above a threshold of its own, set by the labelled work
-    requests as the signpost threshold is by work statements ("Get to the bottom of why the metrics criterion was signed off",
+    telling or trying, "can you ...", a question) whose words do is a quiz
+    ("Get to the bottom of why the metrics criterion was signed off",
     "Track down the criterion whose evidence was never gathered", "Work
-    out what the 98.7% is actually measuring"): a request to review the
-    defect's part ("Read through the retry loop and tell me whether it is
-    ready to merge") asks for the work, and its words point at the part
-    as any signpost's do; a work request with the same verbs
-    ("Work out the export schedule for the next release", "Track down the
-    export retries runbook and link it here") is not. A fault that is closed or conditional
-    ("the bug was fixed in 2.4", "if a value is incorrect, the importer
+    out what the 98.7% is actually measuring"). It must score the signpost
+    threshold and a threshold of its own, set by the labelled work
+    requests as the signpost threshold is by work statements (a request to
+    review the defect's part, "Read through the retry loop and tell me
+    whether it is ready to merge", asks for the work, though its words
+    point at the part as a signpost's do), and more still when it names a
+    part of the artifact that holds no defect. A work request with the
+    same verbs ("Work out the export schedule for the next release",
+    "Track down the export retries runbook and link it here") is not a
+    quiz. A fault that is closed or conditional ("the bug was fixed in
+    2.4", "if a value is incorrect, the importer
     rejects the row") is not one either.
 
     A quiz in the shape of an ordinary request, with no verb of finding
