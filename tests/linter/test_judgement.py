@@ -735,3 +735,18 @@ def test_a_code_comment_describing_the_code_is_not_read_by_its_stance(tmp_path: 
     assert not _errors(_lint(tmp_path / "a", RETRY_DIFF.format(comment=comment), "except TimeoutError:"), "SE301")
     leak = _lint(tmp_path / "b", RETRY_DIFF.format(comment="swallows the timeout: no log, no re-raise"), "except TimeoutError:")
     assert _errors(leak, "SE304"), leak
+
+
+@pytest.mark.parametrize("sentence", [
+    "Tell me whether this is ready for sign-off.",
+    "Please read through this and sign off by Friday.",
+])
+def test_a_request_to_sign_off_is_not_a_quiz(tmp_path: Path, sentence: str) -> None:
+    """"off" is a fault a quiz asks for only as a predicate ("which number
+    is off", "what's off"): a request to sign off asks for the work (both
+    were SE302 errors in every domain of the labelled set)."""
+    found = _lint(tmp_path, CLOSEOUT.format(extra=sentence + RUNBOOK), "existing coverage applies")
+    assert not _errors(found, "SE302") and not _errors(found, "SE301"), found
+    asked = _lint(tmp_path / "b", CLOSEOUT.format(extra="Tell me which criterion looks off." + RUNBOOK),
+                  "existing coverage applies")
+    assert _errors(asked, "SE302"), asked

@@ -1036,7 +1036,9 @@ _QUESTION = _lazy(r"^(?:which|what|where|is|are|does|do|did|can|could|would|will
                        re.IGNORECASE)
 
 _FAULT_TARGET = _lazy(
-    r"\b(?:wrong|incorrect|inaccurate|invalid|bogus|false|misleading|broken|unsafe|unusable|unacceptable|missing|off|"
+    r"\b(?:wrong|incorrect|inaccurate|invalid|bogus|false|misleading|broken|unsafe|unusable|unacceptable|missing|"
+    r"(?:is|are|was|were|be|been|looks?|seems?|feels?|reads?|sounds?|smells?|comes?|came|something|anything|what's|"
+    r"that's|it's|bit|little|slightly|way|quite|totally|badly) off|"
     r"lies|lie|problem|problems|bug|bugs|mistake|mistakes|error|errors|flaw|flaws|issue|issues|gap|gaps|defect|"
     r"weak (?:point|spot|link)|falls? short|push back|object to|objects? to|refuse|hurts?|against (?:us|the)|"
     r"(?:would|will|could) (?:not|n't) survive|wouldn't survive|doesn't hold|does not hold|hold water|break|bite|"
@@ -1047,7 +1049,9 @@ _FAULT_TARGET = _lazy(
     r"the trap|without being|not match|doesn't match|does not match|closed without)\b",
     re.IGNORECASE,
 )
-"""What a quiz asks the reader to find: a fault, or what falls short."""
+"""What a quiz asks the reader to find: a fault, or what falls short.
+"off" only as a predicate ("which number is off", "what's off", "looks
+off"): "sign off", "sign-off", "back off" ask for the work."""
 
 _TASK = _lazy(
     r"(?:^[\s>*#|_-]*|[.!?]\s+|[,;:]\s*|\b(?:and|then|after|before)\s+|\byour (?:job|task|brief|assignment)(?: here)? is to\s+)"
