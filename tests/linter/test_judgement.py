@@ -750,3 +750,16 @@ def test_a_request_to_sign_off_is_not_a_quiz(tmp_path: Path, sentence: str) -> N
     asked = _lint(tmp_path / "b", CLOSEOUT.format(extra="Tell me which criterion looks off." + RUNBOOK),
                   "existing coverage applies")
     assert _errors(asked, "SE302"), asked
+
+
+def test_a_quiz_phrase_in_a_condition_of_the_work_is_not_a_quiz(tmp_path: Path) -> None:
+    """A phrase of the quiz list inside a conditional clause sets a
+    condition of the work and asks the reader to find nothing ("If you
+    spot a typo, just fix it in place." was an SE302 error in every domain
+    of the labelled set); the same phrase as a request is a quiz."""
+    found = _lint(tmp_path / "a", CLOSEOUT.format(extra="If you spot a typo, just fix it in place." + RUNBOOK),
+                  "existing coverage applies")
+    assert not _errors(found, "SE302"), found
+    asked = _lint(tmp_path / "b", CLOSEOUT.format(extra="Before you sign, can you spot the typo?" + RUNBOOK),
+                  "existing coverage applies")
+    assert _errors(asked, "SE302"), asked

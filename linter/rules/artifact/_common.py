@@ -178,6 +178,8 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
         for match in matches:
             if structure is None and anchors:
                 structure = structure_of(reading)
+            if info_message is None and _in_condition(text, match.start):
+                continue  # "If you spot a typo, just fix it": a condition of the work, not a request to hunt
             span = artifact.span(match.start, match.end)
             shown = _shown(match.text)
             if not anchors:
@@ -225,6 +227,19 @@ def judged_diagnostics(rule, context: ProbeContext, code: str, table: str | None
         covered.append((start, end))
         yield rule.diagnostic(artifact.span(start, end),
                               error_message(_shown(judgement.unit.text), judgement.relation.description, judgement.reason))
+
+
+_CONDITION = re.compile(r"(?:^|[,;:.!?]\s)[\s>*_#-]*(?:if|when|whenever|in case|unless)\s[^,;:.!?\n]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _in_condition(text: str, start: int) -> bool:
+    """Whether the phrase at ``start`` of ``text`` sits in a conditional
+    clause ("If you spot a typo, just fix it in place", "when you notice
+    anything odd in the logs, page the on-call"): it sets a condition of
+    the work and asks the reader to find nothing. The clause runs from the
+    last clause break (or the line's start) before the phrase."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return _CONDITION.search(text, line_start, start) is not None
 
 
 def _phrase_focus(sentence: str, phrase: str) -> str:

@@ -45,8 +45,9 @@ class QuizFraming(Rule):
     same verbs ("Work out the export schedule for the next release",
     "Track down the export retries runbook and link it here") is not a
     quiz. A fault that is closed or conditional ("the bug was fixed in
-    2.4", "if a value is incorrect, the importer
-    rejects the row") is not one either.
+    2.4", "if a value is incorrect, the importer rejects the row") is not
+    one either, nor is a phrase of the list inside a condition of the work
+    ("If you spot a typo, just fix it in place").
 
     A quiz in the shape of an ordinary request, with no verb of finding
     ("Mark the rows whose evidence wouldn't get past the QA lead", "Send
