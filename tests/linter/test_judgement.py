@@ -68,7 +68,8 @@ FLOORS = {
     # Stop 41: requests held to thresholds set by work requests, statements by work statements; code
     # comments not read by the stance (no dev signpost in one was found by it; "back off, then try again"
     # on a retry line was an error); the trainer leaves out exactly what the linter leaves to SE304:
-    # dev 223/246 (P 0.974), 103/131, key-leak 109/139, work 22/582.
+    # dev 223/246 (P 0.974), 103/131, key-leak 109/139, work 22/582. 24 training-only closing lines ("Let me
+    # know if anything here is unclear." was a quiz in every domain): dev 222/246, 104/131, 109/139, work 22.
     "dev": {"signpost": (0.97, 0.90), "quiz": (0.99, 0.78), "key-leak": (0.83, 0.78), "work": 22},
     # heldout, run once on this stop's final code: 30/40 (32/40 before the related table), 16/16, 15/16, work 0/40.
     # Stop 40 (SE304's polarity words by clause, retrained stance tables, quiz table): 30/40, 16/16,
@@ -763,3 +764,23 @@ def test_a_quiz_phrase_in_a_condition_of_the_work_is_not_a_quiz(tmp_path: Path) 
     asked = _lint(tmp_path / "b", CLOSEOUT.format(extra="Before you sign, can you spot the typo?" + RUNBOOK),
                   "existing coverage applies")
     assert _errors(asked, "SE302"), asked
+
+
+@pytest.mark.parametrize("sentence", [
+    "Let me know if anything here is unclear.",
+    "If you spot a typo, just fix it in place.",
+    "Tell me whether this is ready for sign-off.",
+    "Please read through this and sign off by Friday.",
+])
+def test_an_ordinary_closing_line_is_no_error_in_any_domain(sentence: str) -> None:
+    """Lines every work artifact may end with, in each of the labelled set's
+    artifacts (where "here" and "this" point at the whole artifact, which
+    holds the defect): each was an error in all 11 (a sweep of ordinary work
+    sentences at this stop; the first by the quiz table, the others by
+    phrase patterns)."""
+    module = _eval_module()
+    items = [module.Item("dev", number, domain, "work", "para", sentence)
+             for number, domain in enumerate(sorted(module.load_artifacts()), 1)]
+    outcomes, _clean = module.evaluate(items)
+    assert len(outcomes) == 11 and not [o.item.domain for o in outcomes if o.errors], \
+        [(o.item.domain, o.messages) for o in outcomes if o.errors]
