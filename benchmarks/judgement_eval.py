@@ -125,6 +125,20 @@ def render(artifact: dict, position: str | None, sentence: str = "") -> tuple[st
     return "\n".join(lines_out) + "\n", where
 
 
+def placed(artifact: dict, item: Item):
+    """``item``'s sentence rendered into ``artifact`` as the linter reads it:
+    the artifact's structure (_judgement.structure_of), its defects' anchors
+    (each quote on the line that holds it) and the lines the sentence lies on."""
+    from skill_eval.linter.rules.artifact import _judgement
+
+    text, where = render(artifact, item.position, item.sentence)
+    lines = text.split("\n")
+    anchors = [_judgement.Anchor(f"D{number}", quote, line, line)
+               for number, quote in enumerate(artifact["quotes"], 1)
+               for line in [next(n for n, held in enumerate(lines, 1) if quote in held)]]
+    return _judgement.structure_of(text), anchors, where
+
+
 def related_items(items: list[Item]) -> set[str]:
     """Names of the items the linter relates to a defect's own part or its
     block (_judgement.resolve: ``defect`` or ``block``) in their artifact:
@@ -136,13 +150,7 @@ def related_items(items: list[Item]) -> set[str]:
     artifacts = load_artifacts()
     related = set()
     for item in items:
-        artifact = artifacts[item.domain]
-        text, (first, last) = render(artifact, item.position, item.sentence)
-        lines = text.split("\n")
-        anchors = [_judgement.Anchor(f"D{number}", quote, line, line)
-                   for number, quote in enumerate(artifact["quotes"], 1)
-                   for line in [next(n for n, held in enumerate(lines, 1) if quote in held)]]
-        structure = _judgement.structure_of(text)
+        structure, anchors, (first, last) = placed(artifacts[item.domain], item)
         for unit in structure.units:
             if unit.end_line < first or unit.line > last or not unit.text.strip():
                 continue
@@ -169,13 +177,7 @@ def left_to_se304(items: list[Item]) -> set[str]:
     for item in items:
         if item.position not in ("html", "code", "eol", "title", "alt"):
             continue
-        artifact = artifacts[item.domain]
-        text, (first, last) = render(artifact, item.position, item.sentence)
-        lines = text.split("\n")
-        anchors = [_judgement.Anchor(f"D{number}", quote, line, line)
-                   for number, quote in enumerate(artifact["quotes"], 1)
-                   for line in [next(n for n, held in enumerate(lines, 1) if quote in held)]]
-        structure = _judgement.structure_of(text)
+        structure, anchors, (first, last) = placed(artifacts[item.domain], item)
         kind = {"html": "html-comment", "code": "code-comment", "eol": "code-comment"}.get(item.position, item.position)
         for unit in structure.units:
             if unit.end_line < first or unit.line > last or unit.kind != kind:
